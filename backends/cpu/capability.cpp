@@ -1,0 +1,61 @@
+// The CPU backend claims every op of the standard ai.onnx domain that exists at the model's
+// opset, except the families listed below, which ortc does not plan to run. Everything else it
+// refuses with a reason, and the partitioner then reports the node as unplaceable.
+#include "cpu/capability.h"
+
+#include <map>
+
+#include "graph/opset_support.h"
+
+namespace ortc::backends::cpu {
+namespace {
+
+const std::map<std::string, std::string>& NotPlanned() {
+  static const std::map<std::string, std::string> ops = {
+      {"ImageDecoder", "image decoding is outside ortc's scope"},
+      {"RegexFullMatch", "string ops are not supported"},
+      {"StringConcat", "string ops are not supported"},
+      {"StringNormalizer", "string ops are not supported"},
+      {"StringSplit", "string ops are not supported"},
+      {"TfIdfVectorizer", "string ops are not supported"},
+      {"Optional", "optional types are not supported"},
+      {"OptionalGetElement", "optional types are not supported"},
+      {"OptionalHasElement", "optional types are not supported"},
+  };
+  return ops;
+}
+
+class Cpu final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  std::string_view ep_source() const override { return "ortc.cpu"; }
+  std::string_view status_line() const override {
+    return "claims every standard ai.onnx op (opsets 1-21) except string and optional ops; "
+           "kernels arrive with the runtime";
+  }
+  bool is_fallback() const override { return true; }
+
+  NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {
+    if (!node.domain.empty()) {
+      return NodeSupport::No("op " + node.domain + "::" + node.op_type +
+                             " is in a custom domain; the CPU backend runs only ai.onnx ops");
+    }
+    if (auto it = NotPlanned().find(node.op_type); it != NotPlanned().end()) {
+      return NodeSupport::No(it->second);
+    }
+    if (!graph::ResolveOp(node.domain, node.op_type, node.opset).exists) {
+      return NodeSupport::No("op " + node.op_type + " does not exist at opset " +
+                             std::to_string(node.opset));
+    }
+    return NodeSupport::Yes();
+  }
+};
+
+}  // namespace
+
+const Backend& CpuBackend() {
+  static const Cpu backend;
+  return backend;
+}
+
+}  // namespace ortc::backends::cpu

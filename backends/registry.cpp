@@ -1,0 +1,21 @@
+// Static registration: one line per in-tree backend.
+#include "registry.h"
+
+#include "cpu/capability.h"
+#include "cuda/capability.h"
+
+namespace ortc::backends {
+
+const std::vector<const Backend*>& AllBackends() {
+  static const std::vector<const Backend*> all = {&cpu::CpuBackend(), &cuda::CudaBackend()};
+  return all;
+}
+
+const Backend* FindBackend(std::string_view name) {
+  for (const Backend* b : AllBackends()) {
+    if (b->name() == name) return b;
+  }
+  return nullptr;
+}
+
+}  // namespace ortc::backends

@@ -1,0 +1,20 @@
+# Every third-party dependency of ortc, found on the system. One place to see what we use.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)          # targets: onnx, onnx_proto (libonnx-dev)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(Threads REQUIRED)
+
+# The CUDA toolkit is optional: without it the CUDA backend's compile-side capability table is
+# still built (it needs no CUDA headers), only the parts that call the toolkit are left out.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  message(STATUS "ortc: CUDA toolkit ${CUDAToolkit_VERSION} found")
+else()
+  message(STATUS "ortc: CUDA toolkit not found; CUDA backend limited to its capability table")
+endif()
+
+if(ORTC_BUILD_TESTS)
+  find_package(Catch2 REQUIRED)
+endif()

@@ -1,0 +1,11 @@
+// Registration of each `ortc` subcommand on the CLI11 app. Each command lives in its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ortc::cli {
+
+// Adds the subcommand; `exit_code` receives the command's result when it runs.
+void AddPartitionCommand(CLI::App& app, int* exit_code);
+
+}  // namespace ortc::cli

@@ -1,0 +1,27 @@
+// Entry point of the `ortc` command line.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ortc: ahead-of-time compiler for ONNX models.\n"
+      "Partitions a model across backends (CUDA, CPU) and compiles each part.",
+      "ortc"};
+  app.footer(std::string("\n") + ortc::cli::kExitCodeHelp +
+             "\nRun 'ortc <command> --help' for a command's options and examples.");
+  app.set_version_flag("--version", "ortc 0.1.0");
+  app.require_subcommand(1);
+  int exit_code = ortc::cli::kExitOk;
+  ortc::cli::AddPartitionCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : ortc::cli::kExitUsage;
+  }
+  return exit_code;
+}

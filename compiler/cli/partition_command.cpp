@@ -1,0 +1,108 @@
+// `ortc partition`: show how a model would be split across backends, without compiling.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "graph/model.h"
+#include "partition/partition_report.h"
+#include "partition/partitioner.h"
+#include "registry.h"
+
+namespace ortc::cli {
+namespace {
+
+struct PartitionArgs {
+  std::string model;
+  std::string eps = "cpu";
+  bool json = false;
+  int max_partitions = 0;
+};
+
+std::string BackendHelp() {
+  std::string s = "Backends:";
+  for (const auto* b : backends::AllBackends()) {
+    s += "\n  " + std::string(b->name()) + ": " + std::string(b->status_line());
+  }
+  return s;
+}
+
+Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& list) {
+  std::vector<const backends::Backend*> out;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) continue;
+    const auto* b = backends::FindBackend(name);
+    if (!b) {
+      std::string known;
+      for (const auto* k : backends::AllBackends())
+        known += (known.empty() ? "" : ", ") + std::string(k->name());
+      return InvalidArgument("unknown backend '" + name + "' in --ep (known: " + known + ")");
+    }
+    out.push_back(b);
+  }
+  if (out.empty()) return InvalidArgument("--ep names no backend");
+  return out;
+}
+
+// Prints the error as text, or as JSON when --json was given, and returns the exit code.
+int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr) {
+  if (args.json) {
+    nlohmann::json j = report ? *report : nlohmann::json::object();
+    j["ok"] = false;
+    j["error"] = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cerr << "error: " << s.ToString() << "\n";
+  }
+  return ExitCodeFor(s);
+}
+
+int Run(const PartitionArgs& args) {
+  auto backends = ParseBackends(args.eps);
+  if (!backends.ok()) return Fail(args, backends.status());
+  auto model = graph::LoadModelFromFile(args.model);
+  if (!model.ok()) return Fail(args, model.status());
+  for (const auto& w : (*model)->warnings) spdlog::debug("{}", w);
+  const auto partition = partition::PartitionGraph((*model)->graph, *backends);
+  const Status check = partition::CheckPartition((*model)->graph, partition, args.max_partitions);
+  if (args.json) {
+    auto j = partition::PartitionToJson(**model, partition);
+    if (!check.ok()) return Fail(args, check, &j);
+    j["ok"] = true;
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << partition::PartitionToText(**model, partition);
+  if (!check.ok()) return Fail(args, check);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddPartitionCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<PartitionArgs>();
+  auto* cmd = app.add_subcommand("partition", "Show how a model is split across backends");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--ep", args->eps,
+                  "Backends in priority order, comma-separated; the CPU backend is always added "
+                  "last and takes what the others refuse")
+      ->default_val("cpu");
+  cmd->add_flag("--json", args->json, "Print a machine-readable report on stdout");
+  cmd->add_option("--max-partitions", args->max_partitions,
+                  "Fail when any backend would get more than N groups (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->footer(
+      "\n" + BackendHelp() +
+      "\n\nExamples:\n"
+      "  ortc partition model.onnx --ep cuda,cpu\n"
+      "  ortc partition model.onnx --ep cuda --json > partition.json\n"
+      "  ortc partition model.onnx --ep cuda --max-partitions 1   # fail if CUDA is split\n\n" +
+      kExitCodeHelp);
+  cmd->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace ortc::cli

@@ -1,0 +1,44 @@
+// A loaded ONNX model: the protos (owned), where it came from, and its in-memory Graph.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "ortc/status.h"
+
+namespace ortc::graph {
+
+struct Model {
+  onnx::ModelProto proto;          // nodes re-ordered topologically; otherwise as read
+  std::string display_name;        // the file path, or the name given for a buffer
+  std::filesystem::path base_dir;  // folder that external data paths are relative to
+  int64_t ir_version = 0;
+  std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version
+  Graph graph;
+  std::vector<std::string> warnings;  // non-fatal findings (e.g. shape inference gave up)
+
+  int64_t default_opset() const;
+};
+
+struct LoadOptions {
+  // Folder for external data when loading from a buffer (like ONNX Runtime's
+  // session.model_external_initializers_file_folder_path). Ignored for file loads.
+  std::filesystem::path external_data_dir;
+  bool infer_shapes = true;
+};
+
+Result<std::unique_ptr<Model>> LoadModelFromFile(const std::filesystem::path& path,
+                                                 const LoadOptions& options = {});
+Result<std::unique_ptr<Model>> LoadModelFromBuffer(std::span<const std::byte> bytes,
+                                                   const std::string& display_name,
+                                                   const LoadOptions& options = {});
+
+}  // namespace ortc::graph

@@ -1,0 +1,173 @@
+// Loading an ONNX model from a file or a buffer into a checked, sorted, shape-annotated Model.
+#include <onnx/checker.h>
+
+#include <climits>
+#include <fstream>
+#include <set>
+
+#include "graph/constant_lifting.h"
+#include "graph/graph_builder.h"
+#include "graph/initializer_info.h"
+#include "graph/model.h"
+#include "graph/opset_support.h"
+#include "graph/shape_inference.h"
+
+namespace ortc::graph {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status CheckVersions(const Model& m) {
+  if (m.ir_version < 3) {
+    return InvalidGraph("IR version " + std::to_string(m.ir_version) +
+                        " is not supported (ortc reads IR versions 3 to " +
+                        std::to_string(kMaxIrVersion) + ")");
+  }
+  if (m.ir_version > kMaxIrVersion) {
+    return InvalidGraph("IR version " + std::to_string(m.ir_version) +
+                        " is newer than ortc supports (at most " + std::to_string(kMaxIrVersion) +
+                        "); re-export the model with an older ONNX version");
+  }
+  if (!m.opsets.count(""))
+    return InvalidGraph("the model imports no opset of the default ai.onnx domain");
+  const int64_t opset = m.opsets.at("");
+  if (opset < 1 || opset > kMaxDefaultOpset) {
+    return InvalidGraph("ai.onnx opset " + std::to_string(opset) +
+                        " is not supported (ortc reads 1 to " + std::to_string(kMaxDefaultOpset) +
+                        "); re-export with opset <= " + std::to_string(kMaxDefaultOpset));
+  }
+  return Status::Ok();
+}
+
+// The linked ONNX checker only knows IR <= 8 and opsets <= 17; it is run where it is exact.
+bool CheckerApplies(const Model& m) {
+  for (const auto& [domain, version] : m.opsets) {
+    if (domain.empty() && version > kOnnxLibraryMaxOpset) return false;
+    if (domain == "ai.onnx.ml" && version > kMaxMlOpset) return false;
+  }
+  return true;
+}
+
+Status RunChecker(const Model& m) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(std::min<int64_t>(m.ir_version, 8)));
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& [d, v] : m.opsets) opsets[d] = static_cast<int>(v);
+  ctx.set_opset_imports(opsets);
+  ctx.set_model_dir(m.base_dir.string());
+  onnx::checker::LexicalScopeContext scope;
+  try {
+    onnx::checker::check_graph(m.proto.graph(), ctx, scope);
+  } catch (const std::exception& e) {
+    return InvalidGraph(std::string("ONNX checker: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+// Resolves each node's op version; every node of a standard domain must name an op that
+// exists at the model's opset.
+Status ResolveOps(Model& m) {
+  for (auto& node : m.graph.nodes) {
+    node.since_version = ResolveOp(node.domain, node.op_type, node.opset).since_version;
+    const bool standard = node.domain.empty() || node.domain == "ai.onnx.ml";
+    if (!standard) continue;
+    if (node.opset == 0) {
+      return InvalidGraph("node '" + node.name + "' uses domain '" + node.domain +
+                          "' but the model imports no opset for it");
+    }
+    if (!ResolveOp(node.domain, node.op_type, node.opset).exists) {
+      return InvalidGraph("node '" + node.name + "': op " + node.op_type + " does not exist in " +
+                          (node.domain.empty() ? "ai.onnx" : node.domain) + " opset " +
+                          std::to_string(node.opset));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* base_dir,
+                                      const LoadOptions& options) {
+  if (!m->proto.has_graph()) return InvalidGraph("not an ONNX model: it has no graph");
+  if (m->proto.ir_version() == 0 && m->proto.opset_import_size() == 0) {
+    return InvalidGraph("not an ONNX model: no IR version and no opset imports");
+  }
+  m->ir_version = m->proto.ir_version();
+  for (const auto& op : m->proto.opset_import()) {
+    std::string domain = IsDefaultDomain(op.domain()) ? "" : op.domain();
+    m->opsets[domain] = op.version();
+  }
+  ORTC_RETURN_IF_ERROR(CheckVersions(*m));
+  if (base_dir) m->base_dir = *base_dir;
+
+  auto* graph_proto = m->proto.mutable_graph();
+  LiftConstantsToInitializers(graph_proto);
+  for (const auto& t : graph_proto->initializer()) {
+    auto init = ReadInitializerInfo(t, base_dir);
+    if (!init.ok()) return init.status();
+    m->graph.initializers.push_back(std::move(init).value());
+  }
+  if (graph_proto->sparse_initializer_size() > 0) {
+    return NotImplemented("sparse initializers are not supported; densify them before compiling");
+  }
+  ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m->opsets, &m->graph));
+  ORTC_RETURN_IF_ERROR(ResolveOps(*m));
+  if (CheckerApplies(*m)) ORTC_RETURN_IF_ERROR(RunChecker(*m));
+  if (options.infer_shapes) InferShapes(m.get());
+  return m;
+}
+
+Result<std::unique_ptr<Model>> Parse(std::span<const std::byte> bytes, const std::string& name) {
+  if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
+    return InvalidGraph(
+        "the ONNX file is 2 GB or larger; such models must keep their weights in "
+        "external data files");
+  }
+  auto m = std::make_unique<Model>();
+  m->display_name = name;
+  if (!m->proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidGraph("not an ONNX model: the file is not a valid ModelProto");
+  }
+  return m;
+}
+
+}  // namespace
+
+int64_t Model::default_opset() const {
+  auto it = opsets.find("");
+  return it == opsets.end() ? 0 : it->second;
+}
+
+Result<std::unique_ptr<Model>> LoadModelFromFile(const fs::path& path, const LoadOptions& options) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return NoSuchFile(name + ": no such file");
+  if (!fs::is_regular_file(path, ec)) return InvalidArgument(name + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(name + ": cannot open for reading");
+  const auto size = fs::file_size(path, ec);
+  if (ec) return IoError(name + ": cannot read its size");
+  std::vector<std::byte> bytes(size);
+  if (size > 0 &&
+      !in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+    return IoError(name + ": read failed");
+  }
+  auto parsed = Parse(bytes, name);
+  if (!parsed.ok()) return parsed.status().WithContext(name);
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  auto m = Finish(std::move(parsed).value(), &dir, options);
+  if (!m.ok()) return m.status().WithContext(name);
+  return m;
+}
+
+Result<std::unique_ptr<Model>> LoadModelFromBuffer(std::span<const std::byte> bytes,
+                                                   const std::string& display_name,
+                                                   const LoadOptions& options) {
+  auto parsed = Parse(bytes, display_name);
+  if (!parsed.ok()) return parsed.status().WithContext(display_name);
+  const fs::path* dir = options.external_data_dir.empty() ? nullptr : &options.external_data_dir;
+  auto m = Finish(std::move(parsed).value(), dir, options);
+  if (!m.ok()) return m.status().WithContext(display_name);
+  return m;
+}
+
+}  // namespace ortc::graph

@@ -1,0 +1,221 @@
+// Per-node shape inference driver (see shape_inference.h for the routing rules).
+#include "graph/shape_inference.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/defs/tensor_proto_util.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "graph/opset_support.h"
+#include "graph/own_shape_rules.h"
+
+namespace ortc::graph {
+namespace {
+
+onnx::TypeProto ToTypeProto(const TensorInfo& info) {
+  onnx::TypeProto t;
+  auto* tt = t.mutable_tensor_type();
+  tt->set_elem_type(info.dtype);
+  if (info.shape.rank_known) {
+    auto* shape = tt->mutable_shape();
+    for (const auto& d : info.shape.dims) {
+      auto* dim = shape->add_dim();
+      if (d.known()) {
+        dim->set_dim_value(d.value);
+      } else if (!d.symbol.empty()) {
+        dim->set_dim_param(d.symbol);
+      }
+    }
+  }
+  return t;
+}
+
+TensorInfo FromTypeProto(const onnx::TypeProto& t) {
+  TensorInfo info;
+  if (!t.has_tensor_type()) return info;
+  info.dtype = t.tensor_type().elem_type();
+  if (t.tensor_type().has_shape()) {
+    info.shape.rank_known = true;
+    for (const auto& d : t.tensor_type().shape().dim()) {
+      Dim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      if (d.has_dim_param()) dim.symbol = d.dim_param();
+      info.shape.dims.push_back(dim);
+    }
+  }
+  return info;
+}
+
+// Inference state shared across nodes: types by value name and constant tensors.
+class Inferencer {
+ public:
+  explicit Inferencer(Model* model) : model_(model), g_(model->graph) {
+    for (const auto& v : g_.values) {
+      if (v.info.dtype != 0) SetType(v.name, v.info);
+    }
+    for (const auto& init : g_.initializers) {
+      if (!init.external) constants_[init.name] = init.proto;
+    }
+  }
+
+  void Run() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) InferNode(g_.nodes[i]);
+  }
+
+ private:
+  void SetType(const std::string& name, const TensorInfo& info) {
+    types_[name] = ToTypeProto(info);
+    type_ptrs_[name] = &types_[name];
+  }
+
+  template <typename T>
+  std::optional<std::vector<T>> ConstantData(const Node& node, size_t i) {
+    if (i >= node.inputs.size() || node.inputs[i] < 0) return std::nullopt;
+    auto it = constants_.find(g_.values[node.inputs[i]].name);
+    if (it == constants_.end()) return std::nullopt;
+    const auto* t = it->second;
+    try {
+      if (t->data_type() == onnx::TensorProto::INT64) {
+        auto d = onnx::ParseData<int64_t>(t);
+        return std::vector<T>(d.begin(), d.end());
+      }
+      if (t->data_type() == onnx::TensorProto::INT32) {
+        auto d = onnx::ParseData<int32_t>(t);
+        return std::vector<T>(d.begin(), d.end());
+      }
+      if (t->data_type() == onnx::TensorProto::FLOAT) {
+        auto d = onnx::ParseData<float>(t);
+        return std::vector<T>(d.begin(), d.end());
+      }
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+
+  void Warn(const Node& node, const std::string& what) {
+    model_->warnings.push_back("shape inference for node '" + node.name + "' (" + node.op_type +
+                               "): " + what);
+  }
+
+  void Record(const Node& node, const std::vector<TensorInfo>& infos) {
+    for (size_t i = 0; i < node.outputs.size() && i < infos.size(); ++i) {
+      const int v = node.outputs[i];
+      if (v < 0 || infos[i].dtype == 0) continue;
+      // Keep a declared shape when inference knows less than the model already said.
+      TensorInfo merged = infos[i];
+      const TensorInfo& declared = g_.values[v].info;
+      if (!merged.shape.rank_known && declared.shape.rank_known) merged.shape = declared.shape;
+      if (merged.shape.rank_known && declared.shape.rank_known &&
+          merged.shape.dims.size() == declared.shape.dims.size()) {
+        for (size_t d = 0; d < merged.shape.dims.size(); ++d) {
+          if (!merged.shape.dims[d].known() && merged.shape.dims[d].symbol.empty()) {
+            merged.shape.dims[d] = declared.shape.dims[d];
+          }
+        }
+      }
+      g_.values[v].info = merged;
+      SetType(g_.values[v].name, merged);
+    }
+  }
+
+  void InferWithSchema(const Node& node, int64_t opset) {
+    const bool default_domain = node.domain.empty();
+    const int lib_opset =
+        static_cast<int>(default_domain ? std::min(opset, kOnnxLibraryMaxOpset) : opset);
+    const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type, lib_opset, node.domain);
+    if (!schema || !schema->has_type_and_shape_inference_function()) return;
+    onnx::NodeProto copy = *node.proto;
+    try {
+      onnx::shape_inference::InferenceContextImpl ctx(copy, type_ptrs_, constants_, {},
+                                                      &shape_data_);
+      schema->GetTypeAndShapeInferenceFunction()(ctx);
+      std::vector<TensorInfo> infos;
+      for (size_t i = 0; i < ctx.getNumOutputs(); ++i)
+        infos.push_back(FromTypeProto(*ctx.getOutputType(i)));
+      Record(node, infos);
+      onnx::shape_inference::DataPropagationContextImpl dctx(copy, type_ptrs_, constants_,
+                                                             shape_data_);
+      schema->GetDataPropagationFunction()(dctx);
+      PropagateThroughCast(node);
+      RankFromShapeInput(node);
+    } catch (const std::exception& e) {
+      Warn(node, e.what());
+    }
+  }
+
+  // ONNX 1.12 does not propagate shape values through Cast; exporters often cast shape
+  // vectors between int32 and int64, which would otherwise lose e.g. Reshape's target shape.
+  void PropagateThroughCast(const Node& node) {
+    if (node.op_type != "Cast" || node.inputs.empty() || node.inputs[0] < 0 ||
+        node.outputs.empty() || node.outputs[0] < 0) {
+      return;
+    }
+    auto it = shape_data_.find(g_.values[node.inputs[0]].name);
+    if (it != shape_data_.end()) shape_data_[g_.values[node.outputs[0]].name] = it->second;
+  }
+
+  // Reshape with a computed target shape: the output rank is the target's length.
+  void RankFromShapeInput(const Node& node) {
+    if (node.op_type != "Reshape" || node.inputs.size() < 2 || node.inputs[1] < 0 ||
+        node.outputs.empty() || node.outputs[0] < 0) {
+      return;
+    }
+    const TensorInfo& target = g_.values[node.inputs[1]].info;
+    TensorInfo& out = g_.values[node.outputs[0]].info;
+    if (out.shape.rank_known || !target.shape.rank_known || target.shape.dims.size() != 1 ||
+        !target.shape.dims[0].known()) {
+      return;
+    }
+    const TensorInfo* data = node.inputs[0] >= 0 ? &g_.values[node.inputs[0]].info : nullptr;
+    TensorInfo info{data ? data->dtype : out.dtype, {}};
+    info.shape.rank_known = true;
+    info.shape.dims.resize(static_cast<size_t>(target.shape.dims[0].value));
+    Record(node, {info});
+  }
+
+  void InferNode(const Node& node) {
+    if (node.op_type == "Constant" && node.domain.empty() && node.outputs.size() == 1 &&
+        node.outputs[0] >= 0) {
+      for (const auto& a : node.proto->attribute()) {
+        if (a.name() == "value" && a.has_t()) constants_[g_.values[node.outputs[0]].name] = &a.t();
+      }
+    }
+    const OpResolution op = ResolveOp(node.domain, node.op_type, node.opset);
+    if (!op.exists) return;
+    if (op.route == ShapeRoute::kOnnxSchema) {
+      InferWithSchema(node, node.opset);
+      return;
+    }
+    if (op.route == ShapeRoute::kOwnRule) {
+      RuleInputs in;
+      in.node = node.proto;
+      for (int v : node.inputs)
+        in.inputs.push_back(v >= 0 && g_.values[v].info.dtype != 0 ? &g_.values[v].info : nullptr);
+      in.constant_ints = [&](size_t i) { return ConstantData<int64_t>(node, i); };
+      in.constant_floats = [&](size_t i) { return ConstantData<double>(node, i); };
+      auto outs = ApplyOwnShapeRule(in);
+      if (outs) {
+        Record(node, *outs);
+      } else {
+        Warn(node, "inputs do not allow an output shape to be derived");
+      }
+    }
+  }
+
+  Model* model_;
+  Graph& g_;
+  std::unordered_map<std::string, onnx::TypeProto> types_;
+  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs_;
+  std::unordered_map<std::string, const onnx::TensorProto*> constants_;
+  std::unordered_map<std::string, onnx::TensorShapeProto> shape_data_;
+};
+
+}  // namespace
+
+void InferShapes(Model* model) {
+  Inferencer(model).Run();
+}
+
+}  // namespace ortc::graph

@@ -1,0 +1,145 @@
+// Text and JSON views of a partition.
+#include "partition/partition_report.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace ortc::partition {
+namespace {
+
+nlohmann::json ValueJson(const graph::Graph& g, int v) {
+  const auto& val = g.values[v];
+  return {{"name", val.name},
+          {"dtype", graph::DataTypeName(val.info.dtype)},
+          {"shape", val.info.shape.ToString()}};
+}
+
+std::string OpsetText(const graph::Model& m) {
+  std::string s;
+  for (const auto& [domain, version] : m.opsets) {
+    if (!s.empty()) s += ", ";
+    s += (domain.empty() ? "ai.onnx" : domain) + " " + std::to_string(version);
+  }
+  return s;
+}
+
+std::string ValueList(const graph::Graph& g, const std::vector<int>& values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i == 4) return s + ", ... (" + std::to_string(values.size()) + " in all)";
+    const auto& v = g.values[values[i]];
+    s += (i ? ", " : "") + v.name + " " + graph::DataTypeName(v.info.dtype) +
+         v.info.shape.ToString();
+  }
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+std::string FormatBytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
+  const auto& g = model.graph;
+  nlohmann::json j;
+  j["model"] = model.display_name;
+  j["ir_version"] = model.ir_version;
+  nlohmann::json opsets = nlohmann::json::object();
+  for (const auto& [domain, version] : model.opsets)
+    opsets[domain.empty() ? "ai.onnx" : domain] = version;
+  j["opsets"] = opsets;
+  j["node_count"] = g.nodes.size();
+  j["initializer_bytes"] = g.TotalInitializerBytes();
+  j["backends"] = nlohmann::json::array();
+  for (const auto* b : p.backends) {
+    int nodes = 0;
+    for (const auto& grp : p.groups) {
+      if (grp.backend == b) nodes += static_cast<int>(grp.nodes.size());
+    }
+    j["backends"].push_back({{"name", b->name()},
+                             {"status", b->status_line()},
+                             {"groups", p.CountGroups(b)},
+                             {"nodes", nodes}});
+  }
+  j["groups"] = nlohmann::json::array();
+  for (const auto& grp : p.groups) {
+    nlohmann::json jg;
+    jg["name"] = grp.name();
+    jg["backend"] = grp.backend->name();
+    jg["node_count"] = grp.nodes.size();
+    jg["nodes"] = nlohmann::json::array();
+    for (int n : grp.nodes) jg["nodes"].push_back(g.nodes[n].name);
+    jg["inputs"] = nlohmann::json::array();
+    for (int v : grp.inputs) jg["inputs"].push_back(ValueJson(g, v));
+    jg["outputs"] = nlohmann::json::array();
+    for (int v : grp.outputs) jg["outputs"].push_back(ValueJson(g, v));
+    jg["initializer_count"] = grp.initializers.size();
+    jg["initializer_bytes"] = grp.initializer_bytes;
+    j["groups"].push_back(jg);
+  }
+  j["refused"] = nlohmann::json::array();
+  for (const auto& r : p.refusals) {
+    const auto& node = g.nodes[r.node];
+    j["refused"].push_back(
+        {{"node", node.name},
+         {"op", node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type},
+         {"backend", r.backend->name()},
+         {"reason", r.reason}});
+  }
+  j["unplaced"] = nlohmann::json::array();
+  for (int n : p.unplaced) j["unplaced"].push_back(g.nodes[n].name);
+  return j;
+}
+
+std::string PartitionToText(const graph::Model& model, const Partition& p) {
+  const auto& g = model.graph;
+  std::ostringstream out;
+  out << "model " << model.display_name << "\n  IR " << model.ir_version << ", " << OpsetText(model)
+      << "; " << g.nodes.size() << " nodes, " << g.initializers.size() << " initializers ("
+      << FormatBytes(g.TotalInitializerBytes()) << ")\n";
+  out << "backends (in priority order):\n";
+  for (const auto* b : p.backends) {
+    out << "  " << b->name() << ": " << p.CountGroups(b) << " group(s)  [" << b->status_line()
+        << "]\n";
+  }
+  out << "\ngroups (execution order):\n";
+  for (const auto& grp : p.groups) {
+    std::map<std::string, int> ops;
+    for (int n : grp.nodes) ops[g.nodes[n].op_type]++;
+    out << "  " << grp.name() << ": " << grp.nodes.size() << " node(s), weights "
+        << FormatBytes(grp.initializer_bytes) << " in " << grp.initializers.size()
+        << " initializer(s)\n";
+    out << "    ops:";
+    for (const auto& [op, count] : ops)
+      out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
+    out << "\n    in:  " << ValueList(g, grp.inputs) << "\n    out: " << ValueList(g, grp.outputs)
+        << "\n";
+  }
+  // Refusals, folded by backend and reason so a large model stays readable.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> folded;
+  for (const auto& r : p.refusals)
+    folded[{std::string(r.backend->name()), r.reason}].push_back(g.nodes[r.node].name);
+  if (!folded.empty()) out << "\nrefused:\n";
+  for (const auto& [key, nodes] : folded) {
+    out << "  " << key.first << ": " << key.second << " (" << nodes.size() << " node(s): ";
+    for (size_t i = 0; i < nodes.size() && i < 3; ++i) out << (i ? ", " : "") << nodes[i];
+    out << (nodes.size() > 3 ? ", ...)" : ")") << "\n";
+  }
+  if (!p.unplaced.empty()) {
+    out << "\nunplaced (no backend accepts them): " << p.unplaced.size() << " node(s)\n";
+  }
+  return out.str();
+}
+
+}  // namespace ortc::partition

@@ -1,0 +1,19 @@
+// Renders a Partition for people (text) and for CI (JSON). The JSON layout is defined in
+// schemas/partition_report.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "graph/model.h"
+#include "partition/partitioner.h"
+
+namespace ortc::partition {
+
+nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p);
+std::string PartitionToText(const graph::Model& model, const Partition& p);
+
+std::string FormatBytes(int64_t bytes);  // "1.5 MiB"
+
+}  // namespace ortc::partition
