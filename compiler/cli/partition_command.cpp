@@ -49,7 +49,9 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
 }
 
 // Prints the error as text, or as JSON when --json was given, and returns the exit code.
-int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr) {
+// A partition that breaks a constraint is reported with kExitUnsupported whatever its code.
+int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr,
+         int exit_code = -1) {
   if (args.json) {
     nlohmann::json j = report ? *report : nlohmann::json::object();
     j["ok"] = false;
@@ -58,7 +60,7 @@ int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* repor
   } else {
     std::cerr << "error: " << s.ToString() << "\n";
   }
-  return ExitCodeFor(s);
+  return exit_code >= 0 ? exit_code : ExitCodeFor(s);
 }
 
 int Run(const PartitionArgs& args) {
@@ -71,13 +73,13 @@ int Run(const PartitionArgs& args) {
   const Status check = partition::CheckPartition((*model)->graph, partition, args.max_partitions);
   if (args.json) {
     auto j = partition::PartitionToJson(**model, partition);
-    if (!check.ok()) return Fail(args, check, &j);
+    if (!check.ok()) return Fail(args, check, &j, kExitUnsupported);
     j["ok"] = true;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   std::cout << partition::PartitionToText(**model, partition);
-  if (!check.ok()) return Fail(args, check);
+  if (!check.ok()) return Fail(args, check, nullptr, kExitUnsupported);
   return kExitOk;
 }
 

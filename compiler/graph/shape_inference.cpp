@@ -139,7 +139,7 @@ class Inferencer {
                                                              shape_data_);
       schema->GetDataPropagationFunction()(dctx);
       PropagateThroughCast(node);
-      RankFromShapeInput(node);
+      ReshapeFromShapeData(node);
     } catch (const std::exception& e) {
       Warn(node, e.what());
     }
@@ -156,22 +156,60 @@ class Inferencer {
     if (it != shape_data_.end()) shape_data_[g_.values[node.outputs[0]].name] = it->second;
   }
 
-  // Reshape with a computed target shape: the output rank is the target's length.
-  void RankFromShapeInput(const Node& node) {
+  // Reshape with a computed target shape. ONNX 1.12 reads only constant targets; ortc also
+  // uses the propagated shape values (Shape -> ... -> Reshape chains), else the target's length.
+  void ReshapeFromShapeData(const Node& node) {
     if (node.op_type != "Reshape" || node.inputs.size() < 2 || node.inputs[1] < 0 ||
         node.outputs.empty() || node.outputs[0] < 0) {
       return;
     }
+    const TensorInfo& out = g_.values[node.outputs[0]].info;
+    if (out.shape.is_static()) return;
+    const TensorInfo& data = g_.values[node.inputs[0]].info;
     const TensorInfo& target = g_.values[node.inputs[1]].info;
-    TensorInfo& out = g_.values[node.outputs[0]].info;
-    if (out.shape.rank_known || !target.shape.rank_known || target.shape.dims.size() != 1 ||
-        !target.shape.dims[0].known()) {
+    TensorInfo info{data.dtype, {}};
+    auto it = shape_data_.find(g_.values[node.inputs[1]].name);
+    if (it != shape_data_.end()) {
+      bool allowzero = false;
+      for (const auto& a : node.proto->attribute()) {
+        if (a.name() == "allowzero") allowzero = a.i() != 0;
+      }
+      info.shape.rank_known = true;
+      int minus_one = -1;
+      for (int i = 0; i < it->second.dim_size(); ++i) {
+        const auto& d = it->second.dim(i);
+        Dim dim;
+        if (d.has_dim_value() && d.dim_value() == 0 && !allowzero) {
+          if (data.shape.rank_known && i < static_cast<int>(data.shape.dims.size()))
+            dim = data.shape.dims[i];
+        } else if (d.has_dim_value() && d.dim_value() == -1) {
+          minus_one = i;
+        } else if (d.has_dim_value()) {
+          dim.value = d.dim_value();
+        } else if (d.has_dim_param()) {
+          dim.symbol = d.dim_param();
+        }
+        info.shape.dims.push_back(dim);
+      }
+      // Infer the -1 dimension when every other size is known.
+      if (minus_one >= 0 && data.shape.is_static()) {
+        int64_t total = 1, rest = 1;
+        bool known = true;
+        for (const auto& d : data.shape.dims) total *= d.value;
+        for (int i = 0; i < static_cast<int>(info.shape.dims.size()); ++i) {
+          if (i == minus_one) continue;
+          known = known && info.shape.dims[i].known();
+          if (known) rest *= info.shape.dims[i].value;
+        }
+        if (known && rest > 0) info.shape.dims[minus_one].value = total / rest;
+      }
+    } else if (!out.shape.rank_known && target.shape.rank_known && target.shape.dims.size() == 1 &&
+               target.shape.dims[0].known()) {
+      info.shape.rank_known = true;
+      info.shape.dims.resize(static_cast<size_t>(target.shape.dims[0].value));
+    } else {
       return;
     }
-    const TensorInfo* data = node.inputs[0] >= 0 ? &g_.values[node.inputs[0]].info : nullptr;
-    TensorInfo info{data ? data->dtype : out.dtype, {}};
-    info.shape.rank_known = true;
-    info.shape.dims.resize(static_cast<size_t>(target.shape.dims[0].value));
     Record(node, {info});
   }
 

@@ -1,0 +1,154 @@
+// `ortc partition` end to end: the real binary on generated models, JSON compared with
+// hand-written golden files (test/golden/partition), plus exit codes for bad input.
+#include <sys/wait.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "model_builder.h"
+
+using ortc::test::Attr;
+using ortc::test::ModelBuilder;
+using ortc::test::TempDir;
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+};
+
+RunResult RunOrtc(const std::string& args) {
+  const std::string cmd = std::string(ORTC_BINARY) + " " + args + " 2>/dev/null";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json Golden(const std::string& name) {
+  std::ifstream in(std::string(ORTC_GOLDEN_DIR) + "/partition/" + name);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+// Drops fields that depend on where the test runs or on wording outside partitioning.
+nlohmann::json Comparable(nlohmann::json j) {
+  j.erase("model");
+  for (auto& b : j["backends"]) b.erase("status");
+  return j;
+}
+
+// x -> Conv -> Relu -> Hardmax -> Add(h, r) -> Sigmoid: CUDA refuses Hardmax, and the Add
+// cannot join the Conv's group because the path through Hardmax would close a cycle.
+ModelBuilder MixedModel() {
+  ModelBuilder b(17, 8);
+  b.Input("x", {1, 3, 8, 8});
+  b.Initializer("W", {4, 3, 3, 3}, std::vector<float>(108, 0.5f))
+      .Initializer("B", {4}, {0, 1, 2, 3});
+  b.Node("Conv", {"x", "W", "B"}, {"c"}, {Attr("pads", std::vector<int64_t>{1, 1, 1, 1})}, "conv");
+  b.Node("Relu", {"c"}, {"r"}, {}, "relu").Node("Hardmax", {"r"}, {"h"}, {}, "hardmax");
+  b.Node("Add", {"h", "r"}, {"a"}, {}, "add").Node("Sigmoid", {"a"}, {"y"}, {}, "sigmoid");
+  b.Output("y");
+  return b;
+}
+
+ModelBuilder DiamondModel() {
+  ModelBuilder b(17, 8);
+  b.Input("x", {2, 3});
+  b.Node("Relu", {"x"}, {"a"}, {}, "relu").Node("Sigmoid", {"a"}, {"b"}, {}, "sig");
+  b.Node("Tanh", {"a"}, {"c"}, {}, "tanh").Node("Add", {"b", "c"}, {"y"}, {}, "add");
+  b.Output("y");
+  return b;
+}
+
+ModelBuilder ShapeChainModel() {
+  ModelBuilder b(17, 8);
+  b.Input("x", {-1, 4});
+  b.Node("Shape", {"x"}, {"s"}, {}, "shape").Node("Reshape", {"x", "s"}, {"y"}, {}, "reshape");
+  b.Output("y");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("ortc partition --json matches the golden files", "[cli][golden]") {
+  TempDir dir;
+  struct Case {
+    ModelBuilder model;
+    std::string eps, golden;
+  };
+  std::vector<Case> cases = {{MixedModel(), "cuda,cpu", "mixed_cuda_cpu.json"},
+                             {MixedModel(), "cpu", "mixed_cpu.json"},
+                             {DiamondModel(), "cuda", "diamond_cuda.json"},
+                             {ShapeChainModel(), "cuda,cpu", "shape_chain_cuda_cpu.json"}};
+  for (auto& c : cases) {
+    INFO(c.golden);
+    c.model.Save(dir / "model.onnx");
+    auto r = RunOrtc("partition " + (dir / "model.onnx").string() + " --ep " + c.eps + " --json");
+    REQUIRE(r.exit_code == 0);
+    auto actual = Comparable(nlohmann::json::parse(r.out));
+    auto expected = Golden(c.golden);
+    INFO("actual: " << actual.dump(2));
+    CHECK(actual == expected);
+  }
+}
+
+TEST_CASE("ortc partition prints a readable text report", "[cli]") {
+  TempDir dir;
+  MixedModel().Save(dir / "mixed.onnx");
+  auto r = RunOrtc("partition " + (dir / "mixed.onnx").string() + " --ep cuda,cpu");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cuda_0: 2 node(s)") && Catch::Contains("cpu_0: 1 node(s)") &&
+                        Catch::Contains("cuda_1: 2 node(s)") &&
+                        Catch::Contains("cuda: op Hardmax is not supported (1 node(s): hardmax)"));
+}
+
+TEST_CASE("ortc partition exit codes and JSON errors", "[cli]") {
+  TempDir dir;
+  MixedModel().Save(dir / "mixed.onnx");
+  const std::string model = (dir / "mixed.onnx").string();
+
+  SECTION("too many partitions") {
+    auto r = RunOrtc("partition " + model + " --ep cuda,cpu --max-partitions 1 --json");
+    CHECK(r.exit_code == 4);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["error"]["code"] == "INVALID_ARGUMENT");
+    CHECK_THAT(j["error"]["message"].get<std::string>(),
+               Catch::Contains("cuda would get 2 partitions"));
+    CHECK(j["groups"].size() == 3);  // the report is still there to see why
+  }
+  SECTION("unknown backend") {
+    auto r = RunOrtc("partition " + model + " --ep tpu --json");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(nlohmann::json::parse(r.out)["error"]["message"].get<std::string>(),
+               Catch::Contains("unknown backend 'tpu'"));
+  }
+  SECTION("missing model") {
+    auto r = RunOrtc("partition " + (dir / "absent.onnx").string() + " --json");
+    CHECK(r.exit_code == 5);
+    CHECK(nlohmann::json::parse(r.out)["error"]["code"] == "NO_SUCHFILE");
+  }
+  SECTION("not a model") {
+    ortc::test::WriteFile(dir / "junk.onnx", "junk");
+    auto r = RunOrtc("partition " + (dir / "junk.onnx").string() + " --json");
+    CHECK(r.exit_code == 3);
+    CHECK(nlohmann::json::parse(r.out)["error"]["code"] == "INVALID_GRAPH");
+  }
+  SECTION("no model argument") {
+    CHECK(RunOrtc("partition").exit_code == 2);
+  }
+  SECTION("help lists examples and what each backend really does") {
+    auto r = RunOrtc("partition --help");
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("Examples:") && Catch::Contains("capability table only"));
+  }
+}
