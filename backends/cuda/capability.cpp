@@ -109,12 +109,11 @@ class Cuda final : public Backend {
   }
   NodeSupport Supports(const graph::Graph& g, const graph::Node& node) const override {
     static const CapabilityTable table = BuildTable();
-    if (!table.Has(node.op_type) && node.domain.empty() &&
-        (node.op_type == "Shape" || node.op_type == "ConstantOfShape" || node.op_type == "Range" ||
-         node.op_type == "Size")) {
+    if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "ConstantOfShape" ||
+                                node.op_type == "Range" || node.op_type == "Size")) {
       return NodeSupport::No("shape arithmetic stays on the CPU");
     }
-    if (IsShapeVector(g, node)) {
+    if (table.Has(node.op_type) && IsShapeVector(g, node)) {
       return NodeSupport::No("shape arithmetic (1-D integer tensor) stays on the CPU");
     }
     return table.Check(g, node);

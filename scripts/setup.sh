@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what ortc needs on a fresh Debian machine: the packages in scripts/apt-packages.txt
+# and the reference runtime for tests (onnxruntime-node, into test/reference/node_modules).
+# A no-op when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+while read -r pkg; do
+  [ -z "$pkg" ] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done < <(grep -v '^#' scripts/apt-packages.txt)
+# Node may come from another packaging with npm bundled: test for the commands, not packages.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The reference runtime: its postinstall step downloads extras we do not use, so skip scripts.
+if [ "${ORTC_SKIP_NODE:-0}" != 1 ] && [ ! -d test/reference/node_modules/onnxruntime-node ]; then
+  echo "setup: installing onnxruntime-node into test/reference"
+  (cd test/reference && npm install --ignore-scripts --no-audit --no-fund --no-package-lock --loglevel=error)
+fi
+echo "setup: all dependencies present"
