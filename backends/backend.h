@@ -3,10 +3,15 @@
 // Backends register through the explicit list in registry.cpp, in-tree ones statically.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include "graph/graph.h"
+#include "bundle/context_binary_writer.h"
+#include "graph/model.h"
+#include "ortc/status.h"
 
 namespace ortc::backends {
 
@@ -16,6 +21,35 @@ struct NodeSupport {
 
   static NodeSupport Yes() { return {true, {}}; }
   static NodeSupport No(std::string why) { return {false, std::move(why)}; }
+};
+
+// One partition group handed to a backend for compilation.
+struct Subgraph {
+  std::string name;         // the graph name in the binary (= EPContext partition_name)
+  std::vector<int> nodes;   // node ids of the model's graph, topological order
+  std::vector<int> inputs;  // value ids read from outside (initializers excluded)
+  std::vector<int> outputs;
+};
+
+// Backend options from the command line (--provider-option cpu:key=value).
+using ProviderOptions = std::map<std::string, std::string>;
+
+struct CompiledGraph {
+  std::string program;                          // backend-specific program bytes
+  std::vector<bundle::WeightSpec> weights;      // program weight slots, in order
+  std::vector<bundle::TensorDescSpec> inputs, outputs;
+  uint64_t arena_bytes = 0;
+  std::map<std::string, int> stats;             // e.g. folded ops, fused patterns
+};
+
+// What a backend records about its binaries (versions, targets) for the bin header and the
+// EPContext attributes.
+struct BinaryIdentity {
+  std::string sdk_version;             // EPContext ep_sdk_version
+  std::string hardware_architecture;   // EPContext hardware_architecture
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::vector<std::string> hardware_targets;
+  std::vector<std::pair<std::string, std::string>> properties;
 };
 
 class Backend {
@@ -30,6 +64,13 @@ class Backend {
   // True for the CPU backend, which must take every node the others leave.
   virtual bool is_fallback() const { return false; }
   virtual NodeSupport Supports(const graph::Graph& g, const graph::Node& node) const = 0;
+
+  // Compile side. Backends that cannot compile yet keep these defaults.
+  virtual bool can_compile() const { return false; }
+  virtual Status ValidateOptions(const ProviderOptions& options) const;
+  virtual BinaryIdentity Identity(const ProviderOptions& options) const { return {}; }
+  virtual Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
+                                        const ProviderOptions& options) const;
 };
 
 }  // namespace ortc::backends

@@ -5,6 +5,11 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_LIBRARY xxhash REQUIRED)
+add_library(xxhash::xxhash UNKNOWN IMPORTED)
+set_target_properties(xxhash::xxhash PROPERTIES IMPORTED_LOCATION ${XXHASH_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${XXHASH_INCLUDE_DIR})
 
 # The CUDA toolkit is optional: without it the CUDA backend's compile-side capability table is
 # still built (it needs no CUDA headers), only the parts that call the toolkit are left out.

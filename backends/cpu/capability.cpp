@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "cpu/compile.h"
 #include "graph/opset_support.h"
 
 namespace ortc::backends::cpu {
@@ -30,10 +31,26 @@ class Cpu final : public Backend {
   std::string_view name() const override { return "cpu"; }
   std::string_view ep_source() const override { return "ortc.cpu"; }
   std::string_view status_line() const override {
-    return "claims every standard ai.onnx op (opsets 1-21) except string and optional ops; "
-           "kernels arrive with the runtime";
+    return "compiles every standard ai.onnx op (opsets 1-21) except string and optional ops "
+           "into CPU programs; kernels arrive with the runtime";
   }
   bool is_fallback() const override { return true; }
+  bool can_compile() const override { return true; }
+
+  BinaryIdentity Identity(const ProviderOptions&) const override {
+    BinaryIdentity id;
+    id.sdk_version = "ortc-cpu 1";
+    id.hardware_architecture = std::string("cpu:") + kCpuIsa;
+    id.versions = {{"ortc-cpu", "1"}};
+    id.hardware_targets = {kCpuIsa};
+    id.properties = {{"layouts", "plain"}};
+    return id;
+  }
+
+  Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
+                                const ProviderOptions&) const override {
+    return CompileCpuSubgraph(model, subgraph);
+  }
 
   NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {
     if (!node.domain.empty()) {

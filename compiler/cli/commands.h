@@ -7,5 +7,7 @@ namespace ortc::cli {
 
 // Adds the subcommand; `exit_code` receives the command's result when it runs.
 void AddPartitionCommand(CLI::App& app, int* exit_code);
+void AddCompileCommand(CLI::App& app, int* exit_code);
+void AddInspectCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

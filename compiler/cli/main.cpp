@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ortc 0.1.0");
   app.require_subcommand(1);
   int exit_code = ortc::cli::kExitOk;
+  ortc::cli::AddCompileCommand(app, &exit_code);
+  ortc::cli::AddInspectCommand(app, &exit_code);
   ortc::cli::AddPartitionCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

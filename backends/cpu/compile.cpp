@@ -1,0 +1,174 @@
+// CPU lowering pipeline and program serialization.
+#include "cpu/compile.h"
+
+#include <map>
+
+#include "cpu/packing.h"
+#include "cpu_program_generated.h"
+#include "lowering/constant_folding.h"
+#include "lowering/memory_plan.h"
+
+namespace ortc::backends::cpu {
+namespace {
+
+namespace fbc = ortc::fb::cpu;
+
+std::vector<int64_t> Dims(const graph::TensorInfo& info) {
+  std::vector<int64_t> dims;
+  for (const auto& d : info.shape.dims) dims.push_back(d.known() ? d.value : -1);
+  return dims;
+}
+
+int64_t StaticBytes(const graph::TensorInfo& info) {
+  if (!info.shape.is_static()) return -1;
+  const int64_t bits = graph::DataTypeBits(info.dtype);
+  if (bits == 0) return -1;
+  int64_t n = 1;
+  for (const auto& d : info.shape.dims) n *= d.value;
+  return (n * bits + 7) / 8;
+}
+
+bundle::TensorDescSpec Desc(const lowering::IrValue& v) {
+  bundle::TensorDescSpec d{v.name, v.info.dtype, Dims(v.info), {}};
+  bool any_symbol = false;
+  for (const auto& dim : v.info.shape.dims) any_symbol = any_symbol || !dim.symbol.empty();
+  if (any_symbol) {
+    for (const auto& dim : v.info.shape.dims) d.symbols.push_back(dim.symbol);
+  }
+  return d;
+}
+
+flatbuffers::Offset<fbc::Attribute> SerializeAttribute(flatbuffers::FlatBufferBuilder& b,
+                                                      const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  fbc::AttributeBuilder* unused = nullptr;
+  (void)unused;
+  auto name = b.CreateString(a.name());
+  fbc::AttributeType type = fbc::AttributeType::Undefined;
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> s, proto;
+  flatbuffers::Offset<flatbuffers::Vector<float>> floats;
+  flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> strings;
+  switch (a.type()) {
+    case A::FLOAT: type = fbc::AttributeType::Float; break;
+    case A::INT: type = fbc::AttributeType::Int; break;
+    case A::STRING:
+      type = fbc::AttributeType::String;
+      s = b.CreateVector(reinterpret_cast<const uint8_t*>(a.s().data()), a.s().size());
+      break;
+    case A::TENSOR: {
+      type = fbc::AttributeType::Tensor;
+      const std::string bytes = a.t().SerializeAsString();
+      proto = b.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      break;
+    }
+    case A::GRAPH: {
+      type = fbc::AttributeType::Graph;
+      const std::string bytes = a.g().SerializeAsString();
+      proto = b.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      break;
+    }
+    case A::FLOATS:
+      type = fbc::AttributeType::Floats;
+      floats = b.CreateVector(std::vector<float>(a.floats().begin(), a.floats().end()));
+      break;
+    case A::INTS:
+      type = fbc::AttributeType::Ints;
+      ints = b.CreateVector(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      break;
+    case A::STRINGS:
+      type = fbc::AttributeType::Strings;
+      strings = b.CreateVectorOfStrings(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+      break;
+    default: break;
+  }
+  return fbc::CreateAttribute(b, name, type, a.f(), a.i(), s, floats, ints, strings, proto);
+}
+
+}  // namespace
+
+CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa) {
+  CompiledGraph out;
+  // Weight slots in order of first appearance; intermediates with static sizes go in the arena.
+  std::vector<int> weight_slot(ir.values.size(), -1);
+  std::vector<int> buffer_of(ir.values.size(), -1);
+  std::vector<lowering::BufferRequest> buffers;
+  for (size_t i = 0; i < ir.values.size(); ++i) {
+    const auto& v = ir.values[i];
+    if (v.kind == lowering::ValueKind::kWeight) {
+      weight_slot[i] = static_cast<int>(out.weights.size());
+      bundle::WeightSpec w;
+      w.dtype = v.info.dtype;
+      w.dims = Dims(v.info);
+      w.layout = v.layout;
+      w.alignment = 64;
+      w.bytes = *v.bytes;
+      out.weights.push_back(std::move(w));
+    } else if (v.kind == lowering::ValueKind::kIntermediate && StaticBytes(v.info) >= 0) {
+      buffer_of[i] = static_cast<int>(buffers.size());
+      buffers.push_back({StaticBytes(v.info), INT32_MAX, -1});
+    }
+  }
+  for (int op = 0; op < static_cast<int>(ir.ops.size()); ++op) {
+    for (int v : ir.ops[op].outputs) {
+      if (v >= 0 && buffer_of[v] >= 0) buffers[buffer_of[v]].first_use = std::min(buffers[buffer_of[v]].first_use, op);
+    }
+    for (int v : ir.ops[op].inputs) {
+      if (v >= 0 && buffer_of[v] >= 0) buffers[buffer_of[v]].last_use = std::max(buffers[buffer_of[v]].last_use, op);
+    }
+  }
+  for (auto& b : buffers) {
+    if (b.first_use == INT32_MAX) b.first_use = 0;
+    b.last_use = std::max(b.last_use, b.first_use);  // written but never read: live at its op
+  }
+  const auto plan = lowering::PlanMemory(buffers, 64);
+
+  flatbuffers::FlatBufferBuilder b(1 << 14);
+  std::vector<flatbuffers::Offset<fbc::Value>> values;
+  for (size_t i = 0; i < ir.values.size(); ++i) {
+    const auto& v = ir.values[i];
+    fbc::ValueKind kind = fbc::ValueKind::Intermediate;
+    if (v.kind == lowering::ValueKind::kInput) kind = fbc::ValueKind::Input;
+    if (v.kind == lowering::ValueKind::kOutput) kind = fbc::ValueKind::Output;
+    if (v.kind == lowering::ValueKind::kWeight) kind = fbc::ValueKind::Weight;
+    const int64_t offset = buffer_of[i] >= 0 ? plan.offsets[buffer_of[i]] : -1;
+    values.push_back(fbc::CreateValue(b, b.CreateString(v.name), kind, v.info.dtype, b.CreateVector(Dims(v.info)),
+                                      weight_slot[i], offset, StaticBytes(v.info)));
+  }
+  std::vector<flatbuffers::Offset<fbc::Op>> ops;
+  for (const auto& op : ir.ops) {
+    std::vector<flatbuffers::Offset<fbc::Attribute>> attrs;
+    for (const auto& a : op.attributes) attrs.push_back(SerializeAttribute(b, a));
+    ops.push_back(fbc::CreateOp(b, b.CreateString(op.name), b.CreateString(op.op_type), b.CreateString(op.domain),
+                                op.since_version, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
+                                b.CreateVector(attrs)));
+  }
+  auto program = fbc::CreateProgram(b, b.CreateVector(values), b.CreateVector(ops), b.CreateVector(ir.inputs),
+                                    b.CreateVector(ir.outputs), static_cast<uint64_t>(plan.arena_bytes),
+                                    b.CreateString(isa));
+  fbc::FinishProgramBuffer(b, program);
+  out.program.assign(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  out.arena_bytes = static_cast<uint64_t>(plan.arena_bytes);
+  for (int v : ir.inputs) out.inputs.push_back(Desc(ir.values[v]));
+  for (int v : ir.outputs) out.outputs.push_back(Desc(ir.values[v]));
+  return out;
+}
+
+Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& sg) {
+  auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
+  if (!ir.ok()) return ir.status();
+  auto folded = lowering::FoldConstants(&ir.value());
+  if (!folded.ok()) return folded.status();
+  auto bn = FoldBatchNormIntoConv(&ir.value());
+  if (!bn.ok()) return bn.status();
+  auto gemm = PretransposeGemmWeights(&ir.value());
+  if (!gemm.ok()) return gemm.status();
+  CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
+  out.stats["folded_ops"] = folded->folded_ops;
+  out.stats["batchnorms_folded"] = *bn;
+  out.stats["gemm_weights_pretransposed"] = *gemm;
+  out.stats["ops"] = static_cast<int>(ir->ops.size());
+  return out;
+}
+
+}  // namespace ortc::backends::cpu

@@ -1,0 +1,19 @@
+// CPU backend, compile side: lowers a group to a CPU program (schemas/cpu_program.fbs).
+#pragma once
+
+#include "backend.h"
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::backends::cpu {
+
+// Folding, fusion and packing passes, then the static memory plan and serialization.
+Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& subgraph);
+
+// Serializes a lowered subgraph (exposed for tests).
+CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa);
+
+// The ISA level CPU programs assume. Format 1 programs use plain layouts only, which every
+// little-endian CPU reads; the field exists so packed layouts can name their ISA later.
+inline constexpr const char* kCpuIsa = "generic-le";
+
+}  // namespace ortc::backends::cpu

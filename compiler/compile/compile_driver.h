@@ -1,0 +1,63 @@
+// `ortc compile` as a library call: load, partition, compile each group of each named backend
+// into that backend's context binary, and emit the EPContext model. All files are written
+// atomically and together: on any error none of them is left behind.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "ortc/status.h"
+
+namespace ortc::compile {
+
+struct CompileOptions {
+  std::filesystem::path model;
+  std::vector<std::string> backends = {"cpu"};  // --ep, in priority order
+  std::filesystem::path output;                 // ctx model path or folder; empty: beside the model
+  int embed_mode = 0;
+  std::string node_name_prefix;                 // default: "<model stem>_"
+  bool node_name_prefix_set = false;
+  std::string external_initializers_file;       // a file name in the output folder
+  bool error_if_no_nodes_compiled = false;
+  bool error_if_output_exists = false;
+  std::map<std::string, backends::ProviderOptions> provider_options;  // backend -> options
+  int max_partitions = 0;
+  // Called as work progresses: phase name, done and total units (bytes while writing).
+  std::function<void(const std::string& phase, int64_t done, int64_t total)> progress;
+};
+
+struct WrittenFile {
+  std::filesystem::path path;
+  std::string kind;  // "ctx_model", "context_binary", "external_initializers"
+  int64_t bytes = 0;
+};
+
+struct BackendSummary {
+  std::string name;
+  int groups = 0;
+  int nodes = 0;
+  bool compiled = false;  // false: the nodes stay as ONNX nodes in the ctx model
+  std::string content_id;
+};
+
+struct CompileReport {
+  std::vector<WrittenFile> files;
+  std::vector<BackendSummary> backends;
+  int64_t weights_added = 0, weights_stored = 0;
+  int64_t weight_bytes_added = 0, weight_bytes_stored = 0;
+  std::map<std::string, int> lowering_stats;
+  std::map<std::string, double> phase_seconds;
+};
+
+Result<CompileReport> Compile(const CompileOptions& options);
+
+// `<dir>/<stem>_ctx.onnx` for the model, per the options.
+std::filesystem::path CtxModelPath(const CompileOptions& options);
+// `<ctx dir>/<base>_<ep>.bin` where base is the ctx name without `_ctx.onnx`.
+std::filesystem::path BinPath(const std::filesystem::path& ctx_model, const std::string& backend);
+
+}  // namespace ortc::compile

@@ -1,0 +1,122 @@
+// EPContext model construction.
+#include "emit/ctx_model_writer.h"
+
+#include <set>
+#include <unordered_set>
+
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::emit {
+namespace {
+
+// Copies everything of the model but its graph.
+onnx::ModelProto ModelShell(const onnx::ModelProto& src) {
+  onnx::ModelProto m;
+  m.set_ir_version(src.ir_version());
+  *m.mutable_opset_import() = src.opset_import();
+  m.set_producer_name(src.producer_name());
+  m.set_producer_version(src.producer_version());
+  m.set_domain(src.domain());
+  m.set_model_version(src.model_version());
+  m.set_doc_string(src.doc_string());
+  *m.mutable_metadata_props() = src.metadata_props();
+  *m.mutable_functions() = src.functions();
+  bool has_ms = false;
+  for (const auto& op : m.opset_import()) has_ms = has_ms || op.domain() == format::kEpContextDomain;
+  if (!has_ms) {
+    auto* op = m.add_opset_import();
+    op->set_domain(format::kEpContextDomain);
+    op->set_version(1);
+  }
+  return m;
+}
+
+}  // namespace
+
+Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
+  const graph::Model& model = *in.model;
+  const graph::Graph& g = model.graph;
+  const partition::Partition& p = *in.partition;
+  const onnx::GraphProto& src = model.proto.graph();
+  CtxModel out;
+  out.proto = ModelShell(model.proto);
+  onnx::GraphProto* dst = out.proto.mutable_graph();
+  dst->set_name(src.name());
+  dst->set_doc_string(src.doc_string());
+
+  std::set<int> kept_initializers;
+  std::unordered_set<std::string> live_values;
+  for (size_t gi = 0; gi < p.groups.size(); ++gi) {
+    const auto& grp = p.groups[gi];
+    if (in.ep_nodes[gi]) {
+      *dst->add_node() = in.ep_nodes[gi]->ToNodeProto();
+      for (const auto& o : in.ep_nodes[gi]->outputs) live_values.insert(o);
+      continue;
+    }
+    for (int n : grp.nodes) {
+      *dst->add_node() = *g.nodes[n].proto;
+      for (int v : g.nodes[n].outputs) {
+        if (v >= 0) live_values.insert(g.values[v].name);
+      }
+    }
+    kept_initializers.insert(grp.initializers.begin(), grp.initializers.end());
+  }
+
+  for (const auto& in_vi : src.input()) {
+    const int v = g.FindValue(in_vi.name());
+    const bool dropped_initializer = v >= 0 && g.values[v].initializer >= 0 &&
+                                     !kept_initializers.count(g.values[v].initializer);
+    if (!dropped_initializer) *dst->add_input() = in_vi;
+  }
+  *dst->mutable_output() = src.output();
+  for (const auto& vi : src.value_info()) {
+    if (live_values.count(vi.name())) *dst->add_value_info() = vi;
+  }
+
+  // Initializers of the nodes kept as ONNX: embedded, or moved to the external file.
+  for (int id : kept_initializers) {
+    const graph::Initializer& init = g.initializers[id];
+    onnx::TensorProto t = *init.proto;
+    if (in.external_initializers_file.empty()) {
+      if (init.external) {
+        auto bytes = lowering::InitializerBytes(init);
+        if (!bytes.ok()) return bytes.status();
+        auto all = bytes->ReadAll();
+        if (!all.ok()) return all.status();
+        t.clear_external_data();
+        t.set_data_location(onnx::TensorProto::DEFAULT);
+        t.set_raw_data(**all);
+      }
+    } else {
+      if (init.dtype == onnx::TensorProto::STRING) {
+        *dst->add_initializer() = t;  // strings cannot live in external data
+        continue;
+      }
+      auto bytes = lowering::InitializerBytes(init);
+      if (!bytes.ok()) return bytes.status();
+      const int64_t offset = (out.external_bytes + 63) / 64 * 64;
+      out.external_chunks.push_back({*bytes, offset});
+      out.external_bytes = offset + bytes->size();
+      t.clear_raw_data();
+      t.clear_float_data();
+      t.clear_int32_data();
+      t.clear_int64_data();
+      t.clear_double_data();
+      t.clear_uint64_data();
+      t.clear_external_data();
+      t.set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [&](const std::string& k, const std::string& v) {
+        auto* e = t.add_external_data();
+        e->set_key(k);
+        e->set_value(v);
+      };
+      add("location", in.external_initializers_file);
+      add("offset", std::to_string(offset));
+      add("length", std::to_string(bytes->size()));
+    }
+    *dst->add_initializer() = std::move(t);
+  }
+  return out;
+}
+
+}  // namespace ortc::emit

@@ -1,0 +1,215 @@
+// Inspection of context binaries and EPContext models.
+#include "inspect/inspect.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <map>
+
+#include "format/context_binary_reader.h"
+#include "format/ep_context.h"
+#include "graph/graph.h"
+
+namespace ortc::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json Desc(const fb::TensorDesc* d) {
+  std::string shape = "[";
+  if (d->dims()) {
+    for (uint32_t i = 0; i < d->dims()->size(); ++i) {
+      if (i) shape += ",";
+      const int64_t dim = d->dims()->Get(i);
+      std::string sym = d->symbols() && i < d->symbols()->size() ? d->symbols()->Get(i)->str() : "";
+      shape += dim >= 0 ? std::to_string(dim) : (sym.empty() ? "?" : sym);
+    }
+  }
+  shape += "]";
+  return {{"name", d->name() ? d->name()->str() : ""}, {"dtype", graph::DataTypeName(d->dtype())}, {"shape", shape}};
+}
+
+std::string SectionKindName(fb::SectionKind k) {
+  switch (k) {
+    case fb::SectionKind::Weights: return "weights";
+    case fb::SectionKind::Programs: return "programs";
+    case fb::SectionKind::Artefact: return "artefact";
+    default: return "unknown";
+  }
+}
+
+nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
+  const auto& m = bin.manifest();
+  nlohmann::json j;
+  j["format"] = std::to_string(bin.header().format_major) + "." + std::to_string(bin.header().format_minor);
+  j["producer"] = m.producer() ? m.producer()->str() : "";
+  j["backend"] = m.backend()->str();
+  j["content_id"] = std::string(bin.content_id());
+  j["file_bytes"] = bin.header().file_size;
+  j["versions"] = nlohmann::json::object();
+  if (m.backend_versions()) {
+    for (const auto* kv : *m.backend_versions()) j["versions"][kv->key()->str()] = kv->value()->str();
+  }
+  j["hardware_targets"] = nlohmann::json::array();
+  if (m.hardware_targets()) {
+    for (const auto* t : *m.hardware_targets()) j["hardware_targets"].push_back(t->str());
+  }
+  j["sections"] = nlohmann::json::array();
+  for (const auto* s : *m.sections()) {
+    j["sections"].push_back({{"kind", SectionKindName(s->kind())},
+                             {"name", s->name() ? s->name()->str() : ""},
+                             {"offset", s->offset()},
+                             {"bytes", s->size()},
+                             {"alignment", s->alignment()},
+                             {"checksum", "ok"}});
+  }
+  uint64_t referenced_bytes = 0, references = 0, stored_bytes = 0;
+  for (const auto* w : *m.weights()) stored_bytes += w->size();
+  j["graphs"] = nlohmann::json::array();
+  for (const auto* g : *m.graphs()) {
+    nlohmann::json jg{{"name", g->name()->str()}, {"program_bytes", g->program_size()}, {"arena_bytes", g->arena_bytes()}};
+    jg["inputs"] = nlohmann::json::array();
+    jg["outputs"] = nlohmann::json::array();
+    if (g->inputs()) {
+      for (const auto* d : *g->inputs()) jg["inputs"].push_back(Desc(d));
+    }
+    if (g->outputs()) {
+      for (const auto* d : *g->outputs()) jg["outputs"].push_back(Desc(d));
+    }
+    uint64_t graph_bytes = 0;
+    if (g->weights()) {
+      for (uint32_t w : *g->weights()) graph_bytes += m.weights()->Get(w)->size();
+      references += g->weights()->size();
+    }
+    referenced_bytes += graph_bytes;
+    jg["weights"] = g->weights() ? g->weights()->size() : 0;
+    jg["weight_bytes"] = graph_bytes;
+    j["graphs"].push_back(jg);
+  }
+  j["weights"] = {{"stored", m.weights()->size()},
+                  {"referenced", references},
+                  {"referenced_bytes", referenced_bytes},
+                  {"unique_bytes", stored_bytes}};
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json InspectBinaryFile(const fs::path& path) {
+  nlohmann::json j{{"kind", "context_binary"}, {"path", path.string()}};
+  auto file = format::MappedFile::Open(path);
+  if (!file.ok()) {
+    j["ok"] = false;
+    j["error"] = file.status().message();
+    return j;
+  }
+  const auto hc = format::CheckHeader((*file)->bytes());
+  j["header_state"] = std::string(format::HeaderStateName(hc.state));
+  auto bin = format::ContextBinary::Open(*file);
+  if (!bin.ok()) {
+    j["ok"] = false;
+    j["error"] = bin.status().message();
+    return j;
+  }
+  j.update(DescribeBinary(**bin));
+  if (!hc.message.empty()) j["note"] = hc.message;
+  j["ok"] = true;
+  return j;
+}
+
+nlohmann::json InspectCtxModel(const fs::path& path) {
+  nlohmann::json j{{"kind", "ctx_model"}, {"path", path.string()}, {"ok", true}};
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto model;
+  if (!in || !model.ParseFromIstream(&in) || !model.has_graph()) {
+    j["ok"] = false;
+    j["error"] = "not an ONNX model";
+    return j;
+  }
+  std::map<std::string, int> onnx_ops;
+  j["ep_context_nodes"] = nlohmann::json::array();
+  std::map<std::string, std::shared_ptr<const format::ContextBinary>> opened;
+  std::map<std::string, std::string> main_bin_of_source;
+  for (const auto& n : model.graph().node()) {
+    if (!format::IsEpContextNode(n)) {
+      onnx_ops[n.op_type()]++;
+      continue;
+    }
+    nlohmann::json jn{{"name", n.name()}};
+    auto ep = format::EpContextNode::FromNodeProto(n);
+    if (!ep.ok()) {
+      jn["status"] = ep.status().message();
+      j["ok"] = false;
+      j["ep_context_nodes"].push_back(jn);
+      continue;
+    }
+    jn.update({{"source", ep->source}, {"partition_name", ep->partition_name}, {"main_context", ep->main_context},
+               {"embed_mode", ep->embed_mode}, {"ep_sdk_version", ep->ep_sdk_version},
+               {"hardware_architecture", ep->hardware_architecture}, {"max_size", ep->max_size},
+               {"content_id", format::NotesValue(ep->notes, "content_id")}});
+    std::shared_ptr<const format::ContextBinary> bin;
+    std::string status = "ok";
+    if (ep->embed_mode == 1 && ep->main_context == 1) {
+      jn["ep_cache_context"] = "<embedded " + std::to_string(ep->ep_cache_context.size()) + " bytes>";
+      auto b = format::ContextBinary::Open(format::MappedFile::FromBytes(ep->ep_cache_context));
+      if (b.ok()) {
+        bin = *b;
+        opened["<embedded:" + ep->source + ">"] = bin;
+        main_bin_of_source[ep->source] = "<embedded:" + ep->source + ">";
+      } else {
+        status = "embedded payload: " + b.status().message();
+      }
+    } else {
+      std::string key = ep->main_context == 1 ? ep->ep_cache_context : main_bin_of_source[ep->source];
+      if (ep->main_context == 1) {
+        jn["ep_cache_context"] = ep->ep_cache_context;
+        main_bin_of_source[ep->source] = key;
+      }
+      if (key.empty()) {
+        status = "no main context node of source " + ep->source + " precedes this node";
+      } else if (opened.count(key)) {
+        bin = opened[key];
+      } else {
+        auto b = format::ContextBinary::OpenFile(path.parent_path() / key);
+        if (b.ok()) {
+          bin = *b;
+          opened[key] = bin;
+        } else {
+          status = b.status().message();
+        }
+      }
+    }
+    if (bin) {
+      if (!bin->FindGraph(ep->partition_name)) {
+        status = "graph '" + ep->partition_name + "' is not in the binary";
+      } else if (format::NotesValue(ep->notes, "content_id") != bin->content_id()) {
+        status = "stale pairing: the node expects content id " + format::NotesValue(ep->notes, "content_id") +
+                 " but the binary is " + std::string(bin->content_id());
+      }
+    }
+    if (status != "ok") j["ok"] = false;
+    jn["status"] = status;
+    j["ep_context_nodes"].push_back(jn);
+  }
+  j["onnx_nodes"] = onnx_ops;
+  j["binaries"] = nlohmann::json::array();
+  for (const auto& [key, bin] : opened) {
+    auto d = DescribeBinary(*bin);
+    d["file"] = key;
+    j["binaries"].push_back(d);
+  }
+  if (!j["ok"].get<bool>() && !j.contains("error")) j["error"] = "one or more EPContext nodes failed their checks";
+  return j;
+}
+
+nlohmann::json InspectPath(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {{"ok", false}, {"path", path.string()}, {"error", "cannot open " + path.string()}};
+  char magic[8] = {};
+  in.read(magic, sizeof magic);
+  if (in.gcount() == sizeof magic && std::equal(magic, magic + 8, format::kMagic)) return InspectBinaryFile(path);
+  if (path.extension() == ".bin") return InspectBinaryFile(path);  // reports what is wrong with it
+  return InspectCtxModel(path);
+}
+
+}  // namespace ortc::inspect

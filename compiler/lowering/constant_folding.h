@@ -1,0 +1,36 @@
+// Constant folding: ops whose inputs are all known at compile time are evaluated on the host
+// and replaced by weights. Covers the shape arithmetic exporters emit (Shape, Gather,
+// Unsqueeze, Concat, Cast, Reshape...) and layout ops on weights (Transpose of a constant).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::lowering {
+
+struct HostTensor {
+  int32_t dtype = 0;
+  std::vector<int64_t> dims;
+  std::string bytes;  // row-major, little-endian
+
+  int64_t elements() const;
+};
+
+// Evaluates one op; nullopt when the op, its types or its attributes are not covered (the op
+// then stays in the program). Never throws on odd inputs.
+std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vector<const HostTensor*>& inputs,
+                                                  const std::vector<graph::TensorInfo>& input_infos);
+
+struct FoldingStats {
+  int folded_ops = 0;
+};
+
+// Folds every foldable op of `ir` whose outputs are not the subgraph's outputs. Results larger
+// than `max_bytes` are left unfolded (they would bloat the binary).
+Result<FoldingStats> FoldConstants(SubgraphIr* ir, int64_t max_bytes = 64ll << 20);
+
+}  // namespace ortc::lowering

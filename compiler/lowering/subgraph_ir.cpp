@@ -1,0 +1,195 @@
+// SubgraphIr construction and compaction.
+#include "lowering/subgraph_ir.h"
+
+#include <cstring>
+#include <map>
+
+namespace ortc::lowering {
+namespace {
+
+template <typename T, typename Field>
+std::string PackField(const Field& field) {
+  std::string out(field.size() * sizeof(T), '\0');
+  for (int i = 0; i < field.size(); ++i) {
+    const T v = static_cast<T>(field.Get(i));
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return out;
+}
+
+}  // namespace
+
+const onnx::AttributeProto* IrOp::Attr(const std::string& n) const {
+  for (const auto& a : attributes) {
+    if (a.name() == n) return &a;
+  }
+  return nullptr;
+}
+int64_t IrOp::IntAttr(const std::string& n, int64_t fallback) const {
+  const auto* a = Attr(n);
+  return a ? a->i() : fallback;
+}
+float IrOp::FloatAttr(const std::string& n, float fallback) const {
+  const auto* a = Attr(n);
+  return a ? a->f() : fallback;
+}
+void IrOp::SetIntAttr(const std::string& n, int64_t v) {
+  for (auto& a : attributes) {
+    if (a.name() == n) {
+      a.set_i(v);
+      return;
+    }
+  }
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  attributes.push_back(a);
+}
+
+Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init) {
+  if (init.external) {
+    return bundle::ByteSource::FileRegion(init.external->file, init.external->offset, init.external->length);
+  }
+  const auto& t = *init.proto;
+  if (t.has_raw_data()) return bundle::ByteSource::Memory(std::make_shared<const std::string>(t.raw_data()));
+  using T = onnx::TensorProto;
+  std::string bytes;
+  switch (t.data_type()) {
+    case T::FLOAT: bytes = PackField<float>(t.float_data()); break;
+    case T::DOUBLE: bytes = PackField<double>(t.double_data()); break;
+    case T::INT64: bytes = PackField<int64_t>(t.int64_data()); break;
+    case T::UINT64: bytes = PackField<uint64_t>(t.uint64_data()); break;
+    case T::UINT32: bytes = PackField<uint32_t>(t.uint64_data()); break;
+    case T::INT32: bytes = PackField<int32_t>(t.int32_data()); break;
+    case T::INT16: bytes = PackField<int16_t>(t.int32_data()); break;
+    case T::UINT16: case T::FLOAT16: case T::BFLOAT16: bytes = PackField<uint16_t>(t.int32_data()); break;
+    case T::INT8: bytes = PackField<int8_t>(t.int32_data()); break;
+    case T::UINT8: case T::BOOL: bytes = PackField<uint8_t>(t.int32_data()); break;
+    default:
+      return NotImplemented("initializer '" + init.name + "': data type " + graph::DataTypeName(t.data_type()) +
+                            " cannot be stored in a context binary");
+  }
+  return bundle::ByteSource::Memory(std::make_shared<const std::string>(std::move(bytes)));
+}
+
+Result<SubgraphIr> SubgraphIr::Build(const graph::Model& model, const std::string& name,
+                                     const std::vector<int>& nodes, const std::vector<int>& inputs,
+                                     const std::vector<int>& outputs) {
+  const auto& g = model.graph;
+  SubgraphIr ir;
+  ir.name = name;
+  std::map<int, int> local;  // graph value id -> ir value id
+  auto value = [&](int v) -> Result<int> {
+    if (v < 0) return -1;
+    auto it = local.find(v);
+    if (it != local.end()) return it->second;
+    IrValue iv;
+    iv.name = g.values[v].name;
+    iv.info = g.values[v].info;
+    if (g.values[v].initializer >= 0) {
+      iv.kind = ValueKind::kWeight;
+      auto bytes = InitializerBytes(g.initializers[g.values[v].initializer]);
+      if (!bytes.ok()) return bytes.status();
+      iv.bytes = std::move(bytes).value();
+    }
+    ir.values.push_back(std::move(iv));
+    local[v] = static_cast<int>(ir.values.size()) - 1;
+    return local[v];
+  };
+  for (int v : inputs) {
+    auto id = value(v);
+    if (!id.ok()) return id.status();
+    ir.values[*id].kind = ValueKind::kInput;
+    ir.inputs.push_back(*id);
+  }
+  for (int n : nodes) {
+    const auto& node = g.nodes[n];
+    if (!node.implicit_inputs.empty()) {
+      return NotImplemented("node '" + node.name + "' (" + node.op_type + ") reads outer values in a subgraph; "
+                            "compiling nodes with subgraphs is not supported yet");
+    }
+    IrOp op;
+    op.name = node.name;
+    op.op_type = node.op_type;
+    op.domain = node.domain;
+    op.since_version = node.since_version;
+    for (int v : node.inputs) {
+      auto id = value(v);
+      if (!id.ok()) return id.status();
+      op.inputs.push_back(*id);
+    }
+    for (int v : node.outputs) {
+      auto id = value(v);
+      if (!id.ok()) return id.status();
+      op.outputs.push_back(*id);
+    }
+    op.attributes.assign(node.proto->attribute().begin(), node.proto->attribute().end());
+    ir.ops.push_back(std::move(op));
+  }
+  for (int v : outputs) {
+    auto id = value(v);
+    if (!id.ok()) return id.status();
+    if (ir.values[*id].kind == ValueKind::kIntermediate) ir.values[*id].kind = ValueKind::kOutput;
+    ir.outputs.push_back(*id);
+  }
+  return ir;
+}
+
+int SubgraphIr::AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes) {
+  IrValue v;
+  v.name = std::move(name);
+  v.info = std::move(info);
+  v.kind = ValueKind::kWeight;
+  v.bytes = bundle::ByteSource::Memory(std::move(bytes));
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
+int SubgraphIr::UseCount(int v) const {
+  int uses = 0;
+  for (const auto& op : ops) {
+    if (op.removed) continue;
+    for (int i : op.inputs) uses += i == v;
+  }
+  for (int o : outputs) uses += o == v;
+  return uses;
+}
+
+void SubgraphIr::Compact() {
+  std::vector<IrOp> kept;
+  for (auto& op : ops) {
+    if (!op.removed) kept.push_back(std::move(op));
+  }
+  ops = std::move(kept);
+  std::vector<bool> used(values.size(), false);
+  for (int v : inputs) used[v] = true;
+  for (int v : outputs) used[v] = true;
+  for (const auto& op : ops) {
+    for (int v : op.inputs) {
+      if (v >= 0) used[v] = true;
+    }
+    for (int v : op.outputs) {
+      if (v >= 0) used[v] = true;
+    }
+  }
+  std::vector<int> remap(values.size(), -1);
+  std::vector<IrValue> live;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!used[i]) continue;
+    remap[i] = static_cast<int>(live.size());
+    live.push_back(std::move(values[i]));
+  }
+  values = std::move(live);
+  auto fix = [&](std::vector<int>& ids) {
+    for (int& v : ids) v = v < 0 ? -1 : remap[v];
+  };
+  fix(inputs);
+  fix(outputs);
+  for (auto& op : ops) {
+    fix(op.inputs);
+    fix(op.outputs);
+  }
+}
+
+}  // namespace ortc::lowering

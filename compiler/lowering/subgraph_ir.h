@@ -1,0 +1,61 @@
+// A mutable copy of one partition group, for backend lowering: values (inputs, outputs,
+// intermediates, weights with their bytes) and ops with editable attributes. Passes (constant
+// folding, fusion, packing) rewrite it; Compact() then drops what they left unused.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bundle/byte_source.h"
+#include "graph/model.h"
+#include "ortc/status.h"
+
+namespace ortc::lowering {
+
+enum class ValueKind { kIntermediate, kInput, kOutput, kWeight };
+
+struct IrValue {
+  std::string name;
+  graph::TensorInfo info;
+  ValueKind kind = ValueKind::kIntermediate;
+  std::optional<bundle::ByteSource> bytes;  // weights only
+  std::string layout = "plain";
+};
+
+struct IrOp {
+  std::string name, op_type, domain;
+  int since_version = 0;
+  std::vector<int> inputs, outputs;  // value ids, -1 for omitted
+  std::vector<onnx::AttributeProto> attributes;
+  bool removed = false;
+
+  const onnx::AttributeProto* Attr(const std::string& n) const;
+  int64_t IntAttr(const std::string& n, int64_t fallback) const;
+  float FloatAttr(const std::string& n, float fallback) const;
+  void SetIntAttr(const std::string& n, int64_t v);
+};
+
+struct SubgraphIr {
+  std::string name;
+  std::vector<IrValue> values;
+  std::vector<IrOp> ops;
+  std::vector<int> inputs, outputs;
+
+  // Copies the group's nodes (in order) and the values they touch out of the model.
+  static Result<SubgraphIr> Build(const graph::Model& model, const std::string& name,
+                                  const std::vector<int>& nodes, const std::vector<int>& inputs,
+                                  const std::vector<int>& outputs);
+  int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
+  // Number of live ops reading value v.
+  int UseCount(int v) const;
+  // Removes deleted ops and values nothing refers to; renumbers.
+  void Compact();
+};
+
+// The bytes of an initializer in ONNX's raw little-endian layout (typed fields converted).
+Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init);
+
+}  // namespace ortc::lowering
