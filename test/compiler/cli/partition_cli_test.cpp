@@ -1,6 +1,5 @@
 // `ortc partition` end to end: the real binary on generated models, JSON compared with
 // hand-written golden files (test/golden/partition), plus exit codes for bad input.
-#include <sys/wait.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -9,29 +8,14 @@
 #include <fstream>
 
 #include "model_builder.h"
+#include "run_ortc.h"
 
 using ortc::test::Attr;
 using ortc::test::ModelBuilder;
+using ortc::test::RunOrtc;
 using ortc::test::TempDir;
 
 namespace {
-
-struct RunResult {
-  int exit_code;
-  std::string out;
-};
-
-RunResult RunOrtc(const std::string& args) {
-  const std::string cmd = std::string(ORTC_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 nlohmann::json Golden(const std::string& name) {
   std::ifstream in(std::string(ORTC_GOLDEN_DIR) + "/partition/" + name);
