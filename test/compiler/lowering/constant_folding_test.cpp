@@ -1,0 +1,153 @@
+// Constant folding: each covered op against values worked out by hand from the ONNX spec,
+// and the pass over a whole subgraph (what folds, what must not).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "graph/model.h"
+#include "lowering/constant_folding.h"
+#include "model_builder.h"
+
+using namespace ortc;
+using lowering::EvaluateOp;
+using lowering::HostTensor;
+using lowering::IrOp;
+using ortc::test::Attr;
+using ortc::test::ModelBuilder;
+using T = onnx::TensorProto;
+
+namespace {
+
+template <typename V>
+HostTensor Make(int32_t dtype, std::vector<int64_t> dims, std::vector<V> values) {
+  HostTensor t{dtype, std::move(dims), std::string(values.size() * sizeof(V), '\0')};
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  return t;
+}
+HostTensor I64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Make<int64_t>(T::INT64, dims, v); }
+HostTensor F32(std::vector<int64_t> dims, std::vector<float> v) { return Make<float>(T::FLOAT, dims, v); }
+
+template <typename V>
+std::vector<V> Values(const HostTensor& t) {
+  std::vector<V> v(t.bytes.size() / sizeof(V));
+  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  return v;
+}
+
+IrOp Op(const std::string& type, int since, std::vector<Attr> attrs = {}) {
+  IrOp op;
+  op.op_type = type;
+  op.since_version = since;
+  for (auto& a : attrs) op.attributes.push_back(a.proto);
+  return op;
+}
+
+HostTensor Eval(const IrOp& op, std::vector<const HostTensor*> in, std::vector<graph::TensorInfo> infos = {}) {
+  infos.resize(in.size());
+  auto r = EvaluateOp(op, in, infos);
+  REQUIRE(r);
+  REQUIRE(r->size() == 1);
+  return (*r)[0];
+}
+
+}  // namespace
+
+TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]") {
+  SECTION("Add broadcasts") {
+    auto a = F32({2, 3}, {1, 2, 3, 4, 5, 6}), b = F32({3}, {10, 20, 30});
+    auto r = Eval(Op("Add", 14), {&a, &b});
+    CHECK(r.dims == std::vector<int64_t>{2, 3});
+    CHECK(Values<float>(r) == std::vector<float>{11, 22, 33, 14, 25, 36});
+  }
+  SECTION("integer Div truncates; division by zero declines") {
+    auto a = I64({3}, {7, -7, 9}), b = I64({1}, {2});
+    CHECK(Values<int64_t>(Eval(Op("Div", 14), {&a, &b})) == std::vector<int64_t>{3, -3, 4});
+    auto z = I64({1}, {0});
+    std::vector<graph::TensorInfo> infos(2);
+    CHECK_FALSE(EvaluateOp(Op("Div", 14), {&a, &z}, infos));
+  }
+  SECTION("Shape of a static input, with start/end") {
+    graph::TensorInfo info{T::FLOAT, graph::Shape{true, {{.value = 2}, {.value = 3}, {.value = 5}}}};
+    auto r = Eval(Op("Shape", 15, {Attr("start", int64_t{1})}), {nullptr}, {info});
+    CHECK(Values<int64_t>(r) == std::vector<int64_t>{3, 5});
+  }
+  SECTION("Gather on axis 1 with a negative index") {
+    auto data = I64({2, 3}, {1, 2, 3, 4, 5, 6}), idx = I64({2}, {-1, 0});
+    auto r = Eval(Op("Gather", 13, {Attr("axis", int64_t{1})}), {&data, &idx});
+    CHECK(r.dims == std::vector<int64_t>{2, 2});
+    CHECK(Values<int64_t>(r) == std::vector<int64_t>{3, 1, 6, 4});
+  }
+  SECTION("Concat on axis 0") {
+    auto a = I64({1}, {4}), b = I64({2}, {-1, 7});
+    CHECK(Values<int64_t>(Eval(Op("Concat", 13, {Attr("axis", int64_t{0})}), {&a, &b})) == std::vector<int64_t>{4, -1, 7});
+  }
+  SECTION("Unsqueeze (axes as input since 13) and Squeeze") {
+    auto x = I64({3}, {1, 2, 3}), axes = I64({2}, {0, -1});
+    auto u = Eval(Op("Unsqueeze", 13), {&x, &axes});
+    CHECK(u.dims == std::vector<int64_t>{1, 3, 1});
+    auto s = Eval(Op("Squeeze", 11, {Attr("axes", std::vector<int64_t>{0})}), {&u});
+    CHECK(s.dims == std::vector<int64_t>{3, 1});
+  }
+  SECTION("Reshape with 0 and -1") {
+    auto x = F32({2, 3, 4}, std::vector<float>(24, 1.f)), shape = I64({2}, {0, -1});
+    CHECK(Eval(Op("Reshape", 14), {&x, &shape}).dims == std::vector<int64_t>{2, 12});
+  }
+  SECTION("Transpose with a permutation") {
+    auto x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto r = Eval(Op("Transpose", 13, {Attr("perm", std::vector<int64_t>{1, 0})}), {&x});
+    CHECK(r.dims == std::vector<int64_t>{3, 2});
+    CHECK(Values<float>(r) == std::vector<float>{1, 4, 2, 5, 3, 6});
+  }
+  SECTION("Slice with a negative step") {
+    auto x = I64({5}, {0, 1, 2, 3, 4});
+    auto starts = I64({1}, {-1}), ends = I64({1}, {-6}), axes = I64({1}, {0}), steps = I64({1}, {-2});
+    auto r = Eval(Op("Slice", 13), {&x, &starts, &ends, &axes, &steps});
+    CHECK(Values<int64_t>(r) == std::vector<int64_t>{4, 2, 0});
+  }
+  SECTION("Cast float to int64 truncates") {
+    auto x = F32({3}, {1.9f, -1.9f, 3.0f});
+    CHECK(Values<int64_t>(Eval(Op("Cast", 13, {Attr("to", int64_t{T::INT64})}), {&x})) == std::vector<int64_t>{1, -1, 3});
+  }
+  SECTION("Flatten") {
+    auto x = F32({2, 3, 4}, std::vector<float>(24, 0.f));
+    CHECK(Eval(Op("Flatten", 13, {Attr("axis", int64_t{2})}), {&x}).dims == std::vector<int64_t>{6, 4});
+  }
+  SECTION("an op outside the covered set declines") {
+    auto x = F32({2}, {1, 2});
+    std::vector<graph::TensorInfo> infos(1);
+    CHECK_FALSE(EvaluateOp(Op("Relu", 14), {&x}, infos));
+  }
+}
+
+TEST_CASE("the folding pass replaces constant subexpressions by weights", "[folding]") {
+  // Shape(x) -> Gather(0) -> Unsqueeze -> Concat(-1) -> Reshape(x): the shape chain folds away;
+  // the Reshape reads a graph input and stays.
+  ModelBuilder b(13, 8);
+  b.Input("x", {2, 3, 4}).IntInitializer("zero", {0}).IntInitializer("minus1", {-1}).IntInitializer("ax", {0});
+  b.Node("Shape", {"x"}, {"s"}).Node("Gather", {"s", "zero"}, {"g"}).Node("Unsqueeze", {"g", "ax"}, {"u"});
+  b.Node("Concat", {"u", "minus1"}, {"target"}, {Attr("axis", int64_t{0})}).Node("Reshape", {"x", "target"}, {"y"});
+  b.Output("y");
+  b.proto().mutable_graph()->mutable_initializer(0)->clear_dims();  // `zero` is a scalar index
+  const std::string bytes = b.Serialize();
+  auto m = graph::LoadModelFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "fold");
+  REQUIRE(m.ok());
+  const auto& g = (*m)->graph;
+  std::vector<int> nodes(g.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+  auto ir = lowering::SubgraphIr::Build(**m, "fold", nodes, {g.FindValue("x")}, {g.FindValue("y")});
+  REQUIRE(ir.ok());
+  auto stats = lowering::FoldConstants(&ir.value());
+  REQUIRE(stats.ok());
+  CHECK(stats->folded_ops == 4);
+  REQUIRE(ir->ops.size() == 1);
+  CHECK(ir->ops[0].op_type == "Reshape");
+  const auto& target = ir->values[ir->ops[0].inputs[1]];
+  CHECK(target.kind == lowering::ValueKind::kWeight);
+  auto data = target.bytes->ReadAll();
+  REQUIRE(data.ok());
+  std::vector<int64_t> values(2);
+  std::memcpy(values.data(), (*data)->data(), 16);
+  CHECK(values == std::vector<int64_t>{2, -1});
+  // Weights nothing reads any more are gone.
+  for (const auto& v : ir->values) CHECK(v.name != "zero");
+}
