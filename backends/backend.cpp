@@ -11,8 +11,10 @@ Status Backend::ValidateOptions(const ProviderOptions& options) const {
   return Status::Ok();
 }
 
-Result<CompiledGraph> Backend::Compile(const graph::Model&, const Subgraph&, const ProviderOptions&) const {
-  return NotImplemented("backend " + std::string(name()) + " cannot compile yet (" + std::string(status_line()) + ")");
+Result<CompiledGraph> Backend::Compile(const graph::Model&, const Subgraph&,
+                                       const ProviderOptions&) const {
+  return NotImplemented("backend " + std::string(name()) + " cannot compile yet (" +
+                        std::string(status_line()) + ")");
 }
 
 }  // namespace ortc::backends

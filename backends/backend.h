@@ -35,18 +35,18 @@ struct Subgraph {
 using ProviderOptions = std::map<std::string, std::string>;
 
 struct CompiledGraph {
-  std::string program;                          // backend-specific program bytes
-  std::vector<bundle::WeightSpec> weights;      // program weight slots, in order
+  std::string program;                      // backend-specific program bytes
+  std::vector<bundle::WeightSpec> weights;  // program weight slots, in order
   std::vector<bundle::TensorDescSpec> inputs, outputs;
   uint64_t arena_bytes = 0;
-  std::map<std::string, int> stats;             // e.g. folded ops, fused patterns
+  std::map<std::string, int> stats;  // e.g. folded ops, fused patterns
 };
 
 // What a backend records about its binaries (versions, targets) for the bin header and the
 // EPContext attributes.
 struct BinaryIdentity {
-  std::string sdk_version;             // EPContext ep_sdk_version
-  std::string hardware_architecture;   // EPContext hardware_architecture
+  std::string sdk_version;            // EPContext ep_sdk_version
+  std::string hardware_architecture;  // EPContext hardware_architecture
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<std::string> hardware_targets;
   std::vector<std::pair<std::string, std::string>> properties;

@@ -16,12 +16,12 @@ struct FixedHeader {
   char magic[8];
   uint16_t format_major;
   uint16_t format_minor;
-  uint32_t header_size;         // bytes of the header in this file (64 in format 1)
-  uint64_t flags;               // reserved, 0
-  uint64_t manifest_offset;     // where the FlatBuffers manifest starts
+  uint32_t header_size;      // bytes of the header in this file (64 in format 1)
+  uint64_t flags;            // reserved, 0
+  uint64_t manifest_offset;  // where the FlatBuffers manifest starts
   uint64_t manifest_size;
-  uint64_t file_size;           // the whole file, to detect truncation
-  uint64_t manifest_checksum;   // XXH3-64 of the manifest bytes
+  uint64_t file_size;          // the whole file, to detect truncation
+  uint64_t manifest_checksum;  // XXH3-64 of the manifest bytes
   uint64_t reserved;
 };
 static_assert(sizeof(FixedHeader) == 64, "the fixed header is 64 bytes");

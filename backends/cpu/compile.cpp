@@ -39,7 +39,7 @@ bundle::TensorDescSpec Desc(const lowering::IrValue& v) {
 }
 
 flatbuffers::Offset<fbc::Attribute> SerializeAttribute(flatbuffers::FlatBufferBuilder& b,
-                                                      const onnx::AttributeProto& a) {
+                                                       const onnx::AttributeProto& a) {
   using A = onnx::AttributeProto;
   fbc::AttributeBuilder* unused = nullptr;
   (void)unused;
@@ -50,8 +50,12 @@ flatbuffers::Offset<fbc::Attribute> SerializeAttribute(flatbuffers::FlatBufferBu
   flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> strings;
   switch (a.type()) {
-    case A::FLOAT: type = fbc::AttributeType::Float; break;
-    case A::INT: type = fbc::AttributeType::Int; break;
+    case A::FLOAT:
+      type = fbc::AttributeType::Float;
+      break;
+    case A::INT:
+      type = fbc::AttributeType::Int;
+      break;
     case A::STRING:
       type = fbc::AttributeType::String;
       s = b.CreateVector(reinterpret_cast<const uint8_t*>(a.s().data()), a.s().size());
@@ -78,9 +82,11 @@ flatbuffers::Offset<fbc::Attribute> SerializeAttribute(flatbuffers::FlatBufferBu
       break;
     case A::STRINGS:
       type = fbc::AttributeType::Strings;
-      strings = b.CreateVectorOfStrings(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+      strings =
+          b.CreateVectorOfStrings(std::vector<std::string>(a.strings().begin(), a.strings().end()));
       break;
-    default: break;
+    default:
+      break;
   }
   return fbc::CreateAttribute(b, name, type, a.f(), a.i(), s, floats, ints, strings, proto);
 }
@@ -111,10 +117,12 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   }
   for (int op = 0; op < static_cast<int>(ir.ops.size()); ++op) {
     for (int v : ir.ops[op].outputs) {
-      if (v >= 0 && buffer_of[v] >= 0) buffers[buffer_of[v]].first_use = std::min(buffers[buffer_of[v]].first_use, op);
+      if (v >= 0 && buffer_of[v] >= 0)
+        buffers[buffer_of[v]].first_use = std::min(buffers[buffer_of[v]].first_use, op);
     }
     for (int v : ir.ops[op].inputs) {
-      if (v >= 0 && buffer_of[v] >= 0) buffers[buffer_of[v]].last_use = std::max(buffers[buffer_of[v]].last_use, op);
+      if (v >= 0 && buffer_of[v] >= 0)
+        buffers[buffer_of[v]].last_use = std::max(buffers[buffer_of[v]].last_use, op);
     }
   }
   for (auto& b : buffers) {
@@ -132,20 +140,22 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
     if (v.kind == lowering::ValueKind::kOutput) kind = fbc::ValueKind::Output;
     if (v.kind == lowering::ValueKind::kWeight) kind = fbc::ValueKind::Weight;
     const int64_t offset = buffer_of[i] >= 0 ? plan.offsets[buffer_of[i]] : -1;
-    values.push_back(fbc::CreateValue(b, b.CreateString(v.name), kind, v.info.dtype, b.CreateVector(Dims(v.info)),
-                                      weight_slot[i], offset, StaticBytes(v.info)));
+    values.push_back(fbc::CreateValue(b, b.CreateString(v.name), kind, v.info.dtype,
+                                      b.CreateVector(Dims(v.info)), weight_slot[i], offset,
+                                      StaticBytes(v.info)));
   }
   std::vector<flatbuffers::Offset<fbc::Op>> ops;
   for (const auto& op : ir.ops) {
     std::vector<flatbuffers::Offset<fbc::Attribute>> attrs;
     for (const auto& a : op.attributes) attrs.push_back(SerializeAttribute(b, a));
-    ops.push_back(fbc::CreateOp(b, b.CreateString(op.name), b.CreateString(op.op_type), b.CreateString(op.domain),
-                                op.since_version, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
+    ops.push_back(fbc::CreateOp(b, b.CreateString(op.name), b.CreateString(op.op_type),
+                                b.CreateString(op.domain), op.since_version,
+                                b.CreateVector(op.inputs), b.CreateVector(op.outputs),
                                 b.CreateVector(attrs)));
   }
-  auto program = fbc::CreateProgram(b, b.CreateVector(values), b.CreateVector(ops), b.CreateVector(ir.inputs),
-                                    b.CreateVector(ir.outputs), static_cast<uint64_t>(plan.arena_bytes),
-                                    b.CreateString(isa));
+  auto program = fbc::CreateProgram(b, b.CreateVector(values), b.CreateVector(ops),
+                                    b.CreateVector(ir.inputs), b.CreateVector(ir.outputs),
+                                    static_cast<uint64_t>(plan.arena_bytes), b.CreateString(isa));
   fbc::FinishProgramBuffer(b, program);
   out.program.assign(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
   out.arena_bytes = static_cast<uint64_t>(plan.arena_bytes);

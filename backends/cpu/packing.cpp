@@ -28,7 +28,8 @@ Result<std::vector<float>> Floats(const IrValue& v) {
 }
 
 std::shared_ptr<const std::string> ToBytes(const std::vector<float>& f) {
-  return std::make_shared<const std::string>(reinterpret_cast<const char*>(f.data()), f.size() * sizeof(float));
+  return std::make_shared<const std::string>(reinterpret_cast<const char*>(f.data()),
+                                             f.size() * sizeof(float));
 }
 
 // The op (not removed) that reads v, when exactly one op reads it and it is not an output.
@@ -53,13 +54,15 @@ IrOp* SoleReader(SubgraphIr* ir, int v) {
 Result<int> FoldBatchNormIntoConv(SubgraphIr* ir) {
   int folded = 0;
   for (auto& conv : ir->ops) {
-    if (conv.removed || conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) continue;
+    if (conv.removed || conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1)
+      continue;
     if (conv.inputs.size() < 2 || !IsConstFloat(*ir, conv.inputs[1])) continue;
     const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
     if (has_bias && !IsConstFloat(*ir, conv.inputs[2])) continue;
     IrOp* bn = SoleReader(ir, conv.outputs[0]);
-    if (!bn || bn->op_type != "BatchNormalization" || !bn->domain.empty() || bn->inputs.size() != 5 ||
-        bn->inputs[0] != conv.outputs[0] || bn->IntAttr("training_mode", 0) != 0) {
+    if (!bn || bn->op_type != "BatchNormalization" || !bn->domain.empty() ||
+        bn->inputs.size() != 5 || bn->inputs[0] != conv.outputs[0] ||
+        bn->IntAttr("training_mode", 0) != 0) {
       continue;
     }
     bool params_const = true;
@@ -74,9 +77,11 @@ Result<int> FoldBatchNormIntoConv(SubgraphIr* ir) {
     for (const auto* r : {&w, &scale, &shift, &mean, &var}) {
       if (!r->ok()) return r->status();
     }
-    const size_t out_channels = static_cast<size_t>(ir->values[conv.inputs[1]].info.shape.dims[0].value);
-    if (scale->size() != out_channels || shift->size() != out_channels || mean->size() != out_channels ||
-        var->size() != out_channels || out_channels == 0 || w->size() % out_channels != 0) {
+    const size_t out_channels =
+        static_cast<size_t>(ir->values[conv.inputs[1]].info.shape.dims[0].value);
+    if (scale->size() != out_channels || shift->size() != out_channels ||
+        mean->size() != out_channels || var->size() != out_channels || out_channels == 0 ||
+        w->size() % out_channels != 0) {
       continue;
     }
     std::vector<float> bias(out_channels, 0.f);
@@ -95,8 +100,11 @@ Result<int> FoldBatchNormIntoConv(SubgraphIr* ir) {
     }
     const IrValue& old_w = ir->values[conv.inputs[1]];
     const int new_w = ir->AddWeight(old_w.name + ".bn_folded", old_w.info, ToBytes(*w));
-    graph::TensorInfo bias_info{onnx::TensorProto::FLOAT, graph::Shape{true, {graph::Dim{.value = static_cast<int64_t>(out_channels)}}}};
-    const int new_b = ir->AddWeight(ir->values[bn->inputs[1]].name + ".conv_bias", bias_info, ToBytes(bias));
+    graph::TensorInfo bias_info{
+        onnx::TensorProto::FLOAT,
+        graph::Shape{true, {graph::Dim{.value = static_cast<int64_t>(out_channels)}}}};
+    const int new_b =
+        ir->AddWeight(ir->values[bn->inputs[1]].name + ".conv_bias", bias_info, ToBytes(bias));
     conv.inputs.resize(3);
     conv.inputs[1] = new_w;
     conv.inputs[2] = new_b;
@@ -122,7 +130,8 @@ Result<int> PretransposeGemmWeights(SubgraphIr* ir) {
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t c = 0; c < k; ++c) t[c * n + r] = (*data)[r * k + c];
     }
-    graph::TensorInfo info{b.info.dtype, graph::Shape{true, {graph::Dim{.value = k}, graph::Dim{.value = n}}}};
+    graph::TensorInfo info{b.info.dtype,
+                           graph::Shape{true, {graph::Dim{.value = k}, graph::Dim{.value = n}}}};
     op.inputs[1] = ir->AddWeight(b.name + ".kn", info, ToBytes(t));
     op.SetIntAttr("transB", 0);
     ++packed;

@@ -24,7 +24,8 @@ ByteSource ByteSource::FileRegion(std::filesystem::path file, int64_t offset, in
   return s;
 }
 
-Status ByteSource::ForEachChunk(const std::function<Status(std::span<const std::byte>)>& sink) const {
+Status ByteSource::ForEachChunk(
+    const std::function<Status(std::span<const std::byte>)>& sink) const {
   if (memory_) {
     const auto* p = reinterpret_cast<const std::byte*>(memory_->data());
     for (size_t done = 0; done < memory_->size(); done += kStreamChunkBytes) {
@@ -43,8 +44,9 @@ Status ByteSource::ForEachChunk(const std::function<Status(std::span<const std::
     const size_t want = static_cast<size_t>(std::min<int64_t>(buf.size(), length_ - done));
     const ssize_t got = ::pread(fd, buf.data(), want, offset_ + done);
     if (got <= 0) {
-      status = IoError(file_.string() + ": read failed at offset " + std::to_string(offset_ + done) +
-                       (got == 0 ? " (file shorter than expected)" : ": " + std::string(std::strerror(errno))));
+      status = IoError(
+          file_.string() + ": read failed at offset " + std::to_string(offset_ + done) +
+          (got == 0 ? " (file shorter than expected)" : ": " + std::string(std::strerror(errno))));
       break;
     }
     status = sink({buf.data(), static_cast<size_t>(got)});

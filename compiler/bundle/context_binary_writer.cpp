@@ -20,7 +20,9 @@ struct SectionRecord {
 
 namespace {
 
-uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t AlignUp(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 std::span<const std::byte> AsBytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
@@ -65,14 +67,18 @@ Result<uint32_t> ContextBinaryWriter::AddWeight(const WeightSpec& weight) {
   const XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   if (!s.ok()) return s;
-  if (at - start != size) return IoError("weight source gave " + std::to_string(at - start) + " bytes, expected " + std::to_string(size));
+  if (at - start != size)
+    return IoError("weight source gave " + std::to_string(at - start) + " bytes, expected " +
+                   std::to_string(size));
 
   stats_.weights_added++;
   stats_.weight_bytes_added += static_cast<int64_t>(size);
   auto range = by_hash_.equal_range({h.low64, h.high64});
   for (auto it = range.first; it != range.second; ++it) {
     const PoolEntry& e = pool_[it->second];
-    if (e.size != size || e.dtype != weight.dtype || e.layout != weight.layout || e.dims != weight.dims) continue;
+    if (e.size != size || e.dtype != weight.dtype || e.layout != weight.layout ||
+        e.dims != weight.dims)
+      continue;
     auto same = SameBytes(weights_begin_ + e.offset, start, size);
     if (!same.ok()) return same.status();
     if (*same) {
@@ -80,8 +86,8 @@ Result<uint32_t> ContextBinaryWriter::AddWeight(const WeightSpec& weight) {
       return it->second;
     }
   }
-  PoolEntry e{h.low64, h.high64, start - weights_begin_, size, weight.dtype, weight.dims, weight.layout,
-              weight.alignment};
+  PoolEntry e{h.low64,      h.high64,    start - weights_begin_, size,
+              weight.dtype, weight.dims, weight.layout,          weight.alignment};
   pool_.push_back(std::move(e));
   const auto index = static_cast<uint32_t>(pool_.size() - 1);
   by_hash_.insert({{h.low64, h.high64}, index});
@@ -128,20 +134,23 @@ std::string ContextBinaryWriter::BuildManifest(const std::string& content_id,
   flatbuffers::FlatBufferBuilder b(1 << 16);
   auto kvs = [&](const std::vector<std::pair<std::string, std::string>>& items) {
     std::vector<flatbuffers::Offset<fb::KeyValue>> v;
-    for (const auto& [k, val] : items) v.push_back(fb::CreateKeyValueDirect(b, k.c_str(), val.c_str()));
+    for (const auto& [k, val] : items)
+      v.push_back(fb::CreateKeyValueDirect(b, k.c_str(), val.c_str()));
     return b.CreateVector(v);
   };
   auto descs = [&](const std::vector<TensorDescSpec>& items) {
     std::vector<flatbuffers::Offset<fb::TensorDesc>> v;
     for (const auto& d : items) {
       auto symbols = b.CreateVectorOfStrings(d.symbols);
-      v.push_back(fb::CreateTensorDesc(b, b.CreateString(d.name), d.dtype, b.CreateVector(d.dims), symbols));
+      v.push_back(fb::CreateTensorDesc(b, b.CreateString(d.name), d.dtype, b.CreateVector(d.dims),
+                                       symbols));
     }
     return b.CreateVector(v);
   };
   std::vector<flatbuffers::Offset<fb::Section>> sec;
   for (const auto& s : sections) {
-    sec.push_back(fb::CreateSection(b, s.kind, b.CreateString(s.name), s.offset, s.size, s.alignment, s.checksum));
+    sec.push_back(fb::CreateSection(b, s.kind, b.CreateString(s.name), s.offset, s.size,
+                                    s.alignment, s.checksum));
   }
   std::vector<flatbuffers::Offset<fb::Graph>> graphs;
   uint64_t program_offset = 0;
@@ -159,12 +168,13 @@ std::string ContextBinaryWriter::BuildManifest(const std::string& content_id,
   std::vector<flatbuffers::Offset<fb::Weight>> weights;
   for (const auto& w : pool_) {
     weights.push_back(fb::CreateWeight(b, w.hash_lo, w.hash_hi, w.offset, w.size, w.dtype,
-                                       b.CreateVector(w.dims), b.CreateString(w.layout), w.alignment));
+                                       b.CreateVector(w.dims), b.CreateString(w.layout),
+                                       w.alignment));
   }
   auto manifest = fb::CreateManifest(
       b, b.CreateString(info_.producer), b.CreateString(info_.backend), kvs(info_.versions),
-      b.CreateVectorOfStrings(info_.hardware_targets), b.CreateString(content_id), b.CreateVector(sec),
-      b.CreateVector(graphs), b.CreateVector(weights), kvs(info_.properties));
+      b.CreateVectorOfStrings(info_.hardware_targets), b.CreateString(content_id),
+      b.CreateVector(sec), b.CreateVector(graphs), b.CreateVector(weights), kvs(info_.properties));
   fb::FinishManifestBuffer(b, manifest);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -175,7 +185,8 @@ Status ContextBinaryWriter::Finish() {
   ORTC_RETURN_IF_ERROR(file_->Truncate(weights_end));
   auto wsum = ChecksumRange(weights_begin_, weights_end - weights_begin_);
   if (!wsum.ok()) return wsum.status();
-  sections.push_back({fb::SectionKind::Weights, "weights", weights_begin_, weights_end - weights_begin_,
+  sections.push_back({fb::SectionKind::Weights, "weights", weights_begin_,
+                      weights_end - weights_begin_,
                       static_cast<uint32_t>(format::kWeightSectionAlignment), *wsum});
 
   // Programs: concatenated, each 8-aligned (FlatBuffers programs are read in place).

@@ -20,8 +20,8 @@ namespace ortc::bundle {
 struct TensorDescSpec {
   std::string name;
   int32_t dtype = 0;
-  std::vector<int64_t> dims;          // -1 for run-time sizes
-  std::vector<std::string> symbols;   // per dim, "" when none; may be empty
+  std::vector<int64_t> dims;         // -1 for run-time sizes
+  std::vector<std::string> symbols;  // per dim, "" when none; may be empty
 };
 
 struct WeightSpec {
@@ -35,8 +35,8 @@ struct WeightSpec {
 struct GraphSpec {
   std::string name;
   std::vector<TensorDescSpec> inputs, outputs;
-  std::string program;             // backend-specific program bytes
-  std::vector<uint32_t> weights;   // program weight slot -> pool index
+  std::string program;            // backend-specific program bytes
+  std::vector<uint32_t> weights;  // program weight slot -> pool index
   uint64_t arena_bytes = 0;
 };
 
@@ -49,18 +49,18 @@ struct BinaryInfo {
 };
 
 struct WriteStats {
-  int64_t weights_added = 0;         // AddWeight calls
-  int64_t weights_stored = 0;        // distinct entries in the pool
-  int64_t weight_bytes_added = 0;    // bytes over all AddWeight calls
-  int64_t weight_bytes_stored = 0;   // bytes actually written (without padding)
+  int64_t weights_added = 0;        // AddWeight calls
+  int64_t weights_stored = 0;       // distinct entries in the pool
+  int64_t weight_bytes_added = 0;   // bytes over all AddWeight calls
+  int64_t weight_bytes_stored = 0;  // bytes actually written (without padding)
   int64_t file_bytes = 0;
   std::string content_id;
 };
 
 class ContextBinaryWriter {
  public:
-  static Result<std::unique_ptr<ContextBinaryWriter>> Create(const std::filesystem::path& final_path,
-                                                             BinaryInfo info);
+  static Result<std::unique_ptr<ContextBinaryWriter>> Create(
+      const std::filesystem::path& final_path, BinaryInfo info);
   // Streams the weight into the pool; returns its pool index (an existing one for a duplicate).
   Result<uint32_t> AddWeight(const WeightSpec& weight);
   void AddGraph(GraphSpec graph) { graphs_.push_back(std::move(graph)); }
@@ -88,7 +88,8 @@ class ContextBinaryWriter {
   };
   Result<bool> SameBytes(uint64_t a, uint64_t b, uint64_t size) const;
   Result<uint64_t> ChecksumRange(uint64_t offset, uint64_t size) const;
-  std::string BuildManifest(const std::string& content_id, const std::vector<struct SectionRecord>& sections) const;
+  std::string BuildManifest(const std::string& content_id,
+                            const std::vector<struct SectionRecord>& sections) const;
 
   std::unique_ptr<TempFile> file_;
   BinaryInfo info_;

@@ -62,8 +62,8 @@ Result<std::unique_ptr<TempFile>> TempFile::Create(const std::filesystem::path& 
   std::random_device rd;
   std::filesystem::path dir = final_path.parent_path();
   if (dir.empty()) dir = ".";
-  f->temp_ = dir / ("." + final_path.filename().string() + ".ortc-tmp-" + std::to_string(::getpid()) +
-                    "-" + std::to_string(rd()));
+  f->temp_ = dir / ("." + final_path.filename().string() + ".ortc-tmp-" +
+                    std::to_string(::getpid()) + "-" + std::to_string(rd()));
   f->fd_ = ::open(f->temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (f->fd_ < 0) return Errno("cannot create", f->temp_);
   Register(f->temp_.string());
@@ -81,7 +81,8 @@ TempFile::~TempFile() {
 Status TempFile::WriteAt(uint64_t offset, std::span<const std::byte> bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return Errno("write failed on", temp_);
@@ -92,12 +93,15 @@ Status TempFile::WriteAt(uint64_t offset, std::span<const std::byte> bytes) {
   return Status::Ok();
 }
 
-Status TempFile::Write(std::span<const std::byte> bytes) { return WriteAt(size_, bytes); }
+Status TempFile::Write(std::span<const std::byte> bytes) {
+  return WriteAt(size_, bytes);
+}
 
 Status TempFile::ReadAt(uint64_t offset, std::span<std::byte> out) const {
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return Errno("read failed on", temp_);

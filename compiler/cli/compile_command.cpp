@@ -26,8 +26,10 @@ Status ParseProviderOptions(const std::vector<std::string>& items,
                             std::map<std::string, backends::ProviderOptions>* out) {
   for (const auto& item : items) {
     const size_t colon = item.find(':'), eq = item.find('=');
-    if (colon == std::string::npos || eq == std::string::npos || eq < colon || colon == 0 || eq == colon + 1) {
-      return InvalidArgument("--provider-option '" + item + "' is not of the form backend:key=value");
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon || colon == 0 ||
+        eq == colon + 1) {
+      return InvalidArgument("--provider-option '" + item +
+                             "' is not of the form backend:key=value");
     }
     (*out)[item.substr(0, colon)][item.substr(colon + 1, eq - colon - 1)] = item.substr(eq + 1);
   }
@@ -38,16 +40,25 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
   nlohmann::json j;
   j["ok"] = true;
   j["files"] = nlohmann::json::array();
-  for (const auto& f : r.files) j["files"].push_back({{"path", f.path.string()}, {"kind", f.kind}, {"bytes", f.bytes}});
+  for (const auto& f : r.files)
+    j["files"].push_back({{"path", f.path.string()}, {"kind", f.kind}, {"bytes", f.bytes}});
   j["backends"] = nlohmann::json::array();
   for (const auto& b : r.backends) {
-    j["backends"].push_back({{"name", b.name}, {"groups", b.groups}, {"nodes", b.nodes}, {"compiled", b.compiled},
+    j["backends"].push_back({{"name", b.name},
+                             {"groups", b.groups},
+                             {"nodes", b.nodes},
+                             {"compiled", b.compiled},
                              {"content_id", b.content_id}});
   }
-  const double ratio = r.weight_bytes_stored ? static_cast<double>(r.weight_bytes_added) / r.weight_bytes_stored : 1.0;
-  j["weights"] = {{"count", r.weights_added},        {"unique_count", r.weights_stored},
-                  {"bytes", r.weight_bytes_added},   {"unique_bytes", r.weight_bytes_stored},
-                  {"dedup_ratio", ratio},            {"saved_bytes", r.weight_bytes_added - r.weight_bytes_stored}};
+  const double ratio = r.weight_bytes_stored
+                           ? static_cast<double>(r.weight_bytes_added) / r.weight_bytes_stored
+                           : 1.0;
+  j["weights"] = {{"count", r.weights_added},
+                  {"unique_count", r.weights_stored},
+                  {"bytes", r.weight_bytes_added},
+                  {"unique_bytes", r.weight_bytes_stored},
+                  {"dedup_ratio", ratio},
+                  {"saved_bytes", r.weight_bytes_added - r.weight_bytes_stored}};
   j["lowering"] = r.lowering_stats;
   j["seconds"] = r.phase_seconds;
   return j;
@@ -62,9 +73,10 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
   for (const auto& f : r.files) {
     std::cout << "  wrote " << f.path.string() << " (" << partition::FormatBytes(f.bytes) << ")\n";
   }
-  std::cout << "  weights: " << r.weights_added << " tensors, " << partition::FormatBytes(r.weight_bytes_added)
-            << " -> " << r.weights_stored << " stored, " << partition::FormatBytes(r.weight_bytes_stored)
-            << " (dedup saved " << partition::FormatBytes(r.weight_bytes_added - r.weight_bytes_stored) << ")\n";
+  std::cout << "  weights: " << r.weights_added << " tensors, "
+            << partition::FormatBytes(r.weight_bytes_added) << " -> " << r.weights_stored
+            << " stored, " << partition::FormatBytes(r.weight_bytes_stored) << " (dedup saved "
+            << partition::FormatBytes(r.weight_bytes_added - r.weight_bytes_stored) << ")\n";
   if (!r.lowering_stats.empty()) {
     std::cout << "  lowering:";
     for (const auto& [k, v] : r.lowering_stats) std::cout << " " << k << "=" << v;
@@ -75,7 +87,8 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
 
 int Fail(const CompileArgs& args, const Status& s) {
   if (args.json) {
-    nlohmann::json j{{"ok", false}, {"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}};
+    nlohmann::json j{{"ok", false},
+                     {"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::cerr << "error: " << s.ToString() << "\n";
@@ -96,7 +109,9 @@ int Run(CompileArgs& args) {
   Status s = ParseProviderOptions(args.provider_options, &o.provider_options);
   if (!s.ok()) return Fail(args, s);
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
-  o.progress = [&](const std::string& phase, int64_t done, int64_t total) { progress.Update(phase, done, total); };
+  o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
+    progress.Update(phase, done, total);
+  };
   bundle::InstallTempFileCleanup();
   auto report = compile::Compile(o);
   progress.Finish();
@@ -114,31 +129,42 @@ int Run(CompileArgs& args) {
 void AddCompileCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CompileArgs>();
   auto& o = args->options;
-  auto* cmd = app.add_subcommand("compile", "Compile a model into model_ctx.onnx + one context binary per backend");
+  auto* cmd = app.add_subcommand(
+      "compile", "Compile a model into model_ctx.onnx + one context binary per backend");
   cmd->add_option("model", o.model, "ONNX model file")->required();
-  cmd->add_option("--ep", args->eps, "Backends to compile for, in priority order (comma-separated); nodes none of "
-                                     "them takes stay ONNX nodes run by the CPU")
+  cmd->add_option("--ep", args->eps,
+                  "Backends to compile for, in priority order (comma-separated); nodes none of "
+                  "them takes stay ONNX nodes run by the CPU")
       ->default_val("cpu");
-  cmd->add_option("-o,--output", args->output,
-                  "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
-                  "binaries are written beside it as <model>_<ep>.bin");
-  cmd->add_option("--embed-mode", o.embed_mode, "0: binaries in separate files (default); 1: inside the ctx model")
+  cmd->add_option(
+      "-o,--output", args->output,
+      "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
+      "binaries are written beside it as <model>_<ep>.bin");
+  cmd->add_option("--embed-mode", o.embed_mode,
+                  "0: binaries in separate files (default); 1: inside the ctx model")
       ->check(CLI::IsMember({0, 1}));
-  cmd->add_option("--node-name-prefix", o.node_name_prefix, "Prefix of EPContext node and graph names (default: <model>_)")
+  cmd->add_option("--node-name-prefix", o.node_name_prefix,
+                  "Prefix of EPContext node and graph names (default: <model>_)")
       ->each([&o](const std::string&) { o.node_name_prefix_set = true; });
   cmd->add_option("--external-initializers-file", o.external_initializers_file,
-                  "Put the initializers of nodes left to the CPU in this file (beside the ctx model) instead of "
+                  "Put the initializers of nodes left to the CPU in this file (beside the ctx "
+                  "model) instead of "
                   "embedding them");
-  cmd->add_flag("--error-if-no-nodes-compiled", o.error_if_no_nodes_compiled, "Fail when the backends take no node");
-  cmd->add_flag("--error-if-output-exists", o.error_if_output_exists, "Fail instead of replacing existing outputs");
-  cmd->add_option("--provider-option", args->provider_options, "Backend option, as backend:key=value (repeatable)");
-  cmd->add_option("--max-partitions", o.max_partitions, "Fail when a backend would get more than N groups")
+  cmd->add_flag("--error-if-no-nodes-compiled", o.error_if_no_nodes_compiled,
+                "Fail when the backends take no node");
+  cmd->add_flag("--error-if-output-exists", o.error_if_output_exists,
+                "Fail instead of replacing existing outputs");
+  cmd->add_option("--provider-option", args->provider_options,
+                  "Backend option, as backend:key=value (repeatable)");
+  cmd->add_option("--max-partitions", o.max_partitions,
+                  "Fail when a backend would get more than N groups")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", args->json, "Print a machine-readable report on stdout");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display and no summary");
   cmd->footer(
       "\nExamples:\n"
-      "  ortc compile model.onnx                        # CPU bundle: model_ctx.onnx + model_cpu.bin\n"
+      "  ortc compile model.onnx                        # CPU bundle: model_ctx.onnx + "
+      "model_cpu.bin\n"
       "  ortc compile model.onnx -o out/ --json         # into out/, report for CI\n"
       "  ortc compile model.onnx --embed-mode 1         # one self-contained model_ctx.onnx\n"
       "  ortc compile model.onnx --external-initializers-file weights.data\n\n"

@@ -10,25 +10,28 @@ namespace ortc::cli {
 namespace {
 
 void PrintBinary(const nlohmann::json& j, const std::string& indent) {
-  std::cout << indent << "format " << j["format"].get<std::string>() << ", backend " << j["backend"].get<std::string>()
-            << ", producer " << j["producer"].get<std::string>() << "\n";
+  std::cout << indent << "format " << j["format"].get<std::string>() << ", backend "
+            << j["backend"].get<std::string>() << ", producer " << j["producer"].get<std::string>()
+            << "\n";
   std::cout << indent << "content id " << j["content_id"].get<std::string>() << ", "
             << partition::FormatBytes(j["file_bytes"].get<int64_t>()) << "\n";
   std::cout << indent << "targets:";
   for (const auto& t : j["hardware_targets"]) std::cout << " " << t.get<std::string>();
   std::cout << "\n" << indent << "versions:";
-  for (const auto& [k, v] : j["versions"].items()) std::cout << " " << k << "=" << v.get<std::string>();
+  for (const auto& [k, v] : j["versions"].items())
+    std::cout << " " << k << "=" << v.get<std::string>();
   std::cout << "\n" << indent << "sections:\n";
   for (const auto& s : j["sections"]) {
-    std::cout << indent << "  " << s["kind"].get<std::string>() << " '" << s["name"].get<std::string>() << "' at "
-              << s["offset"] << ", " << partition::FormatBytes(s["bytes"].get<int64_t>()) << ", align "
-              << s["alignment"] << ", checksum " << s["checksum"].get<std::string>() << "\n";
+    std::cout << indent << "  " << s["kind"].get<std::string>() << " '"
+              << s["name"].get<std::string>() << "' at " << s["offset"] << ", "
+              << partition::FormatBytes(s["bytes"].get<int64_t>()) << ", align " << s["alignment"]
+              << ", checksum " << s["checksum"].get<std::string>() << "\n";
   }
   std::cout << indent << "graphs:\n";
   for (const auto& g : j["graphs"]) {
-    std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"] << " weights ("
-              << partition::FormatBytes(g["weight_bytes"].get<int64_t>()) << "), arena "
-              << partition::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
+    std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"]
+              << " weights (" << partition::FormatBytes(g["weight_bytes"].get<int64_t>())
+              << "), arena " << partition::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
     for (const char* side : {"inputs", "outputs"}) {
       std::cout << indent << "    " << side << ":";
       for (const auto& d : g[side]) {
@@ -40,8 +43,8 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
   }
   const auto& w = j["weights"];
   std::cout << indent << "weights: " << w["referenced"] << " referenced ("
-            << partition::FormatBytes(w["referenced_bytes"].get<int64_t>()) << "), " << w["stored"] << " stored ("
-            << partition::FormatBytes(w["unique_bytes"].get<int64_t>()) << ")\n";
+            << partition::FormatBytes(w["referenced_bytes"].get<int64_t>()) << "), " << w["stored"]
+            << " stored (" << partition::FormatBytes(w["unique_bytes"].get<int64_t>()) << ")\n";
 }
 
 int Run(const std::string& path, bool json) {
@@ -58,9 +61,11 @@ int Run(const std::string& path, bool json) {
     for (const auto& n : j["ep_context_nodes"]) {
       std::cout << "  EPContext " << n["name"].get<std::string>();
       if (n.contains("source")) {
-        std::cout << " source=" << n["source"].get<std::string>() << " graph=" << n["partition_name"].get<std::string>()
+        std::cout << " source=" << n["source"].get<std::string>()
+                  << " graph=" << n["partition_name"].get<std::string>()
                   << " main=" << n["main_context"] << " embed=" << n["embed_mode"];
-        if (n.contains("ep_cache_context")) std::cout << " bin=" << n["ep_cache_context"].get<std::string>();
+        if (n.contains("ep_cache_context"))
+          std::cout << " bin=" << n["ep_cache_context"].get<std::string>();
       }
       std::cout << ": " << n["status"].get<std::string>() << "\n";
     }
@@ -87,10 +92,12 @@ void AddInspectCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("inspect", "Describe a ctx model or context binary and verify it");
   cmd->add_option("file", *path, "A model_ctx.onnx or a context binary (.bin)")->required();
   cmd->add_flag("--json", *json, "Print a machine-readable report on stdout");
-  cmd->footer("\nExamples:\n  ortc inspect model_ctx.onnx        # EPContext nodes, their binaries, checks\n"
-              "  ortc inspect model_cpu.bin --json   # header, sections, graphs, weights\n\n"
-              "Exits 3 when a file fails verification, naming the section and check.\n" +
-              std::string(kExitCodeHelp));
+  cmd->footer(
+      "\nExamples:\n  ortc inspect model_ctx.onnx        # EPContext nodes, their binaries, "
+      "checks\n"
+      "  ortc inspect model_cpu.bin --json   # header, sections, graphs, weights\n\n"
+      "Exits 3 when a file fails verification, naming the section and check.\n" +
+      std::string(kExitCodeHelp));
   cmd->callback([path, json, exit_code] { *exit_code = Run(*path, *json); });
 }
 

@@ -10,10 +10,14 @@
 
 namespace ortc::cli {
 
-bool InteractiveTerminal() { return ::isatty(STDERR_FILENO) && std::getenv("CI") == nullptr; }
+bool InteractiveTerminal() {
+  return ::isatty(STDERR_FILENO) && std::getenv("CI") == nullptr;
+}
 
 Progress::Progress(bool enabled) : enabled_(enabled) {}
-Progress::~Progress() { Finish(); }
+Progress::~Progress() {
+  Finish();
+}
 
 void Progress::Update(const std::string& phase, int64_t done, int64_t total) {
   if (!enabled_) return;

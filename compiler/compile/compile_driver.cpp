@@ -74,7 +74,8 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     const auto* b = backends::FindBackend(name);
     if (!b) return InvalidArgument("unknown backend '" + name + "' in --ep");
     if (!b->can_compile()) {
-      return NotImplemented("backend " + name + " cannot compile yet (" + std::string(b->status_line()) + ")");
+      return NotImplemented("backend " + name + " cannot compile yet (" +
+                            std::string(b->status_line()) + ")");
     }
     order.push_back(b);
   }
@@ -86,7 +87,9 @@ Result<CompileReport> Compile(const CompileOptions& o) {
   if (o.embed_mode != 0 && o.embed_mode != 1) return InvalidArgument("--embed-mode must be 0 or 1");
   if (!o.external_initializers_file.empty() &&
       fs::path(o.external_initializers_file).filename() != fs::path(o.external_initializers_file)) {
-    return InvalidArgument("--external-initializers-file takes a file name (it is written beside the ctx model), not a path");
+    return InvalidArgument(
+        "--external-initializers-file takes a file name (it is written beside the ctx model), not "
+        "a path");
   }
 
   const fs::path ctx_path = CtxModelPath(o);
@@ -106,7 +109,9 @@ Result<CompileReport> Compile(const CompileOptions& o) {
   const graph::Model& model = **loaded;
   report.phase_seconds["load"] = Seconds(t);
   if (HasEpContextNodes(model)) {
-    return InvalidArgument(model.display_name + " already contains EPContext nodes (it is a compiled model); compile the source model instead");
+    return InvalidArgument(model.display_name +
+                           " already contains EPContext nodes (it is a compiled model); compile "
+                           "the source model instead");
   }
   t = Clock::now();
   progress("partition", 0, 1);
@@ -116,10 +121,12 @@ Result<CompileReport> Compile(const CompileOptions& o) {
 
   std::vector<fs::path> outputs = {ctx_path};
   for (const auto* b : order) outputs.push_back(BinPath(ctx_path, std::string(b->name())));
-  if (!o.external_initializers_file.empty()) outputs.push_back(ctx_path.parent_path() / o.external_initializers_file);
+  if (!o.external_initializers_file.empty())
+    outputs.push_back(ctx_path.parent_path() / o.external_initializers_file);
   if (o.error_if_output_exists) {
     for (const auto& f : outputs) {
-      if (fs::exists(f, ec)) return InvalidArgument("output " + f.string() + " exists (--error-if-output-exists)");
+      if (fs::exists(f, ec))
+        return InvalidArgument("output " + f.string() + " exists (--error-if-output-exists)");
     }
   }
 
@@ -130,7 +137,8 @@ Result<CompileReport> Compile(const CompileOptions& o) {
   t = Clock::now();
   int64_t total_weight_bytes = 0, done_weight_bytes = 0;
   for (const auto& grp : partition.groups) {
-    if (std::find(order.begin(), order.end(), grp.backend) != order.end()) total_weight_bytes += grp.initializer_bytes;
+    if (std::find(order.begin(), order.end(), grp.backend) != order.end())
+      total_weight_bytes += grp.initializer_bytes;
   }
   for (const auto* b : partition.backends) {
     BackendSummary summary;
@@ -162,8 +170,9 @@ Result<CompileReport> Compile(const CompileOptions& o) {
       auto compiled = b->Compile(model, sg, opts);
       if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
       for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
-      bundle::GraphSpec spec{sg.name, compiled->inputs, compiled->outputs, std::move(compiled->program), {},
-                             compiled->arena_bytes};
+      bundle::GraphSpec spec{
+          sg.name, compiled->inputs,     compiled->outputs, std::move(compiled->program),
+          {},      compiled->arena_bytes};
       for (const auto& w : compiled->weights) {
         auto index = (*writer)->AddWeight(w);
         if (!index.ok()) return index.status().WithContext("writing weights of " + sg.name);
@@ -195,8 +204,9 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     report.weights_stored += st.weights_stored;
     report.weight_bytes_added += st.weight_bytes_added;
     report.weight_bytes_stored += st.weight_bytes_stored;
-    const std::string notes = "content_id=" + st.content_id + ";format=" + std::to_string(format::kFormatMajor) +
-                              "." + std::to_string(format::kFormatMinor);
+    const std::string notes = "content_id=" + st.content_id +
+                              ";format=" + std::to_string(format::kFormatMajor) + "." +
+                              std::to_string(format::kFormatMinor);
     for (size_t gi = 0; gi < partition.groups.size(); ++gi) {
       if (partition.groups[gi].backend == b && ep_nodes[gi]) ep_nodes[gi]->notes = notes;
     }
@@ -214,9 +224,11 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     report.backends.push_back(summary);
   }
   report.phase_seconds["compile"] = Seconds(t);
-  const bool any_compiled = std::any_of(ep_nodes.begin(), ep_nodes.end(), [](const auto& n) { return n.has_value(); });
+  const bool any_compiled =
+      std::any_of(ep_nodes.begin(), ep_nodes.end(), [](const auto& n) { return n.has_value(); });
   if (!any_compiled && o.error_if_no_nodes_compiled) {
-    return NotImplemented("no node was compiled (--error-if-no-nodes-compiled): the named backends took nothing");
+    return NotImplemented(
+        "no node was compiled (--error-if-no-nodes-compiled): the named backends took nothing");
   }
 
   // Emit the ctx model (and the external initializers), then commit everything.
@@ -228,14 +240,17 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     if (!ep) continue;
     for (const auto& n : ctx->proto.graph().node()) {
       if (!format::IsEpContextNode(n) && n.name() == ep->name) {
-        return InvalidArgument("EPContext node name '" + ep->name + "' clashes with a node of the model; choose another --node-name-prefix");
+        return InvalidArgument(
+            "EPContext node name '" + ep->name +
+            "' clashes with a node of the model; choose another --node-name-prefix");
       }
     }
   }
   const size_t ctx_size = ctx->proto.ByteSizeLong();
   if (ctx_size >= static_cast<size_t>(INT_MAX)) {
-    return InvalidArgument("the ctx model would be " + std::to_string(ctx_size) + " bytes, past ONNX's 2 GB limit: " +
-                           (o.embed_mode == 1 ? "use --embed-mode 0" : "use --external-initializers-file"));
+    return InvalidArgument(
+        "the ctx model would be " + std::to_string(ctx_size) + " bytes, past ONNX's 2 GB limit: " +
+        (o.embed_mode == 1 ? "use --embed-mode 0" : "use --external-initializers-file"));
   }
   std::unique_ptr<bundle::TempFile> external;
   if (!o.external_initializers_file.empty()) {

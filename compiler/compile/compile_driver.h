@@ -19,9 +19,9 @@ struct CompileOptions {
   std::vector<std::string> backends = {"cpu"};  // --ep, in priority order
   std::filesystem::path output;                 // ctx model path or folder; empty: beside the model
   int embed_mode = 0;
-  std::string node_name_prefix;                 // default: "<model stem>_"
+  std::string node_name_prefix;  // default: "<model stem>_"
   bool node_name_prefix_set = false;
-  std::string external_initializers_file;       // a file name in the output folder
+  std::string external_initializers_file;  // a file name in the output folder
   bool error_if_no_nodes_compiled = false;
   bool error_if_output_exists = false;
   std::map<std::string, backends::ProviderOptions> provider_options;  // backend -> options

@@ -22,7 +22,8 @@ onnx::ModelProto ModelShell(const onnx::ModelProto& src) {
   *m.mutable_metadata_props() = src.metadata_props();
   *m.mutable_functions() = src.functions();
   bool has_ms = false;
-  for (const auto& op : m.opset_import()) has_ms = has_ms || op.domain() == format::kEpContextDomain;
+  for (const auto& op : m.opset_import())
+    has_ms = has_ms || op.domain() == format::kEpContextDomain;
   if (!has_ms) {
     auto* op = m.add_opset_import();
     op->set_domain(format::kEpContextDomain);
@@ -64,8 +65,8 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
 
   for (const auto& in_vi : src.input()) {
     const int v = g.FindValue(in_vi.name());
-    const bool dropped_initializer = v >= 0 && g.values[v].initializer >= 0 &&
-                                     !kept_initializers.count(g.values[v].initializer);
+    const bool dropped_initializer =
+        v >= 0 && g.values[v].initializer >= 0 && !kept_initializers.count(g.values[v].initializer);
     if (!dropped_initializer) *dst->add_input() = in_vi;
   }
   *dst->mutable_output() = src.output();

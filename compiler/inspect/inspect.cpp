@@ -26,29 +26,37 @@ nlohmann::json Desc(const fb::TensorDesc* d) {
     }
   }
   shape += "]";
-  return {{"name", d->name() ? d->name()->str() : ""}, {"dtype", graph::DataTypeName(d->dtype())}, {"shape", shape}};
+  return {{"name", d->name() ? d->name()->str() : ""},
+          {"dtype", graph::DataTypeName(d->dtype())},
+          {"shape", shape}};
 }
 
 std::string SectionKindName(fb::SectionKind k) {
   switch (k) {
-    case fb::SectionKind::Weights: return "weights";
-    case fb::SectionKind::Programs: return "programs";
-    case fb::SectionKind::Artefact: return "artefact";
-    default: return "unknown";
+    case fb::SectionKind::Weights:
+      return "weights";
+    case fb::SectionKind::Programs:
+      return "programs";
+    case fb::SectionKind::Artefact:
+      return "artefact";
+    default:
+      return "unknown";
   }
 }
 
 nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
   const auto& m = bin.manifest();
   nlohmann::json j;
-  j["format"] = std::to_string(bin.header().format_major) + "." + std::to_string(bin.header().format_minor);
+  j["format"] =
+      std::to_string(bin.header().format_major) + "." + std::to_string(bin.header().format_minor);
   j["producer"] = m.producer() ? m.producer()->str() : "";
   j["backend"] = m.backend()->str();
   j["content_id"] = std::string(bin.content_id());
   j["file_bytes"] = bin.header().file_size;
   j["versions"] = nlohmann::json::object();
   if (m.backend_versions()) {
-    for (const auto* kv : *m.backend_versions()) j["versions"][kv->key()->str()] = kv->value()->str();
+    for (const auto* kv : *m.backend_versions())
+      j["versions"][kv->key()->str()] = kv->value()->str();
   }
   j["hardware_targets"] = nlohmann::json::array();
   if (m.hardware_targets()) {
@@ -67,7 +75,9 @@ nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
   for (const auto* w : *m.weights()) stored_bytes += w->size();
   j["graphs"] = nlohmann::json::array();
   for (const auto* g : *m.graphs()) {
-    nlohmann::json jg{{"name", g->name()->str()}, {"program_bytes", g->program_size()}, {"arena_bytes", g->arena_bytes()}};
+    nlohmann::json jg{{"name", g->name()->str()},
+                      {"program_bytes", g->program_size()},
+                      {"arena_bytes", g->arena_bytes()}};
     jg["inputs"] = nlohmann::json::array();
     jg["outputs"] = nlohmann::json::array();
     if (g->inputs()) {
@@ -143,14 +153,19 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
       j["ep_context_nodes"].push_back(jn);
       continue;
     }
-    jn.update({{"source", ep->source}, {"partition_name", ep->partition_name}, {"main_context", ep->main_context},
-               {"embed_mode", ep->embed_mode}, {"ep_sdk_version", ep->ep_sdk_version},
-               {"hardware_architecture", ep->hardware_architecture}, {"max_size", ep->max_size},
+    jn.update({{"source", ep->source},
+               {"partition_name", ep->partition_name},
+               {"main_context", ep->main_context},
+               {"embed_mode", ep->embed_mode},
+               {"ep_sdk_version", ep->ep_sdk_version},
+               {"hardware_architecture", ep->hardware_architecture},
+               {"max_size", ep->max_size},
                {"content_id", format::NotesValue(ep->notes, "content_id")}});
     std::shared_ptr<const format::ContextBinary> bin;
     std::string status = "ok";
     if (ep->embed_mode == 1 && ep->main_context == 1) {
-      jn["ep_cache_context"] = "<embedded " + std::to_string(ep->ep_cache_context.size()) + " bytes>";
+      jn["ep_cache_context"] =
+          "<embedded " + std::to_string(ep->ep_cache_context.size()) + " bytes>";
       auto b = format::ContextBinary::Open(format::MappedFile::FromBytes(ep->ep_cache_context));
       if (b.ok()) {
         bin = *b;
@@ -160,7 +175,8 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
         status = "embedded payload: " + b.status().message();
       }
     } else {
-      std::string key = ep->main_context == 1 ? ep->ep_cache_context : main_bin_of_source[ep->source];
+      std::string key =
+          ep->main_context == 1 ? ep->ep_cache_context : main_bin_of_source[ep->source];
       if (ep->main_context == 1) {
         jn["ep_cache_context"] = ep->ep_cache_context;
         main_bin_of_source[ep->source] = key;
@@ -183,8 +199,9 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
       if (!bin->FindGraph(ep->partition_name)) {
         status = "graph '" + ep->partition_name + "' is not in the binary";
       } else if (format::NotesValue(ep->notes, "content_id") != bin->content_id()) {
-        status = "stale pairing: the node expects content id " + format::NotesValue(ep->notes, "content_id") +
-                 " but the binary is " + std::string(bin->content_id());
+        status = "stale pairing: the node expects content id " +
+                 format::NotesValue(ep->notes, "content_id") + " but the binary is " +
+                 std::string(bin->content_id());
       }
     }
     if (status != "ok") j["ok"] = false;
@@ -198,16 +215,19 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
     d["file"] = key;
     j["binaries"].push_back(d);
   }
-  if (!j["ok"].get<bool>() && !j.contains("error")) j["error"] = "one or more EPContext nodes failed their checks";
+  if (!j["ok"].get<bool>() && !j.contains("error"))
+    j["error"] = "one or more EPContext nodes failed their checks";
   return j;
 }
 
 nlohmann::json InspectPath(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return {{"ok", false}, {"path", path.string()}, {"error", "cannot open " + path.string()}};
+  if (!in)
+    return {{"ok", false}, {"path", path.string()}, {"error", "cannot open " + path.string()}};
   char magic[8] = {};
   in.read(magic, sizeof magic);
-  if (in.gcount() == sizeof magic && std::equal(magic, magic + 8, format::kMagic)) return InspectBinaryFile(path);
+  if (in.gcount() == sizeof magic && std::equal(magic, magic + 8, format::kMagic))
+    return InspectBinaryFile(path);
   if (path.extension() == ".bin") return InspectBinaryFile(path);  // reports what is wrong with it
   return InspectCtxModel(path);
 }

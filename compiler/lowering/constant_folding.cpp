@@ -67,18 +67,34 @@ HostTensor Int64Tensor(std::vector<int64_t> values, std::vector<int64_t> dims) {
 template <typename F>
 bool Dispatch(int32_t dtype, F&& f) {
   switch (dtype) {
-    case T::FLOAT: f(float{}); return true;
-    case T::DOUBLE: f(double{}); return true;
-    case T::INT64: f(int64_t{}); return true;
-    case T::INT32: f(int32_t{}); return true;
-    case T::INT8: f(int8_t{}); return true;
-    case T::UINT8: f(uint8_t{}); return true;
-    case T::BOOL: f(bool{}); return true;
-    default: return false;
+    case T::FLOAT:
+      f(float{});
+      return true;
+    case T::DOUBLE:
+      f(double{});
+      return true;
+    case T::INT64:
+      f(int64_t{});
+      return true;
+    case T::INT32:
+      f(int32_t{});
+      return true;
+    case T::INT8:
+      f(int8_t{});
+      return true;
+    case T::UINT8:
+      f(uint8_t{});
+      return true;
+    case T::BOOL:
+      f(bool{});
+      return true;
+    default:
+      return false;
   }
 }
 
-std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
+                                                  const std::vector<int64_t>& b) {
   const size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -91,7 +107,8 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
 }
 
 // Index of `out_index` (in `out_dims`) in a broadcast input of `in_dims`.
-int64_t BroadcastIndex(int64_t out_index, const std::vector<int64_t>& out_dims, const std::vector<int64_t>& in_dims) {
+int64_t BroadcastIndex(int64_t out_index, const std::vector<int64_t>& out_dims,
+                       const std::vector<int64_t>& in_dims) {
   int64_t in_index = 0, in_stride = 1;
   for (size_t k = out_dims.size(); k-- > 0;) {
     const int64_t coord = out_index % out_dims[k];
@@ -232,14 +249,16 @@ std::optional<HostTensor> Gather(const HostTensor& data, const HostTensor& indic
   return out;
 }
 
-std::optional<HostTensor> Slice(const HostTensor& data, std::vector<int64_t> starts, std::vector<int64_t> ends,
-                                std::vector<int64_t> axes, std::vector<int64_t> steps) {
+std::optional<HostTensor> Slice(const HostTensor& data, std::vector<int64_t> starts,
+                                std::vector<int64_t> ends, std::vector<int64_t> axes,
+                                std::vector<int64_t> steps) {
   const auto rank = static_cast<int64_t>(data.dims.size());
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size()) return std::nullopt;
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return std::nullopt;
   std::vector<int64_t> begin(rank, 0), step(rank, 1), count(data.dims);
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = axes[k];
@@ -277,17 +296,22 @@ std::optional<HostTensor> Slice(const HostTensor& data, std::vector<int64_t> sta
   return out;
 }
 
-std::optional<std::vector<int64_t>> AxesFrom(const IrOp& op, const std::vector<const HostTensor*>& in, int since) {
-  if (op.since_version >= since) return in.size() > 1 && in[1] ? IntValues(in[1]) : std::vector<int64_t>{};
+std::optional<std::vector<int64_t>> AxesFrom(const IrOp& op,
+                                             const std::vector<const HostTensor*>& in, int since) {
+  if (op.since_version >= since)
+    return in.size() > 1 && in[1] ? IntValues(in[1]) : std::vector<int64_t>{};
   const auto* a = op.Attr("axes");
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
 }
 
 }  // namespace
 
-int64_t HostTensor::elements() const { return Product(dims); }
+int64_t HostTensor::elements() const {
+  return Product(dims);
+}
 
-std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vector<const HostTensor*>& in,
+std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op,
+                                                  const std::vector<const HostTensor*>& in,
                                                   const std::vector<graph::TensorInfo>& infos) {
   if (!op.domain.empty()) return std::nullopt;
   const std::string& t = op.op_type;
@@ -321,10 +345,12 @@ std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vec
   if (t == "Cast") return one(Cast(x, static_cast<int32_t>(op.IntAttr("to", 0))));
   if (t == "Transpose") {
     const auto* p = op.Attr("perm");
-    return one(Transpose(x, p ? std::vector<int64_t>(p->ints().begin(), p->ints().end()) : std::vector<int64_t>{}));
+    return one(Transpose(
+        x, p ? std::vector<int64_t>(p->ints().begin(), p->ints().end()) : std::vector<int64_t>{}));
   }
   if (t == "Concat") return one(Concat(in, op.IntAttr("axis", 0)));
-  if (t == "Gather") return in.size() == 2 ? one(Gather(x, *in[1], op.IntAttr("axis", 0))) : std::nullopt;
+  if (t == "Gather")
+    return in.size() == 2 ? one(Gather(x, *in[1], op.IntAttr("axis", 0))) : std::nullopt;
   if (t == "Reshape") {
     auto shape = in.size() == 2 ? IntValues(in[1]) : std::nullopt;
     if (!shape) return std::nullopt;
@@ -392,7 +418,8 @@ std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vec
     return one(HostTensor{x.dtype, dims, x.bytes});
   }
   if (t == "Slice" && op.since_version >= 10) {
-    auto starts = IntValues(in.size() > 1 ? in[1] : nullptr), ends = IntValues(in.size() > 2 ? in[2] : nullptr);
+    auto starts = IntValues(in.size() > 1 ? in[1] : nullptr),
+         ends = IntValues(in.size() > 2 ? in[2] : nullptr);
     auto axes = in.size() > 3 ? IntValues(in[3]) : std::vector<int64_t>{};
     auto steps = in.size() > 4 ? IntValues(in[4]) : std::vector<int64_t>{};
     if (!starts || !ends || !axes || !steps) return std::nullopt;
@@ -410,7 +437,9 @@ std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vec
       fill.dtype = vt.data_type();
       const size_t es = ElementSize(fill.dtype);
       if (es == 0) return std::nullopt;
-      auto raw = [&](auto value) { fill.bytes.assign(reinterpret_cast<const char*>(&value), sizeof value); };
+      auto raw = [&](auto value) {
+        fill.bytes.assign(reinterpret_cast<const char*>(&value), sizeof value);
+      };
       if (vt.has_raw_data() && vt.raw_data().size() == es) {
         fill.bytes = vt.raw_data();
       } else if (vt.float_data_size() == 1 && fill.dtype == T::FLOAT) {
@@ -454,15 +483,24 @@ Result<FoldingStats> FoldConstants(SubgraphIr* ir, int64_t max_bytes) {
     bool blocked = false;
     for (int o : op.outputs) blocked = blocked || o < 0 || is_output[o];
     if (blocked) continue;
-    std::vector<const HostTensor*> inputs;
-    std::vector<graph::TensorInfo> infos;
+    // Cheap test first: weight bytes are read only when every input is a constant, so ops
+    // on activations never pull large weights into memory.
+    const bool shape_only = op.op_type == "Shape";
     bool all_constant = true;
     for (int v : op.inputs) {
-      inputs.push_back(constant(v));
-      infos.push_back(v >= 0 ? ir->values[v].info : graph::TensorInfo{});
-      all_constant = all_constant && (v < 0 || inputs.back());
+      all_constant =
+          all_constant && (v < 0 || known[v] || ir->values[v].kind == ValueKind::kWeight);
     }
-    if (!all_constant && op.op_type != "Shape") continue;
+    if (!all_constant && !shape_only) continue;
+    std::vector<const HostTensor*> inputs;
+    std::vector<graph::TensorInfo> infos;
+    all_constant = true;
+    for (int v : op.inputs) {
+      inputs.push_back(shape_only ? nullptr : constant(v));
+      infos.push_back(v >= 0 ? ir->values[v].info : graph::TensorInfo{});
+      all_constant = all_constant && (v < 0 || inputs.back() || shape_only);
+    }
+    if (!all_constant) continue;
     auto result = EvaluateOp(op, inputs, infos);
     if (!result || result->size() != op.outputs.size()) continue;
     bool fits = true;

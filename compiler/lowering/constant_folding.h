@@ -22,8 +22,9 @@ struct HostTensor {
 
 // Evaluates one op; nullopt when the op, its types or its attributes are not covered (the op
 // then stays in the program). Never throws on odd inputs.
-std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op, const std::vector<const HostTensor*>& inputs,
-                                                  const std::vector<graph::TensorInfo>& input_infos);
+std::optional<std::vector<HostTensor>> EvaluateOp(
+    const IrOp& op, const std::vector<const HostTensor*>& inputs,
+    const std::vector<graph::TensorInfo>& input_infos);
 
 struct FoldingStats {
   int folded_ops = 0;

@@ -49,25 +49,51 @@ void IrOp::SetIntAttr(const std::string& n, int64_t v) {
 
 Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init) {
   if (init.external) {
-    return bundle::ByteSource::FileRegion(init.external->file, init.external->offset, init.external->length);
+    return bundle::ByteSource::FileRegion(init.external->file, init.external->offset,
+                                          init.external->length);
   }
   const auto& t = *init.proto;
-  if (t.has_raw_data()) return bundle::ByteSource::Memory(std::make_shared<const std::string>(t.raw_data()));
+  if (t.has_raw_data())
+    return bundle::ByteSource::Memory(std::make_shared<const std::string>(t.raw_data()));
   using T = onnx::TensorProto;
   std::string bytes;
   switch (t.data_type()) {
-    case T::FLOAT: bytes = PackField<float>(t.float_data()); break;
-    case T::DOUBLE: bytes = PackField<double>(t.double_data()); break;
-    case T::INT64: bytes = PackField<int64_t>(t.int64_data()); break;
-    case T::UINT64: bytes = PackField<uint64_t>(t.uint64_data()); break;
-    case T::UINT32: bytes = PackField<uint32_t>(t.uint64_data()); break;
-    case T::INT32: bytes = PackField<int32_t>(t.int32_data()); break;
-    case T::INT16: bytes = PackField<int16_t>(t.int32_data()); break;
-    case T::UINT16: case T::FLOAT16: case T::BFLOAT16: bytes = PackField<uint16_t>(t.int32_data()); break;
-    case T::INT8: bytes = PackField<int8_t>(t.int32_data()); break;
-    case T::UINT8: case T::BOOL: bytes = PackField<uint8_t>(t.int32_data()); break;
+    case T::FLOAT:
+      bytes = PackField<float>(t.float_data());
+      break;
+    case T::DOUBLE:
+      bytes = PackField<double>(t.double_data());
+      break;
+    case T::INT64:
+      bytes = PackField<int64_t>(t.int64_data());
+      break;
+    case T::UINT64:
+      bytes = PackField<uint64_t>(t.uint64_data());
+      break;
+    case T::UINT32:
+      bytes = PackField<uint32_t>(t.uint64_data());
+      break;
+    case T::INT32:
+      bytes = PackField<int32_t>(t.int32_data());
+      break;
+    case T::INT16:
+      bytes = PackField<int16_t>(t.int32_data());
+      break;
+    case T::UINT16:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+      bytes = PackField<uint16_t>(t.int32_data());
+      break;
+    case T::INT8:
+      bytes = PackField<int8_t>(t.int32_data());
+      break;
+    case T::UINT8:
+    case T::BOOL:
+      bytes = PackField<uint8_t>(t.int32_data());
+      break;
     default:
-      return NotImplemented("initializer '" + init.name + "': data type " + graph::DataTypeName(t.data_type()) +
+      return NotImplemented("initializer '" + init.name + "': data type " +
+                            graph::DataTypeName(t.data_type()) +
                             " cannot be stored in a context binary");
   }
   return bundle::ByteSource::Memory(std::make_shared<const std::string>(std::move(bytes)));
@@ -106,7 +132,8 @@ Result<SubgraphIr> SubgraphIr::Build(const graph::Model& model, const std::strin
   for (int n : nodes) {
     const auto& node = g.nodes[n];
     if (!node.implicit_inputs.empty()) {
-      return NotImplemented("node '" + node.name + "' (" + node.op_type + ") reads outer values in a subgraph; "
+      return NotImplemented("node '" + node.name + "' (" + node.op_type +
+                            ") reads outer values in a subgraph; "
                             "compiling nodes with subgraphs is not supported yet");
     }
     IrOp op;
@@ -136,7 +163,8 @@ Result<SubgraphIr> SubgraphIr::Build(const graph::Model& model, const std::strin
   return ir;
 }
 
-int SubgraphIr::AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes) {
+int SubgraphIr::AddWeight(std::string name, graph::TensorInfo info,
+                          std::shared_ptr<const std::string> bytes) {
   IrValue v;
   v.name = std::move(name);
   v.info = std::move(info);

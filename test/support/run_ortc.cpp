@@ -12,7 +12,8 @@
 namespace ortc::test {
 
 RunResult RunOrtc(const std::string& args, bool keep_stderr) {
-  const std::string cmd = std::string(ORTC_BINARY) + " " + args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd =
+      std::string(ORTC_BINARY) + " " + args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) throw std::runtime_error("popen failed");
   std::string out;

@@ -20,10 +20,14 @@ bool InBounds(uint64_t offset, uint64_t size, uint64_t limit) {
 
 std::string_view HeaderStateName(HeaderState s) {
   switch (s) {
-    case HeaderState::kNotOrtc: return "not an ortc binary";
-    case HeaderState::kTruncated: return "truncated";
-    case HeaderState::kIncompatible: return "incompatible version";
-    case HeaderState::kCompatible: return "compatible";
+    case HeaderState::kNotOrtc:
+      return "not an ortc binary";
+    case HeaderState::kTruncated:
+      return "truncated";
+    case HeaderState::kIncompatible:
+      return "incompatible version";
+    case HeaderState::kCompatible:
+      return "compatible";
   }
   return "?";
 }
@@ -48,8 +52,9 @@ HeaderCheck CheckHeader(std::span<const std::byte> bytes) {
   r.header.format_minor = minor;
   if (major != kFormatMajor) {
     r.state = HeaderState::kIncompatible;
-    r.message = "format version " + Version(major, minor) + " cannot be read by this reader (format " +
-                Version(kFormatMajor, kFormatMinor) + "): " +
+    r.message = "format version " + Version(major, minor) +
+                " cannot be read by this reader (format " + Version(kFormatMajor, kFormatMinor) +
+                "): " +
                 (major > kFormatMajor ? "use a newer ortc runtime, or recompile with this ortc"
                                       : "recompile the model with this ortc");
     return r;
@@ -86,7 +91,8 @@ HeaderCheck CheckHeader(std::span<const std::byte> bytes) {
   return r;
 }
 
-Result<std::shared_ptr<const ContextBinary>> ContextBinary::OpenFile(const std::filesystem::path& path) {
+Result<std::shared_ptr<const ContextBinary>> ContextBinary::OpenFile(
+    const std::filesystem::path& path) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
   auto bin = Open(std::move(file).value());
@@ -105,18 +111,20 @@ Status ContextBinary::Verify() {
   const auto bytes = file_->bytes();
   HeaderCheck hc = CheckHeader(bytes);
   if (hc.state != HeaderState::kCompatible) {
-    return InvalidGraph("context binary " + std::string(HeaderStateName(hc.state)) + ": " + hc.message);
+    return InvalidGraph("context binary " + std::string(HeaderStateName(hc.state)) + ": " +
+                        hc.message);
   }
   header_ = hc.header;
   const uint64_t size = bytes.size();
   if (!InBounds(header_.manifest_offset, header_.manifest_size, size) ||
       header_.manifest_offset < header_.header_size || header_.manifest_size > kMaxManifestBytes ||
       header_.manifest_offset % kManifestAlignment != 0) {
-    return InvalidGraph("manifest: offset " + std::to_string(header_.manifest_offset) + " and size " +
-                        std::to_string(header_.manifest_size) + " do not fit the " +
+    return InvalidGraph("manifest: offset " + std::to_string(header_.manifest_offset) +
+                        " and size " + std::to_string(header_.manifest_size) + " do not fit the " +
                         std::to_string(size) + "-byte file");
   }
-  const auto* manifest_bytes = reinterpret_cast<const uint8_t*>(bytes.data() + header_.manifest_offset);
+  const auto* manifest_bytes =
+      reinterpret_cast<const uint8_t*>(bytes.data() + header_.manifest_offset);
   if (XXH3_64bits(manifest_bytes, header_.manifest_size) != header_.manifest_checksum) {
     return InvalidGraph("manifest: checksum mismatch (the file is corrupt)");
   }
@@ -125,7 +133,8 @@ Status ContextBinary::Verify() {
     return InvalidGraph("manifest: not a valid manifest structure");
   }
   manifest_ = fb::GetManifest(manifest_bytes);
-  if (!manifest_->sections() || !manifest_->graphs() || !manifest_->weights() || !manifest_->backend()) {
+  if (!manifest_->sections() || !manifest_->graphs() || !manifest_->weights() ||
+      !manifest_->backend()) {
     return InvalidGraph("manifest: required tables are missing");
   }
 
@@ -134,7 +143,8 @@ Status ContextBinary::Verify() {
     const auto* s = sections.Get(i);
     const std::string what = "section " + std::to_string(i) + " (" +
                              (s->name() ? s->name()->str() : std::string("unnamed")) + ")";
-    if (!InBounds(s->offset(), s->size(), header_.manifest_offset) || s->offset() < header_.header_size) {
+    if (!InBounds(s->offset(), s->size(), header_.manifest_offset) ||
+        s->offset() < header_.header_size) {
       return InvalidGraph(what + ": range " + std::to_string(s->offset()) + "+" +
                           std::to_string(s->size()) + " lies outside the data area");
     }
@@ -154,14 +164,16 @@ Status ContextBinary::Verify() {
   const auto& weights = *manifest_->weights();
   for (uint32_t i = 0; i < weights.size(); ++i) {
     const auto* w = weights.Get(i);
-    if (weights_section_ < 0) return InvalidGraph("weights: the binary has weights but no weights section");
+    if (weights_section_ < 0)
+      return InvalidGraph("weights: the binary has weights but no weights section");
     const auto* ws = sections.Get(static_cast<uint32_t>(weights_section_));
     if (!InBounds(w->offset(), w->size(), ws->size())) {
       return InvalidGraph("weight " + std::to_string(i) + ": range " + std::to_string(w->offset()) +
                           "+" + std::to_string(w->size()) + " lies outside the weights section");
     }
     if (w->alignment() == 0 || (ws->offset() + w->offset()) % w->alignment() != 0) {
-      return InvalidGraph("weight " + std::to_string(i) + ": not aligned to " + std::to_string(w->alignment()));
+      return InvalidGraph("weight " + std::to_string(i) + ": not aligned to " +
+                          std::to_string(w->alignment()));
     }
   }
 
@@ -169,7 +181,8 @@ Status ContextBinary::Verify() {
     const std::string what = "graph '" + (g->name() ? g->name()->str() : std::string()) + "'";
     if (!g->name() || g->name()->size() == 0) return InvalidGraph("a graph has no name");
     if (g->program_section() >= sections.size()) {
-      return InvalidGraph(what + ": program section " + std::to_string(g->program_section()) + " does not exist");
+      return InvalidGraph(what + ": program section " + std::to_string(g->program_section()) +
+                          " does not exist");
     }
     const auto* ps = sections.Get(g->program_section());
     if (!InBounds(g->program_offset(), g->program_size(), ps->size())) {
@@ -205,7 +218,8 @@ const fb::Graph* ContextBinary::FindGraph(std::string_view name) const {
 }
 
 std::span<const std::byte> ContextBinary::ProgramBytes(const fb::Graph& graph) const {
-  return SectionBytes(graph.program_section()).subspan(graph.program_offset(), graph.program_size());
+  return SectionBytes(graph.program_section())
+      .subspan(graph.program_offset(), graph.program_size());
 }
 
 std::string_view ContextBinary::content_id() const {

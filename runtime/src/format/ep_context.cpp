@@ -60,11 +60,13 @@ Result<EpContextNode> EpContextNode::FromNodeProto(const onnx::NodeProto& node) 
   auto get_int = [&](const char* name, bool required, int64_t* out) {
     auto it = attrs.find(name);
     if (it == attrs.end()) {
-      if (required && error.ok()) error = InvalidGraph(where + ": required attribute '" + name + "' is missing");
+      if (required && error.ok())
+        error = InvalidGraph(where + ": required attribute '" + name + "' is missing");
       return;
     }
     if (it->second->type() != onnx::AttributeProto::INT) {
-      if (error.ok()) error = InvalidGraph(where + ": attribute '" + std::string(name) + "' must be an int");
+      if (error.ok())
+        error = InvalidGraph(where + ": attribute '" + std::string(name) + "' must be an int");
       return;
     }
     *out = it->second->i();
@@ -72,11 +74,13 @@ Result<EpContextNode> EpContextNode::FromNodeProto(const onnx::NodeProto& node) 
   auto get_string = [&](const char* name, bool required, std::string* out) {
     auto it = attrs.find(name);
     if (it == attrs.end()) {
-      if (required && error.ok()) error = InvalidGraph(where + ": required attribute '" + name + "' is missing");
+      if (required && error.ok())
+        error = InvalidGraph(where + ": required attribute '" + name + "' is missing");
       return;
     }
     if (it->second->type() != onnx::AttributeProto::STRING) {
-      if (error.ok()) error = InvalidGraph(where + ": attribute '" + std::string(name) + "' must be a string");
+      if (error.ok())
+        error = InvalidGraph(where + ": attribute '" + std::string(name) + "' must be a string");
       return;
     }
     *out = it->second->s();
@@ -93,7 +97,8 @@ Result<EpContextNode> EpContextNode::FromNodeProto(const onnx::NodeProto& node) 
   get_int("max_size", false, &e.max_size);
   if (!error.ok()) return error;
   if (e.main_context != 0 && e.main_context != 1) {
-    return InvalidGraph(where + ": main_context must be 0 or 1, not " + std::to_string(e.main_context));
+    return InvalidGraph(where + ": main_context must be 0 or 1, not " +
+                        std::to_string(e.main_context));
   }
   if (e.embed_mode != 0 && e.embed_mode != 1) {
     return InvalidGraph(where + ": embed_mode must be 0 or 1, not " + std::to_string(e.embed_mode));

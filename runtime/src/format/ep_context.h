@@ -20,16 +20,16 @@ struct EpContextNode {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
 
-  int64_t main_context = 1;           // 1: this node names the context binary
-  std::string ep_cache_context;       // embed_mode 0: path relative to the model; 1: payload
+  int64_t main_context = 1;      // 1: this node names the context binary
+  std::string ep_cache_context;  // embed_mode 0: path relative to the model; 1: payload
   int64_t embed_mode = 0;
   std::string ep_sdk_version;
   std::string onnx_model_filename;
   std::string hardware_architecture;
-  std::string partition_name;         // the graph's name inside the context binary
-  std::string source;                 // which backend owns the node, e.g. "ortc.cpu"
-  std::string notes;                  // ortc: "content_id=<hex>;format=1.0"
-  int64_t max_size = 0;               // ortc: the graph's static arena size in bytes
+  std::string partition_name;  // the graph's name inside the context binary
+  std::string source;          // which backend owns the node, e.g. "ortc.cpu"
+  std::string notes;           // ortc: "content_id=<hex>;format=1.0"
+  int64_t max_size = 0;        // ortc: the graph's static arena size in bytes
 
   onnx::NodeProto ToNodeProto() const;
   static Result<EpContextNode> FromNodeProto(const onnx::NodeProto& node);

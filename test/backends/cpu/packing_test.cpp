@@ -20,9 +20,11 @@ struct Lowered {
   lowering::SubgraphIr ir;
 };
 
-Lowered Lower(ModelBuilder& b, const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
+Lowered Lower(ModelBuilder& b, const std::vector<std::string>& ins,
+              const std::vector<std::string>& outs) {
   const std::string bytes = b.Serialize();
-  auto m = graph::LoadModelFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "pack");
+  auto m = graph::LoadModelFromBuffer(
+      {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "pack");
   REQUIRE(m.ok());
   const auto& g = (*m)->graph;
   std::vector<int> nodes, in, out;
@@ -47,11 +49,16 @@ std::vector<float> FloatsOf(const lowering::IrValue& v) {
 TEST_CASE("BatchNormalization folds into the Conv before it", "[packing]") {
   ModelBuilder b;
   // 2 output channels, 1 input channel, 1x1 kernel: W = [2, 3], B = [0.5, -1].
-  b.Input("x", {1, 1, 4, 4}).Initializer("W", {2, 1, 1, 1}, {2, 3}).Initializer("B", {2}, {0.5f, -1});
-  b.Initializer("scale", {2}, {1, 2}).Initializer("shift", {2}, {0, 10}).Initializer("mean", {2}, {1, 2});
+  b.Input("x", {1, 1, 4, 4})
+      .Initializer("W", {2, 1, 1, 1}, {2, 3})
+      .Initializer("B", {2}, {0.5f, -1});
+  b.Initializer("scale", {2}, {1, 2})
+      .Initializer("shift", {2}, {0, 10})
+      .Initializer("mean", {2}, {1, 2});
   b.Initializer("var", {2}, {3, 0.25f});
-  b.Node("Conv", {"x", "W", "B"}, {"c"}).Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"},
-                                              {Attr("epsilon", 1.0f)});
+  b.Node("Conv", {"x", "W", "B"}, {"c"})
+      .Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"},
+            {Attr("epsilon", 1.0f)});
   b.Output("y");
   auto l = Lower(b, {"x"}, {"y"});
   auto& ir = l.ir;
@@ -75,7 +82,8 @@ TEST_CASE("a Conv whose output has other readers keeps its BatchNormalization", 
   ModelBuilder b;
   b.Input("x", {1, 1, 2, 2}).Initializer("W", {1, 1, 1, 1}, {2});
   for (const char* n : {"scale", "shift", "mean", "var"}) b.Initializer(n, {1}, {1});
-  b.Node("Conv", {"x", "W"}, {"c"}).Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+  b.Node("Conv", {"x", "W"}, {"c"})
+      .Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
   b.Node("Relu", {"c"}, {"r"}).Output("y").Output("r");
   auto l = Lower(b, {"x"}, {"y", "r"});
   CHECK(*backends::cpu::FoldBatchNormIntoConv(&l.ir) == 0);

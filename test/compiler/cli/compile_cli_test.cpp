@@ -25,7 +25,10 @@ ModelBuilder RepeatedWeightsModel() {
   ModelBuilder b;
   std::vector<float> w(64);
   for (int i = 0; i < 64; ++i) w[i] = 0.25f * static_cast<float>(i % 7);
-  b.Input("x", {2, 8}).Initializer("W1", {8, 8}, w).Initializer("W2", {8, 8}, w).Initializer("bias", {8}, std::vector<float>(8, 1.f));
+  b.Input("x", {2, 8})
+      .Initializer("W1", {8, 8}, w)
+      .Initializer("W2", {8, 8}, w)
+      .Initializer("bias", {8}, std::vector<float>(8, 1.f));
   b.Node("MatMul", {"x", "W1"}, {"h"}, {}, "mm1").Node("Add", {"h", "bias"}, {"a"}, {}, "add");
   b.Node("MatMul", {"a", "W2"}, {"y"}, {}, "mm2").Output("y");
   return b;
@@ -68,7 +71,8 @@ std::vector<std::string> FilesIn(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("compile writes <model>_ctx.onnx and <model>_cpu.bin with ORT's EPContext attributes", "[compile]") {
+TEST_CASE("compile writes <model>_ctx.onnx and <model>_cpu.bin with ORT's EPContext attributes",
+          "[compile]") {
   TempDir dir;
   RepeatedWeightsModel().Save(dir / "m.onnx");
   auto r = RunOrtc("compile " + (dir / "m.onnx").string() + " --json");
@@ -77,7 +81,8 @@ TEST_CASE("compile writes <model>_ctx.onnx and <model>_cpu.bin with ORT's EPCont
 
   const auto ctx = LoadProto(dir / "m_ctx.onnx");
   bool has_ms_opset = false;
-  for (const auto& op : ctx.opset_import()) has_ms_opset |= op.domain() == "com.microsoft" && op.version() == 1;
+  for (const auto& op : ctx.opset_import())
+    has_ms_opset |= op.domain() == "com.microsoft" && op.version() == 1;
   CHECK(has_ms_opset);
   REQUIRE(ctx.graph().node_size() == 1);
   CHECK(ctx.graph().initializer_size() == 0);  // every weight lives in the binary
@@ -111,7 +116,8 @@ TEST_CASE("compile writes <model>_ctx.onnx and <model>_cpu.bin with ORT's EPCont
   CHECK(j["weights"]["saved_bytes"] == 256);
   CHECK((*bin)->manifest().weights()->size() == 2);
   CHECK(j["files"].size() == 2);
-  for (const char* phase : {"load", "partition", "compile", "emit", "total"}) CHECK(j["seconds"].contains(phase));
+  for (const char* phase : {"load", "partition", "compile", "emit", "total"})
+    CHECK(j["seconds"].contains(phase));
 }
 
 TEST_CASE("two groups share one binary: the first is the main context", "[compile]") {
@@ -141,16 +147,19 @@ TEST_CASE("output naming follows -o", "[compile]") {
     CHECK(FilesIn(dir / "out") == std::vector<std::string>{"m_cpu.bin", "m_ctx.onnx"});
   }
   SECTION("a _ctx.onnx file name") {
-    REQUIRE(RunOrtc("compile " + model + " -o " + (dir / "out" / "prod_ctx.onnx").string() + " -q").exit_code == 0);
+    REQUIRE(RunOrtc("compile " + model + " -o " + (dir / "out" / "prod_ctx.onnx").string() + " -q")
+                .exit_code == 0);
     CHECK(FilesIn(dir / "out") == std::vector<std::string>{"prod_cpu.bin", "prod_ctx.onnx"});
   }
   SECTION("another file name") {
-    REQUIRE(RunOrtc("compile " + model + " -o " + (dir / "out" / "bundle.onnx").string() + " -q").exit_code == 0);
+    REQUIRE(RunOrtc("compile " + model + " -o " + (dir / "out" / "bundle.onnx").string() + " -q")
+                .exit_code == 0);
     CHECK(FilesIn(dir / "out") == std::vector<std::string>{"bundle.onnx", "bundle_cpu.bin"});
     CHECK(EpNodes(LoadProto(dir / "out" / "bundle.onnx"))[0].ep_cache_context == "bundle_cpu.bin");
   }
   SECTION("a folder that does not exist") {
-    auto r = RunOrtc("compile " + model + " -o " + (dir / "nowhere" / "x.onnx").string() + " --json");
+    auto r =
+        RunOrtc("compile " + model + " -o " + (dir / "nowhere" / "x.onnx").string() + " --json");
     CHECK(r.exit_code == 5);
     CHECK_THAT(r.out, Catch::Contains("does not exist"));
   }
@@ -159,7 +168,9 @@ TEST_CASE("output naming follows -o", "[compile]") {
 TEST_CASE("--node-name-prefix names nodes and graphs", "[compile]") {
   TempDir dir;
   TwoBranchModel().Save(dir / "two.onnx");
-  REQUIRE(RunOrtc("compile " + (dir / "two.onnx").string() + " --node-name-prefix enc_ -q").exit_code == 0);
+  REQUIRE(
+      RunOrtc("compile " + (dir / "two.onnx").string() + " --node-name-prefix enc_ -q").exit_code ==
+      0);
   const auto nodes = EpNodes(LoadProto(dir / "two_ctx.onnx"));
   REQUIRE(nodes.size() == 2);
   CHECK(nodes[0].name == "enc_cpu_0");
@@ -187,10 +198,14 @@ TEST_CASE("identical input gives byte-identical outputs", "[compile][determinism
   RepeatedWeightsModel().Save(dir / "m.onnx");
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "b");
-  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " + (dir / "a").string() + " -q").exit_code == 0);
-  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " + (dir / "b").string() + " -q").exit_code == 0);
-  CHECK(ReadFile((dir / "a" / "m_cpu.bin").string()) == ReadFile((dir / "b" / "m_cpu.bin").string()));
-  CHECK(ReadFile((dir / "a" / "m_ctx.onnx").string()) == ReadFile((dir / "b" / "m_ctx.onnx").string()));
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " + (dir / "a").string() + " -q")
+              .exit_code == 0);
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " + (dir / "b").string() + " -q")
+              .exit_code == 0);
+  CHECK(ReadFile((dir / "a" / "m_cpu.bin").string()) ==
+        ReadFile((dir / "b" / "m_cpu.bin").string()));
+  CHECK(ReadFile((dir / "a" / "m_ctx.onnx").string()) ==
+        ReadFile((dir / "b" / "m_ctx.onnx").string()));
 }
 
 TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
@@ -215,7 +230,8 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     ModelBuilder empty;
     empty.Input("x", {2}).Output("x");
     empty.Save(dir / "empty.onnx");
-    auto r = RunOrtc("compile " + (dir / "empty.onnx").string() + " --error-if-no-nodes-compiled --json");
+    auto r = RunOrtc("compile " + (dir / "empty.onnx").string() +
+                     " --error-if-no-nodes-compiled --json");
     CHECK(r.exit_code == 4);
     CHECK_THAT(r.out, Catch::Contains("no node was compiled"));
     CHECK(FilesIn(dir.path()) == std::vector<std::string>{"empty.onnx", "m.onnx"});
@@ -242,13 +258,17 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     b.Input("x", {4}).Input("c", {}, onnx::TensorProto::BOOL).Initializer("k", {4}, {1, 2, 3, 4});
     b.Node("Add", {"x", "k"}, {"y1"}, {}, "first");
     b.Node("Relu", {"x"}, {"outer"}, {}, "relu");
-    b.Node("If", {"c"}, {"y2"}, {Attr("then_branch", then_b.proto().graph()), Attr("else_branch", else_b.proto().graph())}, "if");
+    b.Node(
+        "If", {"c"}, {"y2"},
+        {Attr("then_branch", then_b.proto().graph()), Attr("else_branch", else_b.proto().graph())},
+        "if");
     b.Output("y1").Output("y2");
     b.Save(dir / "iff.onnx");
     auto r = RunOrtc("compile " + (dir / "iff.onnx").string() + " --json");
     CHECK(r.exit_code == 4);
     CHECK_THAT(r.out, Catch::Contains("subgraph"));
-    CHECK(FilesIn(dir.path()) == std::vector<std::string>{"iff.onnx", "m.onnx"});  // no bin, no temp file
+    CHECK(FilesIn(dir.path()) ==
+          std::vector<std::string>{"iff.onnx", "m.onnx"});  // no bin, no temp file
   }
 }
 
@@ -264,7 +284,8 @@ TEST_CASE("inspect describes binaries and reports corruption precisely", "[inspe
   CHECK(j["weights"]["referenced"] == 3);
   CHECK(j["graphs"][0]["inputs"][0]["shape"] == "[2,8]");
 
-  auto ctx = nlohmann::json::parse(RunOrtc("inspect " + (dir / "m_ctx.onnx").string() + " --json").out);
+  auto ctx =
+      nlohmann::json::parse(RunOrtc("inspect " + (dir / "m_ctx.onnx").string() + " --json").out);
   CHECK(ctx["ep_context_nodes"][0]["status"] == "ok");
 
   // Flip one weight byte: inspect names the weights section's checksum.
@@ -280,11 +301,13 @@ TEST_CASE("inspect describes binaries and reports corruption precisely", "[inspe
   CHECK_THAT(bad_ctx.out, Catch::Contains("checksum mismatch"));
 
   // A binary from another compile: the ctx model's content id no longer matches.
-  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " + (dir / "other_ctx.onnx").string() +
-                  " --node-name-prefix m_ -q").exit_code == 0);
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -o " +
+                  (dir / "other_ctx.onnx").string() + " --node-name-prefix m_ -q")
+              .exit_code == 0);
   TwoBranchModel().Save(dir / "two.onnx");
-  REQUIRE(RunOrtc("compile " + (dir / "two.onnx").string() + " -o " + (dir / "x_ctx.onnx").string() +
-                  " --node-name-prefix m_ -q").exit_code == 0);
+  REQUIRE(RunOrtc("compile " + (dir / "two.onnx").string() + " -o " +
+                  (dir / "x_ctx.onnx").string() + " --node-name-prefix m_ -q")
+              .exit_code == 0);
   fs::copy_file(dir / "x_cpu.bin", dir / "other_cpu.bin", fs::copy_options::overwrite_existing);
   auto stale = RunOrtc("inspect " + (dir / "other_ctx.onnx").string() + " --json");
   CHECK(stale.exit_code == 3);

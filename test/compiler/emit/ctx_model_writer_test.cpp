@@ -20,13 +20,17 @@ namespace {
 // k_ext lives in an external data file; k_emb is embedded.
 std::unique_ptr<graph::Model> MixedModel(const TempDir& dir) {
   std::vector<float> ext = {1, 2, 3, 4};
-  ortc::test::WriteFile(dir / "src.data",
-                        std::string(8, 'z') + std::string(reinterpret_cast<const char*>(ext.data()), 16));
+  ortc::test::WriteFile(
+      dir / "src.data",
+      std::string(8, 'z') + std::string(reinterpret_cast<const char*>(ext.data()), 16));
   ModelBuilder b;
-  b.Input("x", {4}).ExternalInitializer("k_ext", {4}, "src.data", 8).Initializer("k_emb", {4}, {5, 6, 7, 8});
+  b.Input("x", {4})
+      .ExternalInitializer("k_ext", {4}, "src.data", 8)
+      .Initializer("k_emb", {4}, {5, 6, 7, 8});
   b.Initializer("k_cpu", {4}, {9, 9, 9, 9});
   b.Node("Add", {"x", "k_ext"}, {"a"}, {}, "add").Node("Hardmax", {"a"}, {"h"}, {}, "hardmax");
-  b.Node("Mod", {"h", "k_cpu"}, {"s"}, {ortc::test::Attr("fmod", int64_t{1})}, "mod").Node("Mul", {"s", "k_emb"}, {"y"}, {}, "mul");
+  b.Node("Mod", {"h", "k_cpu"}, {"s"}, {ortc::test::Attr("fmod", int64_t{1})}, "mod")
+      .Node("Mul", {"s", "k_emb"}, {"y"}, {}, "mul");
   b.Output("y");
   b.Save(dir / "src.onnx");
   auto m = graph::LoadModelFromFile(dir / "src.onnx");
@@ -80,10 +84,12 @@ TEST_CASE("uncompiled groups keep their nodes and get self-contained initializer
   }
 }
 
-TEST_CASE("a compiled group becomes one EPContext node and takes its initializers with it", "[emit]") {
+TEST_CASE("a compiled group becomes one EPContext node and takes its initializers with it",
+          "[emit]") {
   TempDir dir;
   auto model = MixedModel(dir);
-  auto p = partition::PartitionGraph(model->graph, {backends::FindBackend("cuda"), backends::FindBackend("cpu")});
+  auto p = partition::PartitionGraph(model->graph,
+                                     {backends::FindBackend("cuda"), backends::FindBackend("cpu")});
   REQUIRE(p.groups.size() == 3);  // cuda_0 {add}, cpu_0 {hardmax, mod}, cuda_1 {mul}
   std::vector<std::optional<format::EpContextNode>> ep(p.groups.size());
   for (size_t i = 0; i < p.groups.size(); ++i) {

@@ -24,8 +24,12 @@ HostTensor Make(int32_t dtype, std::vector<int64_t> dims, std::vector<V> values)
   std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
-HostTensor I64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Make<int64_t>(T::INT64, dims, v); }
-HostTensor F32(std::vector<int64_t> dims, std::vector<float> v) { return Make<float>(T::FLOAT, dims, v); }
+HostTensor I64(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return Make<int64_t>(T::INT64, dims, v);
+}
+HostTensor F32(std::vector<int64_t> dims, std::vector<float> v) {
+  return Make<float>(T::FLOAT, dims, v);
+}
 
 template <typename V>
 std::vector<V> Values(const HostTensor& t) {
@@ -42,7 +46,8 @@ IrOp Op(const std::string& type, int since, std::vector<Attr> attrs = {}) {
   return op;
 }
 
-HostTensor Eval(const IrOp& op, std::vector<const HostTensor*> in, std::vector<graph::TensorInfo> infos = {}) {
+HostTensor Eval(const IrOp& op, std::vector<const HostTensor*> in,
+                std::vector<graph::TensorInfo> infos = {}) {
   infos.resize(in.size());
   auto r = EvaluateOp(op, in, infos);
   REQUIRE(r);
@@ -67,7 +72,8 @@ TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]"
     CHECK_FALSE(EvaluateOp(Op("Div", 14), {&a, &z}, infos));
   }
   SECTION("Shape of a static input, with start/end") {
-    graph::TensorInfo info{T::FLOAT, graph::Shape{true, {{.value = 2}, {.value = 3}, {.value = 5}}}};
+    graph::TensorInfo info{T::FLOAT,
+                           graph::Shape{true, {{.value = 2}, {.value = 3}, {.value = 5}}}};
     auto r = Eval(Op("Shape", 15, {Attr("start", int64_t{1})}), {nullptr}, {info});
     CHECK(Values<int64_t>(r) == std::vector<int64_t>{3, 5});
   }
@@ -79,7 +85,8 @@ TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]"
   }
   SECTION("Concat on axis 0") {
     auto a = I64({1}, {4}), b = I64({2}, {-1, 7});
-    CHECK(Values<int64_t>(Eval(Op("Concat", 13, {Attr("axis", int64_t{0})}), {&a, &b})) == std::vector<int64_t>{4, -1, 7});
+    CHECK(Values<int64_t>(Eval(Op("Concat", 13, {Attr("axis", int64_t{0})}), {&a, &b})) ==
+          std::vector<int64_t>{4, -1, 7});
   }
   SECTION("Unsqueeze (axes as input since 13) and Squeeze") {
     auto x = I64({3}, {1, 2, 3}), axes = I64({2}, {0, -1});
@@ -100,17 +107,20 @@ TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]"
   }
   SECTION("Slice with a negative step") {
     auto x = I64({5}, {0, 1, 2, 3, 4});
-    auto starts = I64({1}, {-1}), ends = I64({1}, {-6}), axes = I64({1}, {0}), steps = I64({1}, {-2});
+    auto starts = I64({1}, {-1}), ends = I64({1}, {-6}), axes = I64({1}, {0}),
+         steps = I64({1}, {-2});
     auto r = Eval(Op("Slice", 13), {&x, &starts, &ends, &axes, &steps});
     CHECK(Values<int64_t>(r) == std::vector<int64_t>{4, 2, 0});
   }
   SECTION("Cast float to int64 truncates") {
     auto x = F32({3}, {1.9f, -1.9f, 3.0f});
-    CHECK(Values<int64_t>(Eval(Op("Cast", 13, {Attr("to", int64_t{T::INT64})}), {&x})) == std::vector<int64_t>{1, -1, 3});
+    CHECK(Values<int64_t>(Eval(Op("Cast", 13, {Attr("to", int64_t{T::INT64})}), {&x})) ==
+          std::vector<int64_t>{1, -1, 3});
   }
   SECTION("Flatten") {
     auto x = F32({2, 3, 4}, std::vector<float>(24, 0.f));
-    CHECK(Eval(Op("Flatten", 13, {Attr("axis", int64_t{2})}), {&x}).dims == std::vector<int64_t>{6, 4});
+    CHECK(Eval(Op("Flatten", 13, {Attr("axis", int64_t{2})}), {&x}).dims ==
+          std::vector<int64_t>{6, 4});
   }
   SECTION("an op outside the covered set declines") {
     auto x = F32({2}, {1, 2});
@@ -123,13 +133,20 @@ TEST_CASE("the folding pass replaces constant subexpressions by weights", "[fold
   // Shape(x) -> Gather(0) -> Unsqueeze -> Concat(-1) -> Reshape(x): the shape chain folds away;
   // the Reshape reads a graph input and stays.
   ModelBuilder b(13, 8);
-  b.Input("x", {2, 3, 4}).IntInitializer("zero", {0}).IntInitializer("minus1", {-1}).IntInitializer("ax", {0});
-  b.Node("Shape", {"x"}, {"s"}).Node("Gather", {"s", "zero"}, {"g"}).Node("Unsqueeze", {"g", "ax"}, {"u"});
-  b.Node("Concat", {"u", "minus1"}, {"target"}, {Attr("axis", int64_t{0})}).Node("Reshape", {"x", "target"}, {"y"});
+  b.Input("x", {2, 3, 4})
+      .IntInitializer("zero", {0})
+      .IntInitializer("minus1", {-1})
+      .IntInitializer("ax", {0});
+  b.Node("Shape", {"x"}, {"s"})
+      .Node("Gather", {"s", "zero"}, {"g"})
+      .Node("Unsqueeze", {"g", "ax"}, {"u"});
+  b.Node("Concat", {"u", "minus1"}, {"target"}, {Attr("axis", int64_t{0})})
+      .Node("Reshape", {"x", "target"}, {"y"});
   b.Output("y");
   b.proto().mutable_graph()->mutable_initializer(0)->clear_dims();  // `zero` is a scalar index
   const std::string bytes = b.Serialize();
-  auto m = graph::LoadModelFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "fold");
+  auto m = graph::LoadModelFromBuffer(
+      {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "fold");
   REQUIRE(m.ok());
   const auto& g = (*m)->graph;
   std::vector<int> nodes(g.nodes.size());

@@ -16,7 +16,8 @@ TEST_CASE("buffers alive together never overlap, on random lifetimes", "[memory_
     int64_t total = 0;
     for (int i = 0; i < n; ++i) {
       const int first = static_cast<int>(rng() % 50);
-      reqs.push_back({static_cast<int64_t>(rng() % 5000), first, first + static_cast<int>(rng() % 10)});
+      reqs.push_back(
+          {static_cast<int64_t>(rng() % 5000), first, first + static_cast<int>(rng() % 10)});
       total += (reqs.back().size + 63) / 64 * 64;
     }
     auto plan = PlanMemory(reqs, 64);
@@ -26,7 +27,8 @@ TEST_CASE("buffers alive together never overlap, on random lifetimes", "[memory_
       CHECK(plan.offsets[a] % 64 == 0);
       CHECK(plan.offsets[a] + reqs[a].size <= plan.arena_bytes);
       for (int b = a + 1; b < n; ++b) {
-        const bool live_together = reqs[a].first_use <= reqs[b].last_use && reqs[b].first_use <= reqs[a].last_use;
+        const bool live_together =
+            reqs[a].first_use <= reqs[b].last_use && reqs[b].first_use <= reqs[a].last_use;
         const bool overlap = plan.offsets[a] < plan.offsets[b] + reqs[b].size &&
                              plan.offsets[b] < plan.offsets[a] + reqs[a].size;
         if (live_together && reqs[a].size > 0 && reqs[b].size > 0) REQUIRE_FALSE(overlap);

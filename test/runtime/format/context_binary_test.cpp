@@ -1,7 +1,7 @@
 // Context binary format: writer/reader round trip, every check_header state, and every
 // corrupted field the reader must catch (with the section and check named).
-#include <catch2/catch.hpp>
 #include <xxhash.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <fstream>
@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::shared_ptr<const std::string> Bytes(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+std::shared_ptr<const std::string> Bytes(std::string s) {
+  return std::make_shared<const std::string>(std::move(s));
+}
 
 bundle::WeightSpec Weight(std::string bytes, std::vector<int64_t> dims = {}) {
   bundle::WeightSpec w;
@@ -28,14 +30,20 @@ bundle::WeightSpec Weight(std::string bytes, std::vector<int64_t> dims = {}) {
 
 // Writes a binary with two graphs sharing one weight, and one artefact.
 std::string WriteSample(const fs::path& path) {
-  auto w = bundle::ContextBinaryWriter::Create(path, {"ortc test", "cpu", {{"sdk", "1.2"}}, {"isa-x"}, {}});
+  auto w = bundle::ContextBinaryWriter::Create(
+      path, {"ortc test", "cpu", {{"sdk", "1.2"}}, {"isa-x"}, {}});
   REQUIRE(w.ok());
   auto a = (*w)->AddWeight(Weight(std::string(1000, 'a')));
   auto b = (*w)->AddWeight(Weight(std::string(300, 'b')));
   auto a2 = (*w)->AddWeight(Weight(std::string(1000, 'a')));  // same bytes: stored once
   REQUIRE((a.ok() && b.ok() && a2.ok()));
   CHECK(*a2 == *a);
-  (*w)->AddGraph({"g0", {{"x", 1, {1, -1}, {"", "n"}}}, {{"y", 1, {1, 4}, {}}}, "PROGRAM-ZERO", {*a, *b}, 128});
+  (*w)->AddGraph({"g0",
+                  {{"x", 1, {1, -1}, {"", "n"}}},
+                  {{"y", 1, {1, 4}, {}}},
+                  "PROGRAM-ZERO",
+                  {*a, *b},
+                  128});
   (*w)->AddGraph({"g1", {{"x", 1, {2}, {}}}, {{"z", 1, {2}, {}}}, "PROGRAM-ONE", {*a}, 0});
   (*w)->AddArtefact("blob", "ARTEFACT", 256);
   REQUIRE((*w)->Finish().ok());
@@ -58,7 +66,9 @@ format::FixedHeader HeaderOf(const std::string& bytes) {
   return h;
 }
 
-void SetHeader(std::string& bytes, const format::FixedHeader& h) { std::memcpy(bytes.data(), &h, sizeof h); }
+void SetHeader(std::string& bytes, const format::FixedHeader& h) {
+  std::memcpy(bytes.data(), &h, sizeof h);
+}
 
 // Mutates the manifest in place, then fixes the manifest checksum so the structural checks
 // behind it are what fails.
@@ -85,12 +95,15 @@ TEST_CASE("a context binary round-trips through writer and reader", "[format]") 
   CHECK(m.hardware_targets()->Get(0)->str() == "isa-x");
   CHECK((*bin)->content_id().size() == 32);
   REQUIRE(m.weights()->size() == 2);
-  CHECK(std::string(reinterpret_cast<const char*>((*bin)->WeightBytes(0).data()), 1000) == std::string(1000, 'a'));
-  CHECK(std::string(reinterpret_cast<const char*>((*bin)->WeightBytes(1).data()), 300) == std::string(300, 'b'));
+  CHECK(std::string(reinterpret_cast<const char*>((*bin)->WeightBytes(0).data()), 1000) ==
+        std::string(1000, 'a'));
+  CHECK(std::string(reinterpret_cast<const char*>((*bin)->WeightBytes(1).data()), 300) ==
+        std::string(300, 'b'));
   const auto* g0 = (*bin)->FindGraph("g0");
   REQUIRE(g0);
   auto program = (*bin)->ProgramBytes(*g0);
-  CHECK(std::string(reinterpret_cast<const char*>(program.data()), program.size()) == "PROGRAM-ZERO");
+  CHECK(std::string(reinterpret_cast<const char*>(program.data()), program.size()) ==
+        "PROGRAM-ZERO");
   CHECK(g0->weights()->size() == 2);
   CHECK(g0->arena_bytes() == 128);
   CHECK(g0->inputs()->Get(0)->symbols()->Get(1)->str() == "n");
@@ -105,7 +118,8 @@ TEST_CASE("a context binary round-trips through writer and reader", "[format]") 
   for (const auto* w : *m.weights()) CHECK(w->offset() % 64 == 0);
 }
 
-TEST_CASE("identical weights are stored once; different type or shape are not merged", "[format][dedup]") {
+TEST_CASE("identical weights are stored once; different type or shape are not merged",
+          "[format][dedup]") {
   TempDir dir;
   auto w = bundle::ContextBinaryWriter::Create(dir / "d.bin", {"t", "cpu", {}, {}, {}});
   REQUIRE(w.ok());
@@ -122,7 +136,9 @@ TEST_CASE("identical weights are stored once; different type or shape are not me
 TEST_CASE("check_header sorts files into four states", "[format][header]") {
   TempDir dir;
   const std::string good = WriteSample(dir / "m.bin");
-  auto check = [](const std::string& b) { return format::CheckHeader({reinterpret_cast<const std::byte*>(b.data()), b.size()}); };
+  auto check = [](const std::string& b) {
+    return format::CheckHeader({reinterpret_cast<const std::byte*>(b.data()), b.size()});
+  };
 
   CHECK(check(good).state == format::HeaderState::kCompatible);
   CHECK(check("PK\x03\x04 zip file").state == format::HeaderState::kNotOrtc);
@@ -140,7 +156,8 @@ TEST_CASE("check_header sorts files into four states", "[format][header]") {
   SetHeader(newer_major, h);
   auto inc = check(newer_major);
   CHECK(inc.state == format::HeaderState::kIncompatible);
-  CHECK_THAT(inc.message, Catch::Contains("2.3") && Catch::Contains("1.0") && Catch::Contains("newer ortc runtime"));
+  CHECK_THAT(inc.message, Catch::Contains("2.3") && Catch::Contains("1.0") &&
+                              Catch::Contains("newer ortc runtime"));
 
   std::string newer_minor = good;
   h = HeaderOf(newer_minor);
@@ -205,7 +222,9 @@ TEST_CASE("every corrupted field is caught and named", "[format][corruption]") {
     expect = "section 1 (programs): checksum mismatch";
   }
   SECTION("section range") {
-    bad = MutateManifest(good, [&](fb::Manifest* m) { m->mutable_sections()->GetMutableObject(1)->mutate_size(1u << 30); });
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      m->mutable_sections()->GetMutableObject(1)->mutate_size(1u << 30);
+    });
     expect = "section 1 (programs): range";
   }
   SECTION("section alignment") {
@@ -216,7 +235,9 @@ TEST_CASE("every corrupted field is caught and named", "[format][corruption]") {
     expect = "section 2 (blob): offset";
   }
   SECTION("weight range") {
-    bad = MutateManifest(good, [&](fb::Manifest* m) { m->mutable_weights()->GetMutableObject(1)->mutate_size(1u << 20); });
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      m->mutable_weights()->GetMutableObject(1)->mutate_size(1u << 20);
+    });
     expect = "weight 1: range";
   }
   SECTION("weight alignment") {
@@ -227,15 +248,21 @@ TEST_CASE("every corrupted field is caught and named", "[format][corruption]") {
     expect = "weight 1: not aligned";
   }
   SECTION("graph program range") {
-    bad = MutateManifest(good, [&](fb::Manifest* m) { m->mutable_graphs()->GetMutableObject(1)->mutate_program_size(1u << 20); });
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      m->mutable_graphs()->GetMutableObject(1)->mutate_program_size(1u << 20);
+    });
     expect = "graph 'g1': program range";
   }
   SECTION("graph program section") {
-    bad = MutateManifest(good, [&](fb::Manifest* m) { m->mutable_graphs()->GetMutableObject(0)->mutate_program_section(9); });
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      m->mutable_graphs()->GetMutableObject(0)->mutate_program_section(9);
+    });
     expect = "graph 'g0': program section 9";
   }
   SECTION("graph weight reference") {
-    bad = MutateManifest(good, [&](fb::Manifest* m) { m->mutable_graphs()->GetMutableObject(0)->mutable_weights()->Mutate(1, 7); });
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      m->mutable_graphs()->GetMutableObject(0)->mutable_weights()->Mutate(1, 7);
+    });
     expect = "graph 'g0': refers to weight 7";
   }
   auto r = OpenBytes(bad);
