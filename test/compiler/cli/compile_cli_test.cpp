@@ -165,7 +165,7 @@ TEST_CASE("output naming follows -o", "[compile]") {
   }
 }
 
-TEST_CASE("--node-name-prefix names nodes and graphs", "[compile]") {
+TEST_CASE("a node name prefix names nodes and graphs", "[compile]") {
   TempDir dir;
   TwoBranchModel().Save(dir / "two.onnx");
   REQUIRE(
@@ -178,7 +178,7 @@ TEST_CASE("--node-name-prefix names nodes and graphs", "[compile]") {
   CHECK(format::ContextBinary::OpenFile(dir / "two_cpu.bin").value()->FindGraph("enc_cpu_1"));
 }
 
-TEST_CASE("--embed-mode 1 puts the binary inside the ctx model", "[compile]") {
+TEST_CASE("embed mode 1 puts the binary inside the ctx model", "[compile]") {
   TempDir dir;
   TwoBranchModel().Save(dir / "two.onnx");
   REQUIRE(RunOrtc("compile " + (dir / "two.onnx").string() + " --embed-mode 1 -q").exit_code == 0);

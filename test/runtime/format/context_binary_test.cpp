@@ -118,7 +118,7 @@ TEST_CASE("a context binary round-trips through writer and reader", "[format]") 
   for (const auto* w : *m.weights()) CHECK(w->offset() % 64 == 0);
 }
 
-TEST_CASE("identical weights are stored once; different type or shape are not merged",
+TEST_CASE("identical weights are stored once, but not across types or shapes",
           "[format][dedup]") {
   TempDir dir;
   auto w = bundle::ContextBinaryWriter::Create(dir / "d.bin", {"t", "cpu", {}, {}, {}});
