@@ -9,5 +9,6 @@ namespace ortc::cli {
 void AddPartitionCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddInspectCommand(CLI::App& app, int* exit_code);
+void AddRunCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ortc::cli::AddCompileCommand(app, &exit_code);
   ortc::cli::AddInspectCommand(app, &exit_code);
   ortc::cli::AddPartitionCommand(app, &exit_code);
+  ortc::cli::AddRunCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

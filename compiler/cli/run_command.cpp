@@ -1,0 +1,183 @@
+// `ortc run`: load a (compiled) model with the runtime and run it on given or random inputs.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "io/tensor_files.h"
+#include "kernels/kernel_util.h"
+#include "ortc/runtime.h"
+
+namespace ortc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs;  // name=file
+  std::vector<std::string> shapes;  // name=1x3x224x224
+  std::string output_dir;
+  int bench = 0;
+  uint64_t seed = 0;
+  bool json = false;
+};
+
+Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+  Tensor t = Tensor::Allocate(dtype, shape);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    double v = exec::IsFloatType(dtype) ? real(rng) : small(rng);
+    if (dtype == DataType::kBool) v = small(rng) % 2;
+    exec::WriteFromDouble(t, i, v);
+  }
+  return t;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+int Fail(const RunArgs& a, const Status& s) {
+  if (a.json) {
+    std::cout << nlohmann::json{{"ok", false},
+                                {"error",
+                                 {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cerr << "error: " << s.ToString() << "\n";
+  }
+  return ExitCodeFor(s);
+}
+
+int Run(const RunArgs& a) {
+  const auto t0 = Clock::now();
+  auto session = Session::Create(a.model);
+  if (!session.ok()) return Fail(a, session.status());
+  const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& s : a.shapes) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos)
+      return Fail(a, InvalidArgument("--shape '" + s + "' is not name=AxBxC"));
+    std::vector<int64_t> dims;
+    std::stringstream ss(s.substr(eq + 1));
+    std::string d;
+    while (std::getline(ss, d, 'x')) dims.push_back(std::stoll(d));
+    shapes[s.substr(0, eq)] = dims;
+  }
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& spec : a.inputs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos)
+      return Fail(a, InvalidArgument("--input '" + spec + "' is not name=file"));
+    auto t = io::ReadTensorFile(spec.substr(eq + 1));
+    if (!t.ok()) return Fail(a, t.status());
+    feeds.push_back({spec.substr(0, eq), *t});
+  }
+  std::mt19937_64 rng(a.seed);
+  for (const auto& info : (*session)->inputs()) {
+    if (std::any_of(feeds.begin(), feeds.end(),
+                    [&](const auto& f) { return f.first == info.name; }))
+      continue;
+    std::vector<int64_t> shape = info.shape;
+    if (shapes.count(info.name)) shape = shapes[info.name];
+    for (auto& d : shape) d = d < 0 ? 1 : d;
+    feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
+  }
+  const auto t1 = Clock::now();
+  auto outs = (*session)->Run(feeds);
+  if (!outs.ok()) return Fail(a, outs.status());
+  const double first_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  std::vector<double> lat;
+  for (int i = 0; i < a.bench; ++i) {
+    const auto s = Clock::now();
+    auto r = (*session)->Run(feeds);
+    if (!r.ok()) return Fail(a, r.status());
+    lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
+  }
+  if (!a.output_dir.empty()) {
+    fs::create_directories(a.output_dir);
+    for (size_t i = 0; i < outs->size(); ++i) {
+      Status s = io::WriteNpy(fs::path(a.output_dir) / ((*session)->outputs()[i].name + ".npy"),
+                              (*outs)[i]);
+      if (!s.ok()) return Fail(a, s);
+    }
+  }
+  nlohmann::json j{{"ok", true}, {"load_ms", load_s * 1e3}, {"first_run_ms", first_s * 1e3}};
+  j["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const Tensor& t = (*outs)[i];
+    double sum = 0, mn = INFINITY, mx = -INFINITY;
+    for (int64_t k = 0; k < t.elements() && t.dtype() != DataType::kString; ++k) {
+      const double v = exec::ReadAsDouble(t, k);
+      sum += v;
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+    }
+    j["outputs"].push_back({{"name", (*session)->outputs()[i].name},
+                            {"dtype", DataTypeName(t.dtype())},
+                            {"shape", t.shape()},
+                            {"mean", t.elements() ? sum / static_cast<double>(t.elements()) : 0},
+                            {"min", mn},
+                            {"max", mx}});
+  }
+  if (!lat.empty())
+    j["latency_ms"] = {{"p50", Percentile(lat, 0.5)},
+                       {"p90", Percentile(lat, 0.9)},
+                       {"p99", Percentile(lat, 0.99)},
+                       {"runs", lat.size()}};
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "load " << j["load_ms"].get<double>() << " ms, first run "
+            << j["first_run_ms"].get<double>() << " ms\n";
+  for (const auto& o : j["outputs"]) {
+    std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>()
+              << o["shape"].dump() << " mean " << o["mean"] << " min " << o["min"] << " max "
+              << o["max"] << "\n";
+  }
+  if (j.contains("latency_ms")) {
+    std::cout << "latency over " << a.bench << " runs: p50 " << j["latency_ms"]["p50"]
+              << " ms, p90 " << j["latency_ms"]["p90"] << " ms, p99 " << j["latency_ms"]["p99"]
+              << " ms\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<RunArgs>();
+  auto* cmd =
+      app.add_subcommand("run", "Run a compiled (or plain) ONNX model with the ortc runtime");
+  cmd->add_option("model", a->model, "model_ctx.onnx (or any ONNX model the CPU kernels cover)")
+      ->required();
+  cmd->add_option("--input", a->inputs,
+                  "name=file.npy or name=file.pb (repeatable); missing inputs are random");
+  cmd->add_option("--shape", a->shapes,
+                  "name=1x3x224x224: shape of a random input with dynamic dims (default 1)");
+  cmd->add_option("--output-dir", a->output_dir, "Write every output as <name>.npy here");
+  cmd->add_option("--bench", a->bench, "Also time N more runs and print latency percentiles")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a->seed, "Seed of the random inputs");
+  cmd->add_flag("--json", a->json, "Print a machine-readable report");
+  cmd->footer(
+      std::string("\nExamples:\n  ortc run model_ctx.onnx --input x=x.npy --output-dir out/\n"
+                  "  ortc run model_ctx.onnx --bench 100 --json\n\n") +
+      kExitCodeHelp);
+  cmd->callback([a, exit_code] { *exit_code = Run(*a); });
+}
+
+}  // namespace ortc::cli

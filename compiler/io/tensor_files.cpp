@@ -1,0 +1,110 @@
+// .npy and .pb tensor files.
+#include "io/tensor_files.h"
+
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "loader/tensor_proto.h"
+
+namespace ortc::io {
+namespace {
+
+const std::map<std::string, DataType>& NpyTypes() {
+  static const std::map<std::string, DataType> m = {
+      {"<f4", DataType::kFloat},  {"<f8", DataType::kDouble}, {"<f2", DataType::kFloat16},
+      {"<i8", DataType::kInt64},  {"<i4", DataType::kInt32},  {"<i2", DataType::kInt16},
+      {"|i1", DataType::kInt8},   {"|u1", DataType::kUint8},  {"<u2", DataType::kUint16},
+      {"<u4", DataType::kUint32}, {"<u8", DataType::kUint64}, {"|b1", DataType::kBool}};
+  return m;
+}
+
+}  // namespace
+
+Result<Tensor> ReadNpy(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NoSuchFile(path.string() + ": cannot open");
+  char magic[8];
+  in.read(magic, 8);
+  if (in.gcount() != 8 || std::string(magic, 6) != "\x93NUMPY")
+    return InvalidArgument(path.string() + ": not a .npy file");
+  uint32_t header_len = 0;
+  if (magic[6] == 1) {
+    uint16_t h;
+    in.read(reinterpret_cast<char*>(&h), 2);
+    header_len = h;
+  } else {
+    in.read(reinterpret_cast<char*>(&header_len), 4);
+  }
+  if (header_len > (1u << 20)) return InvalidArgument(path.string() + ": .npy header too large");
+  std::string header(header_len, '\0');
+  in.read(header.data(), header_len);
+  std::smatch m;
+  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']+)'")))
+    return InvalidArgument(path.string() + ": no dtype in .npy header");
+  const std::string descr = m[1];
+  auto it = NpyTypes().find(descr);
+  if (it == NpyTypes().end())
+    return InvalidArgument(path.string() + ": unsupported .npy dtype " + descr);
+  if (header.find("'fortran_order': True") != std::string::npos)
+    return InvalidArgument(path.string() + ": Fortran-order arrays are not supported");
+  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+    return InvalidArgument(path.string() + ": no shape in .npy header");
+  std::vector<int64_t> shape;
+  const std::string dims = m[1];
+  std::regex num("\\d+");
+  for (auto i = std::sregex_iterator(dims.begin(), dims.end(), num); i != std::sregex_iterator();
+       ++i)
+    shape.push_back(std::stoll(i->str()));
+  Tensor t = Tensor::Allocate(it->second, shape);
+  in.read(static_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(t.byte_size()));
+  if (static_cast<size_t>(in.gcount()) != t.byte_size())
+    return InvalidArgument(path.string() + ": .npy data is truncated");
+  return t;
+}
+
+Status WriteNpy(const std::filesystem::path& path, const Tensor& t) {
+  std::string descr;
+  for (const auto& [d, type] : NpyTypes()) {
+    if (type == t.dtype()) descr = d;
+  }
+  if (descr.empty())
+    return InvalidArgument("cannot write a " + DataTypeName(t.dtype()) + " tensor as .npy");
+  std::string shape;
+  for (int64_t d : t.shape()) shape += std::to_string(d) + ",";
+  if (t.rank() > 1) shape.pop_back();
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError("cannot write " + path.string());
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out << header;
+  out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.byte_size()));
+  return out ? Status::Ok() : IoError("write failed: " + path.string());
+}
+
+Result<Tensor> ReadTensorFile(const std::filesystem::path& path) {
+  if (path.extension() == ".npy") return ReadNpy(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NoSuchFile(path.string() + ": cannot open");
+  onnx::TensorProto p;
+  if (!p.ParseFromIstream(&in))
+    return InvalidArgument(path.string() + ": not a TensorProto (.pb) file");
+  return loader::TensorFromProto(p, nullptr);
+}
+
+Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
+                       const std::string& name) {
+  if (path.extension() == ".npy") return WriteNpy(path, t);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !loader::TensorToProto(t, name).SerializeToOstream(&out))
+    return IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+}  // namespace ortc::io

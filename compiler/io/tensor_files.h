@@ -1,0 +1,19 @@
+// Reading and writing tensors as .npy (NumPy format 1.0/2.0) and ONNX TensorProto .pb files.
+#pragma once
+
+#include <filesystem>
+
+#include "ortc/status.h"
+#include "ortc/tensor.h"
+
+namespace ortc::io {
+
+// Picks the format by extension: .npy or .pb.
+Result<Tensor> ReadTensorFile(const std::filesystem::path& path);
+Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
+                       const std::string& name = "");
+
+Result<Tensor> ReadNpy(const std::filesystem::path& path);
+Status WriteNpy(const std::filesystem::path& path, const Tensor& t);
+
+}  // namespace ortc::io

@@ -1,0 +1,105 @@
+// ortc runtime: load a compiled model (model_ctx.onnx + its context binaries) and run it.
+//
+// Ownership rules:
+//   - Session::Create* returns an owned Session (std::unique_ptr); destroy it when done.
+//   - Accessors (inputs(), outputs(), load_report()) return references owned by the Session,
+//     valid while it lives.
+//   - Run() takes input Tensors by const reference (never kept after the call) and returns
+//     owned output Tensors.
+//   - Context binaries are memory-mapped once per process and shared by every Session that
+//     uses them; the mapping goes away with the last Session.
+// Errors come back as ortc::Status (see status.h); the runtime never aborts on bad input.
+// Run() may be called from several threads at once on one Session.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ortc/status.h"
+#include "ortc/tensor.h"
+
+namespace ortc {
+
+// How well this machine fits a backend's binary.
+enum class Verdict { kOptimal, kPreferRecompilation, kUnsupported };
+std::string_view VerdictName(Verdict v);
+
+// What to do when a binary runs but not optimally (e.g. code JIT-compiled from PTX).
+enum class VerdictPolicy { kAllowPreferRecompilation, kRequireOptimal };
+
+// The machine as the version gate sees it. Detected by default; tests and `ortc check
+// --device` inject one to check a bundle against a machine they are not running on.
+struct DeviceDescription {
+  std::string cpu_arch;  // "x86_64", "aarch64"
+  bool little_endian = true;
+  std::vector<std::string> cpu_isa;  // e.g. "sse4.2", "avx2", "avx512f"
+  // CUDA (empty when no driver is present).
+  int cuda_driver_version = 0;          // e.g. 13000
+  std::vector<std::string> cuda_archs;  // e.g. "sm_80"
+
+  static DeviceDescription Detect();
+  static Result<DeviceDescription> FromJson(const std::string& json);
+};
+
+struct SessionOptions {
+  // For buffer loads: the path the ctx model would have (binaries are found beside it), as
+  // ONNX Runtime's ep.context_file_path.
+  std::filesystem::path context_file_path;
+  VerdictPolicy policy = VerdictPolicy::kAllowPreferRecompilation;
+  const DeviceDescription* device = nullptr;  // nullptr: detect
+  int intra_op_threads = 1;
+};
+
+struct TensorInfo {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> shape;  // -1 where the size is decided at run time
+};
+
+struct BackendVerdict {
+  std::string backend;  // "cpu"
+  std::string binary;   // the context binary's path
+  Verdict verdict = Verdict::kOptimal;
+  std::string reason;  // why, when not optimal
+};
+
+struct LoadReport {
+  std::vector<BackendVerdict> backends;
+  int ep_context_nodes = 0;
+  int onnx_nodes = 0;  // nodes outside EPContext nodes, run by the CPU kernels
+  double load_seconds = 0;
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> Create(const std::filesystem::path& model,
+                                                 const SessionOptions& options = {});
+  static Result<std::unique_ptr<Session>> CreateFromBuffer(std::span<const std::byte> model,
+                                                           const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  const LoadReport& load_report() const;
+
+  // `inputs` by name; returns the outputs named in `output_names` (all when empty), in order.
+  Result<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                  const std::vector<std::string>& output_names = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The gate alone, without building a session: verdict per backend, or the error that loading
+// would give (`ortc check`).
+Result<LoadReport> CheckModel(const std::filesystem::path& model,
+                              const SessionOptions& options = {});
+
+}  // namespace ortc

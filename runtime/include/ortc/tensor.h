@@ -1,0 +1,85 @@
+// ortc runtime tensors.
+//
+// Ownership: a Tensor either owns its buffer (Allocate, FromBytes) or borrows read-only memory
+// kept alive by a shared handle it holds (Borrow: weights used in place from a mapped binary).
+// Copies of a Tensor share the buffer; Clone() makes an owned deep copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ortc {
+
+// Element types, numbered as ONNX's TensorProto.DataType.
+enum class DataType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kBfloat16 = 16,
+};
+
+size_t ElementSize(DataType t);  // 0 for strings and undefined
+std::string DataTypeName(DataType t);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-filled, 64-byte aligned. Strings get empty strings.
+  static Tensor Allocate(DataType dtype, std::vector<int64_t> shape);
+  // Read-only view of memory owned elsewhere; `keep_alive` holds that memory.
+  static Tensor Borrow(DataType dtype, std::vector<int64_t> shape, const void* data,
+                       std::shared_ptr<const void> keep_alive);
+  static Tensor FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
+                          size_t bytes);
+  Tensor Clone() const;
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t elements() const;
+  size_t byte_size() const;
+  bool empty() const { return dtype_ == DataType::kUndefined; }
+  bool is_view() const { return keep_alive_ != nullptr; }
+
+  const void* raw() const { return data_; }
+  void* mutable_raw();  // nullptr for views
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(data_);
+  }
+  template <typename T>
+  T* mutable_data() {
+    return static_cast<T*>(mutable_raw());
+  }
+
+  // String tensors keep their elements here (data() is not used for them).
+  const std::vector<std::string>& strings() const;
+  std::vector<std::string>& mutable_strings();
+
+  // Same buffer, another shape with the same element count.
+  Tensor Reshaped(std::vector<int64_t> shape) const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<void> owned_;
+  std::shared_ptr<const void> keep_alive_;
+  const void* data_ = nullptr;
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+}  // namespace ortc

@@ -1,0 +1,87 @@
+// The runtime's executable form of a model: ops in topological order over numbered values,
+// constants (initializers, or weights borrowed from a mapped context binary) and I/O. Plain
+// ONNX nodes and the ops of CPU programs from context binaries both become ExecOps.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ortc/status.h"
+#include "ortc/tensor.h"
+
+namespace onnx {
+class GraphProto;
+}
+
+namespace ortc::exec {
+
+struct Attribute {
+  enum class Kind {
+    kInt,
+    kFloat,
+    kString,
+    kInts,
+    kFloats,
+    kStrings,
+    kTensor,
+    kGraph
+  } kind = Kind::kInt;
+  int64_t i = 0;
+  float f = 0.f;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  Tensor tensor;
+  std::shared_ptr<const onnx::GraphProto> graph;
+};
+
+struct ExecOp;
+class KernelContext;
+using KernelFn = Status (*)(KernelContext&);
+
+struct ExecOp {
+  std::string name, op_type, domain;
+  int version = 0;                   // op definition version (or the model's opset for the domain)
+  std::vector<int> inputs, outputs;  // value ids, -1 when omitted
+  std::map<std::string, Attribute> attrs;
+  KernelFn kernel = nullptr;
+
+  bool Has(const std::string& n) const { return attrs.count(n) > 0; }
+  int64_t Int(const std::string& n, int64_t fallback) const;
+  float Float(const std::string& n, float fallback) const;
+  std::string String(const std::string& n, const std::string& fallback) const;
+  std::vector<int64_t> Ints(const std::string& n, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> Floats(const std::string& n) const;
+};
+
+struct ValueInfo {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> shape;  // -1 where dynamic
+  bool rank_known = false;
+};
+
+struct ExecGraph {
+  std::vector<std::string> value_names;
+  std::vector<Tensor> constants;  // per value; empty() when not a constant
+  std::vector<ExecOp> ops;
+  std::vector<int> inputs, outputs;
+  std::vector<ValueInfo> input_infos, output_infos;
+  std::vector<std::shared_ptr<const void>> keep_alive;  // mapped binaries the constants borrow from
+
+  int AddValue(const std::string& name);
+  int FindValue(const std::string& name) const;
+  std::map<std::string, int> index;
+};
+
+// Binds each op to its CPU kernel; fails naming the first op without one.
+Status BindKernels(ExecGraph* graph);
+
+// Runs the graph on the given inputs (in ExecGraph::inputs order). Thread-safe: all state of
+// a run lives in this call.
+Result<std::vector<Tensor>> Execute(const ExecGraph& graph, const std::vector<Tensor>& inputs);
+
+}  // namespace ortc::exec

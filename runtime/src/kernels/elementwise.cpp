@@ -1,0 +1,457 @@
+// Elementwise kernels: unary math and activations, broadcasting binary arithmetic,
+// comparisons and logic, variadic Sum/Mean/Max/Min, Where, Clip, Cast.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kernels/kernel_util.h"
+#include "kernels/registry.h"
+
+namespace ortc::exec {
+namespace {
+
+// Applies f (in double, or in T for exact integer ops) to every element.
+Status Unary(KernelContext& c, const std::function<double(double)>& f, bool ints_ok = false) {
+  const Tensor& x = c.in(0);
+  if (!IsFloatType(x.dtype()) && !ints_ok)
+    return c.Error("element type " + DataTypeName(x.dtype()) + " is not supported");
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t n = x.elements();
+  if (x.dtype() == DataType::kFloat) {
+    const float* a = x.data<float>();
+    float* b = y.mutable_data<float>();
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(f(a[i]));
+    return Status::Ok();
+  }
+  for (int64_t i = 0; i < n; ++i) WriteFromDouble(y, i, f(ReadAsDouble(x, i)));
+  return Status::Ok();
+}
+
+double Sigmoid(double v) {
+  return v >= 0 ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v) / (1.0 + std::exp(v));
+}
+
+#define UNARY(NAME, EXPR)                              \
+  Status NAME(KernelContext& c) {                      \
+    const auto& op = c.op();                           \
+    (void)op;                                          \
+    return Unary(c, [&](double v) { return (EXPR); }); \
+  }
+
+UNARY(Exp, std::exp(v))
+UNARY(Log, std::log(v))
+UNARY(Sqrt, std::sqrt(v))
+UNARY(Reciprocal, 1.0 / v)
+UNARY(Sin, std::sin(v))
+UNARY(Cos, std::cos(v))
+UNARY(Tan, std::tan(v))
+UNARY(Asin, std::asin(v))
+UNARY(Acos, std::acos(v))
+UNARY(Atan, std::atan(v))
+UNARY(Sinh, std::sinh(v))
+UNARY(Cosh, std::cosh(v))
+UNARY(Asinh, std::asinh(v))
+UNARY(Acosh, std::acosh(v))
+UNARY(Atanh, std::atanh(v))
+UNARY(Tanh, std::tanh(v))
+UNARY(SigmoidK, Sigmoid(v))
+UNARY(Erf, std::erf(v))
+UNARY(Floor, std::floor(v))
+UNARY(Ceil, std::ceil(v))
+UNARY(Round, std::nearbyint(v))
+UNARY(Softplus, v > 20 ? v : std::log1p(std::exp(v)))
+UNARY(Softsign, v / (1 + std::fabs(v)))
+UNARY(HardSigmoid,
+      std::max(0.0, std::min(1.0, op.Float("alpha", 0.2f) * v + op.Float("beta", 0.5f))))
+UNARY(HardSwish, v* std::max(0.0, std::min(1.0, v / 6.0 + 0.5)))
+UNARY(Elu, v >= 0 ? v : op.Float("alpha", 1.0f) * (std::exp(v) - 1))
+UNARY(Selu, op.Float("gamma", 1.05070102214813232421875f) *
+                (v > 0 ? v : op.Float("alpha", 1.67326319217681884765625f) * (std::exp(v) - 1)))
+UNARY(Celu, std::max(0.0, v) + std::min(0.0, op.Float("alpha", 1.0f) *
+                                                 (std::exp(v / op.Float("alpha", 1.0f)) - 1)))
+UNARY(ThresholdedRelu, v > op.Float("alpha", 1.0f) ? v : 0.0)
+UNARY(Mish, v* std::tanh(v > 20 ? v : std::log1p(std::exp(v))))
+
+Status Gelu(KernelContext& c) {
+  const bool tanh_approx = c.op().String("approximate", "none") == "tanh";
+  return Unary(c, [&](double v) {
+    if (tanh_approx)
+      return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  });
+}
+
+Status LeakyRelu(KernelContext& c) {
+  const double a = c.op().Float("alpha", 0.01f);
+  return Unary(c, [&](double v) { return v >= 0 ? v : a * v; });
+}
+
+// Ops exact on integers too.
+Status Relu(KernelContext& c) {
+  return Unary(
+      c, [](double v) { return v > 0 ? v : 0.0; }, true);
+}
+Status Abs(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() == DataType::kInt64) {
+    Tensor& y = c.Output(0, x.dtype(), x.shape());
+    for (int64_t i = 0; i < x.elements(); ++i)
+      y.mutable_data<int64_t>()[i] = std::llabs(x.data<int64_t>()[i]);
+    return Status::Ok();
+  }
+  return Unary(
+      c, [](double v) { return std::fabs(v); }, true);
+}
+Status Neg(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() == DataType::kInt64) {
+    Tensor& y = c.Output(0, x.dtype(), x.shape());
+    for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<int64_t>()[i] = -x.data<int64_t>()[i];
+    return Status::Ok();
+  }
+  return Unary(
+      c, [](double v) { return -v; }, true);
+}
+Status Sign(KernelContext& c) {
+  return Unary(
+      c, [](double v) { return static_cast<double>((v > 0) - (v < 0)); }, true);
+}
+Status Identity(KernelContext& c) {
+  c.SetOutput(0, c.in(0));
+  return Status::Ok();
+}
+
+Status BoolPredicate(KernelContext& c, const std::function<bool(double)>& f) {
+  const Tensor& x = c.in(0);
+  Tensor& y = c.Output(0, DataType::kBool, x.shape());
+  for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<bool>()[i] = f(ReadAsDouble(x, i));
+  return Status::Ok();
+}
+Status IsNaN(KernelContext& c) {
+  return BoolPredicate(c, [](double v) { return std::isnan(v); });
+}
+Status IsInf(KernelContext& c) {
+  const bool pos = c.op().Int("detect_positive", 1) != 0,
+             neg = c.op().Int("detect_negative", 1) != 0;
+  return BoolPredicate(
+      c, [&](double v) { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
+}
+Status Not(KernelContext& c) {
+  return BoolPredicate(c, [](double v) { return v == 0; });
+}
+
+// Broadcasting binary op. `f` works in double; integer types whose results need exactness
+// (Add/Sub/Mul/Div on int64) use `fi`.
+Status Binary(KernelContext& c, DataType out_type, const std::function<double(double, double)>& f,
+              const std::function<int64_t(int64_t, int64_t)>& fi = nullptr) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  auto shape = BroadcastShape({a.shape(), b.shape()});
+  if (!shape) return c.Error("shapes cannot be broadcast together");
+  Tensor& y = c.Output(0, out_type, *shape);
+  const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a.shape(), *shape),
+                                                     BroadcastStrides(b.shape(), *shape)};
+  if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat &&
+      out_type == DataType::kFloat) {
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.mutable_data<float>();
+    if (a.shape() == b.shape()) {
+      for (int64_t i = 0; i < y.elements(); ++i) py[i] = static_cast<float>(f(pa[i], pb[i]));
+      return Status::Ok();
+    }
+    ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+      py[i] = static_cast<float>(f(pa[o[0]], pb[o[1]]));
+    });
+    return Status::Ok();
+  }
+  const bool int64_exact = fi &&
+                           (a.dtype() == DataType::kInt64 || a.dtype() == DataType::kUint64) &&
+                           out_type == a.dtype();
+  ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+    if (int64_exact) {
+      y.mutable_data<int64_t>()[i] = fi(a.data<int64_t>()[o[0]], b.data<int64_t>()[o[1]]);
+    } else {
+      WriteFromDouble(y, i, f(ReadAsDouble(a, o[0]), ReadAsDouble(b, o[1])));
+    }
+  });
+  return Status::Ok();
+}
+
+bool IsIntegral(DataType t) {
+  return !IsFloatType(t) && t != DataType::kBool && t != DataType::kString;
+}
+
+Status Add(KernelContext& c) {
+  return Binary(c, c.in(0).dtype(), std::plus<double>(), std::plus<int64_t>());
+}
+Status Sub(KernelContext& c) {
+  return Binary(c, c.in(0).dtype(), std::minus<double>(), std::minus<int64_t>());
+}
+Status Mul(KernelContext& c) {
+  return Binary(c, c.in(0).dtype(), std::multiplies<double>(), std::multiplies<int64_t>());
+}
+Status Div(KernelContext& c) {
+  if (IsIntegral(c.in(0).dtype())) {
+    return Binary(
+        c, c.in(0).dtype(), [](double x, double y) { return y == 0 ? 0.0 : std::trunc(x / y); },
+        [](int64_t x, int64_t y) { return y == 0 ? 0 : x / y; });
+  }
+  return Binary(c, c.in(0).dtype(), std::divides<double>());
+}
+Status Pow(KernelContext& c) {
+  return Binary(c, c.in(0).dtype(), [](double x, double y) { return std::pow(x, y); });
+}
+Status Mod(KernelContext& c) {
+  const bool fmod = c.op().Int("fmod", 0) != 0;
+  return Binary(c, c.in(0).dtype(), [fmod](double x, double y) {
+    if (fmod) return std::fmod(x, y);
+    if (y == 0) return 0.0;
+    double r = std::fmod(x, y);
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  });
+}
+Status PRelu(KernelContext& c) {
+  return Binary(c, c.in(0).dtype(), [](double x, double s) { return x < 0 ? s * x : x; });
+}
+Status BitShift(KernelContext& c) {
+  const bool left = c.op().String("direction", "") == "LEFT";
+  return Binary(c, c.in(0).dtype(), [left](double x, double s) {
+    const auto u = static_cast<uint64_t>(x);
+    const auto k = static_cast<uint64_t>(s);
+    return static_cast<double>(k >= 64 ? 0 : (left ? u << k : u >> k));
+  });
+}
+
+#define COMPARE(NAME, EXPR)                                                      \
+  Status NAME(KernelContext& c) {                                                \
+    return Binary(c, DataType::kBool,                                            \
+                  [](double x, double y) { return static_cast<double>(EXPR); }); \
+  }
+COMPARE(Equal, x == y)
+COMPARE(Less, x < y)
+COMPARE(Greater, x > y)
+COMPARE(LessOrEqual, x <= y)
+COMPARE(GreaterOrEqual, x >= y)
+COMPARE(And, (x != 0) && (y != 0))
+COMPARE(Or, (x != 0) || (y != 0))
+COMPARE(Xor, (x != 0) != (y != 0))
+
+Status Bitwise(KernelContext& c, const std::function<int64_t(int64_t, int64_t)>& f) {
+  return Binary(
+      c, c.in(0).dtype(),
+      [&](double x, double y) {
+        return static_cast<double>(f(static_cast<int64_t>(x), static_cast<int64_t>(y)));
+      },
+      f);
+}
+Status BitwiseAnd(KernelContext& c) {
+  return Bitwise(c, std::bit_and<int64_t>());
+}
+Status BitwiseOr(KernelContext& c) {
+  return Bitwise(c, std::bit_or<int64_t>());
+}
+Status BitwiseXor(KernelContext& c) {
+  return Bitwise(c, std::bit_xor<int64_t>());
+}
+Status BitwiseNot(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    const auto v = static_cast<int64_t>(ReadAsDouble(x, i));
+    WriteFromDouble(y, i,
+                    static_cast<double>(x.dtype() == DataType::kUint8    ? static_cast<uint8_t>(~v)
+                                        : x.dtype() == DataType::kUint16 ? static_cast<uint16_t>(~v)
+                                        : x.dtype() == DataType::kUint32 ? static_cast<uint32_t>(~v)
+                                                                         : ~v));
+  }
+  return Status::Ok();
+}
+
+// Variadic broadcasting reductions over inputs: Sum, Mean, Max, Min.
+Status Variadic(KernelContext& c, const std::function<double(double, double)>& f, bool mean) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < c.num_inputs(); ++i) shapes.push_back(c.in(i).shape());
+  auto shape = BroadcastShape(shapes);
+  if (!shape) return c.Error("shapes cannot be broadcast together");
+  std::vector<std::vector<int64_t>> strides;
+  for (const auto& s : shapes) strides.push_back(BroadcastStrides(s, *shape));
+  Tensor& y = c.Output(0, c.in(0).dtype(), *shape);
+  const auto k = static_cast<double>(c.num_inputs());
+  ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+    double acc = ReadAsDouble(c.in(0), o[0]);
+    for (size_t j = 1; j < c.num_inputs(); ++j) acc = f(acc, ReadAsDouble(c.in(j), o[j]));
+    WriteFromDouble(y, i, mean ? acc / k : acc);
+  });
+  return Status::Ok();
+}
+Status Sum(KernelContext& c) {
+  return Variadic(c, std::plus<double>(), false);
+}
+Status Mean(KernelContext& c) {
+  return Variadic(c, std::plus<double>(), true);
+}
+Status Max(KernelContext& c) {
+  return Variadic(
+      c, [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); },
+      false);
+}
+Status Min(KernelContext& c) {
+  return Variadic(
+      c, [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); },
+      false);
+}
+
+Status Where(KernelContext& c) {
+  const Tensor& cond = c.in(0);
+  const Tensor& a = c.in(1);
+  const Tensor& b = c.in(2);
+  auto shape = BroadcastShape({cond.shape(), a.shape(), b.shape()});
+  if (!shape) return c.Error("shapes cannot be broadcast together");
+  Tensor& y = c.Output(0, a.dtype(), *shape);
+  const size_t es = ElementSize(a.dtype());
+  const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(cond.shape(), *shape),
+                                                     BroadcastStrides(a.shape(), *shape),
+                                                     BroadcastStrides(b.shape(), *shape)};
+  auto* out = static_cast<char*>(y.mutable_raw());
+  ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+    const bool pick = cond.data<bool>()[o[0]];
+    const char* src =
+        static_cast<const char*>(pick ? a.raw() : b.raw()) + (pick ? o[1] : o[2]) * es;
+    std::memcpy(out + i * es, src, es);
+  });
+  return Status::Ok();
+}
+
+Status Clip(KernelContext& c) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (c.op().version < 11) {
+    lo = c.op().Float("min", -INFINITY);
+    hi = c.op().Float("max", INFINITY);
+  } else {
+    if (c.has_input(1) && c.in(1).elements() == 1) lo = ReadAsDouble(c.in(1), 0);
+    if (c.has_input(2) && c.in(2).elements() == 1) hi = ReadAsDouble(c.in(2), 0);
+  }
+  return Unary(
+      c, [&](double v) { return std::min(hi, std::max(lo, v)); }, true);
+}
+
+Status CastTo(KernelContext& c, DataType to) {
+  const Tensor& x = c.in(0);
+  if (to == x.dtype()) {
+    c.SetOutput(0, x);
+    return Status::Ok();
+  }
+  Tensor& y = c.Output(0, to, x.shape());
+  if (to == DataType::kString || x.dtype() == DataType::kString) {
+    if (to == DataType::kString) {
+      for (int64_t i = 0; i < x.elements(); ++i) {
+        const double v = ReadAsDouble(x, i);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.9g", v);
+        y.mutable_strings()[i] = buf;
+      }
+      return Status::Ok();
+    }
+    for (int64_t i = 0; i < x.elements(); ++i)
+      WriteFromDouble(y, i, std::strtod(x.strings()[i].c_str(), nullptr));
+    return Status::Ok();
+  }
+  if (ElementSize(to) == 0) return c.Error("cast to " + DataTypeName(to) + " is not supported");
+  if ((x.dtype() == DataType::kInt64 || x.dtype() == DataType::kUint64) && !IsFloatType(to)) {
+    for (int64_t i = 0; i < x.elements(); ++i) {
+      const int64_t v = x.data<int64_t>()[i];
+      DispatchNumeric(
+          to, [&](auto z) { y.mutable_data<decltype(z)>()[i] = static_cast<decltype(z)>(v); });
+    }
+    return Status::Ok();
+  }
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    double v = ReadAsDouble(x, i);
+    if (to == DataType::kBool) v = v != 0;
+    WriteFromDouble(y, i, v);
+  }
+  return Status::Ok();
+}
+Status Cast(KernelContext& c) {
+  return CastTo(c, static_cast<DataType>(c.op().Int("to", 0)));
+}
+Status CastLike(KernelContext& c) {
+  return CastTo(c, c.in(1).dtype());
+}
+
+}  // namespace
+
+void RegisterElementwiseKernels(KernelTable& t) {
+  t["Exp"] = Exp;
+  t["Log"] = Log;
+  t["Sqrt"] = Sqrt;
+  t["Reciprocal"] = Reciprocal;
+  t["Sin"] = Sin;
+  t["Cos"] = Cos;
+  t["Tan"] = Tan;
+  t["Asin"] = Asin;
+  t["Acos"] = Acos;
+  t["Atan"] = Atan;
+  t["Sinh"] = Sinh;
+  t["Cosh"] = Cosh;
+  t["Asinh"] = Asinh;
+  t["Acosh"] = Acosh;
+  t["Atanh"] = Atanh;
+  t["Tanh"] = Tanh;
+  t["Sigmoid"] = SigmoidK;
+  t["Erf"] = Erf;
+  t["Floor"] = Floor;
+  t["Ceil"] = Ceil;
+  t["Round"] = Round;
+  t["Softplus"] = Softplus;
+  t["Softsign"] = Softsign;
+  t["HardSigmoid"] = HardSigmoid;
+  t["HardSwish"] = HardSwish;
+  t["Elu"] = Elu;
+  t["Selu"] = Selu;
+  t["Celu"] = Celu;
+  t["ThresholdedRelu"] = ThresholdedRelu;
+  t["Mish"] = Mish;
+  t["Gelu"] = Gelu;
+  t["LeakyRelu"] = LeakyRelu;
+  t["Relu"] = Relu;
+  t["Abs"] = Abs;
+  t["Neg"] = Neg;
+  t["Sign"] = Sign;
+  t["Identity"] = Identity;
+  t["IsNaN"] = IsNaN;
+  t["IsInf"] = IsInf;
+  t["Not"] = Not;
+  t["Add"] = Add;
+  t["Sub"] = Sub;
+  t["Mul"] = Mul;
+  t["Div"] = Div;
+  t["Pow"] = Pow;
+  t["Mod"] = Mod;
+  t["PRelu"] = PRelu;
+  t["BitShift"] = BitShift;
+  t["Equal"] = Equal;
+  t["Less"] = Less;
+  t["Greater"] = Greater;
+  t["LessOrEqual"] = LessOrEqual;
+  t["GreaterOrEqual"] = GreaterOrEqual;
+  t["And"] = And;
+  t["Or"] = Or;
+  t["Xor"] = Xor;
+  t["BitwiseAnd"] = BitwiseAnd;
+  t["BitwiseOr"] = BitwiseOr;
+  t["BitwiseXor"] = BitwiseXor;
+  t["BitwiseNot"] = BitwiseNot;
+  t["Sum"] = Sum;
+  t["Mean"] = Mean;
+  t["Max"] = Max;
+  t["Min"] = Min;
+  t["Where"] = Where;
+  t["Clip"] = Clip;
+  t["Cast"] = Cast;
+  t["CastLike"] = CastLike;
+}
+
+}  // namespace ortc::exec

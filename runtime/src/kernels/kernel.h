@@ -1,0 +1,41 @@
+// What a CPU kernel sees: its op (attributes, version), its input tensors and the outputs it
+// must fill. Kernels register by op type in registry.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "exec/exec_graph.h"
+
+namespace ortc::exec {
+
+class KernelContext {
+ public:
+  KernelContext(const ExecOp& op, std::vector<const Tensor*> inputs, std::vector<Tensor>* outputs)
+      : op_(op), inputs_(std::move(inputs)), outputs_(outputs) {}
+  const ExecOp& op() const { return op_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_->size(); }
+  // nullptr for an omitted optional input.
+  const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  const Tensor& in(size_t i) const { return *inputs_[i]; }
+  bool has_input(size_t i) const { return input(i) != nullptr; }
+  bool wants_output(size_t i) const { return i < op_.outputs.size() && op_.outputs[i] >= 0; }
+  Tensor& Output(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    (*outputs_)[i] = Tensor::Allocate(dtype, std::move(shape));
+    return (*outputs_)[i];
+  }
+  void SetOutput(size_t i, Tensor t) { (*outputs_)[i] = std::move(t); }
+  Status Error(const std::string& what) const { return InvalidArgument(what); }
+
+ private:
+  const ExecOp& op_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor>* outputs_;
+};
+
+// Returns the kernel for an op of the default domain, or nullptr.
+KernelFn FindKernel(const std::string& domain, const std::string& op_type);
+std::vector<std::string> KernelOps();
+
+}  // namespace ortc::exec

@@ -1,0 +1,153 @@
+// Kernel helper implementations.
+#include "kernels/kernel_util.h"
+
+#include <algorithm>
+
+namespace ortc::exec {
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs >= 0x477ff000u)
+    return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf (incl. rounding)
+  if (abs < 0x38800000u) {                         // subnormal or zero in half
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
+    const uint32_t e = abs >> 23;
+    const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;  // 113 - e + 13
+    uint32_t half = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = ((abs >> 13) - ((127 - 15) << 10));
+  const uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+bool IsFloatType(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBfloat16;
+}
+
+double ReadAsDouble(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat16:
+      return HalfToFloat(t.data<uint16_t>()[i]);
+    case DataType::kBfloat16:
+      return Bf16ToFloat(t.data<uint16_t>()[i]);
+    default:
+      break;
+  }
+  double v = 0;
+  DispatchNumeric(t.dtype(), [&](auto z) {
+    using T = decltype(z);
+    v = static_cast<double>(t.data<T>()[i]);
+  });
+  return v;
+}
+
+void WriteFromDouble(Tensor& t, int64_t i, double v) {
+  switch (t.dtype()) {
+    case DataType::kFloat16:
+      t.mutable_data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v));
+      return;
+    case DataType::kBfloat16:
+      t.mutable_data<uint16_t>()[i] = FloatToBf16(static_cast<float>(v));
+      return;
+    default:
+      break;
+  }
+  DispatchNumeric(t.dtype(), [&](auto z) {
+    using T = decltype(z);
+    t.mutable_data<T>()[i] = static_cast<T>(v);
+  });
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, v.size()); ++i) p *= v[i];
+  return p;
+}
+
+std::optional<std::vector<int64_t>> BroadcastShape(
+    const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const size_t d = rank - s.size() + i;
+      if (s[i] == out[d] || s[i] == 1) continue;
+      if (out[d] != 1) return std::nullopt;
+      out[d] = s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in,
+                                      const std::vector<int64_t>& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  const auto in_strides = Strides(in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const size_t d = out.size() - in.size() + i;
+    strides[d] = in[i] == 1 ? 0 : in_strides[i];
+  }
+  return strides;
+}
+
+bool NormaliseAxis(int64_t& axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  return true;
+}
+
+std::optional<std::vector<int64_t>> IntsOf(const Tensor* t) {
+  if (!t) return std::nullopt;
+  std::vector<int64_t> v(static_cast<size_t>(t->elements()));
+  if (t->dtype() == DataType::kInt64) {
+    std::memcpy(v.data(), t->raw(), v.size() * 8);
+  } else if (t->dtype() == DataType::kInt32) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t->data<int32_t>()[i];
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace ortc::exec

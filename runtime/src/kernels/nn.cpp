@@ -1,0 +1,545 @@
+// Neural-network kernels: MatMul and Gemm (OpenBLAS), Conv and ConvTranspose (im2col + GEMM),
+// pooling, normalisations, Softmax family, Resize.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kernels/kernel_util.h"
+#include "kernels/registry.h"
+
+namespace ortc::exec {
+namespace {
+
+// C[m x n] = alpha * op(A) op(B) + beta * C, row-major float.
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Float view of any floating tensor (converted copy for half types and double).
+std::vector<float> AsFloats(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.elements()));
+  if (t.dtype() == DataType::kFloat) {
+    std::memcpy(v.data(), t.raw(), v.size() * 4);
+  } else {
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<float>(ReadAsDouble(t, static_cast<int64_t>(i)));
+  }
+  return v;
+}
+
+void StoreFloats(Tensor& t, const std::vector<float>& v) {
+  if (t.dtype() == DataType::kFloat) {
+    std::memcpy(t.mutable_raw(), v.data(), v.size() * 4);
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) WriteFromDouble(t, static_cast<int64_t>(i), v[i]);
+  }
+}
+
+Status MatMul(KernelContext& c) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  if (a.rank() == 0 || b.rank() == 0) return c.Error("MatMul inputs must have rank >= 1");
+  std::vector<int64_t> as = a.shape(), bs = b.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (bs[bs.size() - 2] != k) return c.Error("MatMul inner dimensions differ");
+  auto batch = BroadcastShape({std::vector<int64_t>(as.begin(), as.end() - 2),
+                               std::vector<int64_t>(bs.begin(), bs.end() - 2)});
+  if (!batch) return c.Error("MatMul batch dimensions cannot be broadcast");
+  std::vector<int64_t> out = *batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  Tensor& y = c.Output(0, a.dtype(), out);
+  const auto sa = BroadcastStrides(std::vector<int64_t>(as.begin(), as.end() - 2), *batch);
+  const auto sb = BroadcastStrides(std::vector<int64_t>(bs.begin(), bs.end() - 2), *batch);
+  const int64_t batches = Product(*batch);
+  if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat) {
+    ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
+      Sgemm(false, false, m, n, k, 1.f, a.data<float>() + o[0] * m * k, k,
+            b.data<float>() + o[1] * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
+    });
+    (void)batches;
+    return Status::Ok();
+  }
+  ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double acc = 0;
+        for (int64_t j = 0; j < k; ++j)
+          acc += ReadAsDouble(a, o[0] * m * k + r * k + j) *
+                 ReadAsDouble(b, o[1] * k * n + j * n + col);
+        WriteFromDouble(y, i * m * n + r * n + col, acc);
+      }
+  });
+  return Status::Ok();
+}
+
+Status Gemm(KernelContext& c) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  const bool ta = c.op().Int("transA", 0) != 0, tb = c.op().Int("transB", 0) != 0;
+  const float alpha = c.op().Float("alpha", 1.f), beta = c.op().Float("beta", 1.f);
+  if (a.rank() != 2 || b.rank() != 2) return c.Error("Gemm inputs must be 2-D");
+  const int64_t m = ta ? a.shape()[1] : a.shape()[0], k = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t n = tb ? b.shape()[0] : b.shape()[1];
+  if ((tb ? b.shape()[1] : b.shape()[0]) != k) return c.Error("Gemm inner dimensions differ");
+  Tensor& y = c.Output(0, a.dtype(), {m, n});
+  std::vector<float> out(static_cast<size_t>(m * n), 0.f);
+  if (c.has_input(2) && beta != 0.f) {
+    const Tensor& bias = c.in(2);
+    auto shape = BroadcastShape({bias.shape(), {m, n}});
+    if (!shape || *shape != std::vector<int64_t>{m, n})
+      return c.Error("Gemm bias cannot be broadcast to the output");
+    const auto cf = AsFloats(bias);
+    ForEachBroadcast({m, n}, {BroadcastStrides(bias.shape(), {m, n})},
+                     [&](int64_t i, const std::vector<int64_t>& o) { out[i] = cf[o[0]]; });
+  }
+  const auto af = AsFloats(a), bf = AsFloats(b);
+  Sgemm(ta, tb, m, n, k, alpha, af.data(), a.shape()[1], bf.data(), b.shape()[1], beta, out.data(),
+        n);
+  StoreFloats(y, out);
+  return Status::Ok();
+}
+
+// Spatial geometry shared by Conv and pooling.
+struct Window {
+  std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
+};
+
+Result<Window> MakeWindow(const ExecOp& op, const std::vector<int64_t>& in_spatial,
+                          std::vector<int64_t> kernel, bool ceil_mode = false) {
+  const size_t n = in_spatial.size();
+  Window w;
+  w.in = in_spatial;
+  w.kernel = std::move(kernel);
+  w.strides = op.Ints("strides", std::vector<int64_t>(n, 1));
+  w.dilations = op.Ints("dilations", std::vector<int64_t>(n, 1));
+  auto pads = op.Ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n ||
+      pads.size() != 2 * n) {
+    return InvalidArgument(
+        "kernel_shape, strides, dilations or pads do not match the spatial rank");
+  }
+  w.pads_begin.assign(pads.begin(), pads.begin() + n);
+  w.pads_end.assign(pads.begin() + n, pads.end());
+  const std::string auto_pad = op.String("auto_pad", "NOTSET");
+  w.out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t eff = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      w.out[i] = (w.in[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.strides[i] + eff - w.in[i]);
+      w.pads_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pads_end[i] = total - w.pads_begin[i];
+    } else {
+      if (auto_pad == "VALID") w.pads_begin[i] = w.pads_end[i] = 0;
+      const int64_t span = w.in[i] + w.pads_begin[i] + w.pads_end[i] - eff;
+      if (span < 0) return InvalidArgument("the kernel is larger than the padded input");
+      w.out[i] = (ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+      if (ceil_mode && (w.out[i] - 1) * w.strides[i] >= w.in[i] + w.pads_begin[i]) --w.out[i];
+    }
+  }
+  return w;
+}
+
+Status Conv(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& wt = c.in(1);
+  if (x.rank() < 3) return c.Error("Conv input must have rank >= 3");
+  const int64_t N = x.shape()[0], C = x.shape()[1], M = wt.shape()[0];
+  const int64_t group = c.op().Int("group", 1);
+  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> kernel =
+      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+  auto w = MakeWindow(c.op(), spatial, kernel);
+  if (!w.ok()) return w.status();
+  if (group <= 0 || C % group != 0 || M % group != 0 || wt.shape()[1] != C / group)
+    return c.Error("Conv channels do not match the weights and groups");
+  std::vector<int64_t> out_shape = {N, M};
+  out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
+  Tensor& y = c.Output(0, x.dtype(), out_shape);
+  const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
+                isize = Product(spatial);
+  const size_t nsp = spatial.size();
+  const auto xf = AsFloats(x), wf = AsFloats(wt);
+  std::vector<float> out(static_cast<size_t>(N * M * osize), 0.f);
+  std::vector<float> col(static_cast<size_t>(cg * ksize * osize));
+  const auto out_strides = Strides(w->out), k_strides = Strides(kernel),
+             in_strides = Strides(spatial);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      // im2col: rows (channel, kernel offset), columns output positions.
+      for (int64_t ch = 0; ch < cg; ++ch)
+        for (int64_t kk = 0; kk < ksize; ++kk)
+          for (int64_t o = 0; o < osize; ++o) {
+            int64_t src = 0;
+            bool inside = true;
+            for (size_t d = 0; d < nsp && inside; ++d) {
+              const int64_t oc = (o / out_strides[d]) % w->out[d],
+                            kc = (kk / k_strides[d]) % kernel[d];
+              const int64_t pos = oc * w->strides[d] - w->pads_begin[d] + kc * w->dilations[d];
+              inside = pos >= 0 && pos < spatial[d];
+              src += pos * in_strides[d];
+            }
+            col[(ch * ksize + kk) * osize + o] =
+                inside ? xf[(n * C + g * cg + ch) * isize + src] : 0.f;
+          }
+      Sgemm(false, false, mg, osize, cg * ksize, 1.f, wf.data() + g * mg * cg * ksize, cg * ksize,
+            col.data(), osize, 0.f, out.data() + (n * M + g * mg) * osize, osize);
+    }
+  if (c.has_input(2)) {
+    const auto bf = AsFloats(c.in(2));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t o = 0; o < osize; ++o) out[(n * M + m) * osize + o] += bf[m];
+  }
+  StoreFloats(y, out);
+  return Status::Ok();
+}
+
+Status ConvTranspose(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& wt = c.in(1);
+  if (x.rank() < 3) return c.Error("ConvTranspose input must have rank >= 3");
+  const int64_t N = x.shape()[0], C = x.shape()[1], group = c.op().Int("group", 1);
+  const int64_t mg = wt.shape()[1], M = mg * group, cg = C / group;
+  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  const size_t nsp = spatial.size();
+  std::vector<int64_t> kernel =
+      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+  auto strides = c.op().Ints("strides", std::vector<int64_t>(nsp, 1));
+  auto dil = c.op().Ints("dilations", std::vector<int64_t>(nsp, 1));
+  auto pads = c.op().Ints("pads", std::vector<int64_t>(2 * nsp, 0));
+  auto out_pad = c.op().Ints("output_padding", std::vector<int64_t>(nsp, 0));
+  auto out_req = c.op().Ints("output_shape");
+  const std::string auto_pad = c.op().String("auto_pad", "NOTSET");
+  std::vector<int64_t> out(nsp);
+  for (size_t d = 0; d < nsp; ++d) {
+    const int64_t full =
+        strides[d] * (spatial[d] - 1) + out_pad[d] + ((kernel[d] - 1) * dil[d] + 1);
+    if (!out_req.empty()) {
+      out[d] = out_req[out_req.size() - nsp + d];
+      const int64_t total = std::max<int64_t>(0, full - out[d]);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[d + nsp] = total - pads[d];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[d] = spatial[d] * strides[d];
+      const int64_t total = std::max<int64_t>(0, full - out[d]);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[d + nsp] = total - pads[d];
+    } else {
+      out[d] = full - pads[d] - pads[d + nsp];
+    }
+  }
+  std::vector<int64_t> out_shape = {N, M};
+  out_shape.insert(out_shape.end(), out.begin(), out.end());
+  Tensor& y = c.Output(0, x.dtype(), out_shape);
+  const int64_t isize = Product(spatial), ksize = Product(kernel), osize = Product(out);
+  const auto xf = AsFloats(x), wf = AsFloats(wt);
+  std::vector<float> result(static_cast<size_t>(N * M * osize), 0.f),
+      col(static_cast<size_t>(mg * ksize * isize));
+  const auto is = Strides(spatial), ks = Strides(kernel), os = Strides(out);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      // col[mg*ksize, isize] = W_g^T [mg*ksize, cg] x X_g [cg, isize]
+      Sgemm(true, false, mg * ksize, isize, cg, 1.f, wf.data() + g * cg * mg * ksize, mg * ksize,
+            xf.data() + (n * C + g * cg) * isize, isize, 0.f, col.data(), isize);
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t kk = 0; kk < ksize; ++kk)
+          for (int64_t i = 0; i < isize; ++i) {
+            int64_t dst = 0;
+            bool inside = true;
+            for (size_t d = 0; d < nsp && inside; ++d) {
+              const int64_t ic = (i / is[d]) % spatial[d], kc = (kk / ks[d]) % kernel[d];
+              const int64_t pos = ic * strides[d] - pads[d] + kc * dil[d];
+              inside = pos >= 0 && pos < out[d];
+              dst += pos * os[d];
+            }
+            if (inside)
+              result[(n * M + g * mg + m) * osize + dst] += col[(m * ksize + kk) * isize + i];
+          }
+    }
+  if (c.has_input(2)) {
+    const auto bf = AsFloats(c.in(2));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t o = 0; o < osize; ++o) result[(n * M + m) * osize + o] += bf[m];
+  }
+  StoreFloats(y, result);
+  return Status::Ok();
+}
+
+enum class PoolKind { kMax, kAverage, kLp };
+
+Status Pool(KernelContext& c, PoolKind kind) {
+  const Tensor& x = c.in(0);
+  if (x.rank() < 3) return c.Error("pooling input must have rank >= 3");
+  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  auto w =
+      MakeWindow(c.op(), spatial, c.op().Ints("kernel_shape"), c.op().Int("ceil_mode", 0) != 0);
+  if (!w.ok()) return w.status();
+  const int64_t N = x.shape()[0], C = x.shape()[1];
+  std::vector<int64_t> out_shape = {N, C};
+  out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
+  Tensor& y = c.Output(0, x.dtype(), out_shape);
+  Tensor* indices = c.wants_output(1) ? &c.Output(1, DataType::kInt64, out_shape) : nullptr;
+  const bool count_pad = c.op().Int("count_include_pad", 0) != 0;
+  const double p = static_cast<double>(c.op().Int("p", 2));
+  const bool col_major = c.op().Int("storage_order", 0) != 0;
+  const int64_t isize = Product(spatial), osize = Product(w->out), ksize = Product(w->kernel);
+  const size_t nsp = spatial.size();
+  const auto os = Strides(w->out), ks = Strides(w->kernel), is = Strides(spatial);
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t o = 0; o < osize; ++o) {
+      double acc = kind == PoolKind::kMax ? -INFINITY : 0;
+      int64_t count = 0, best = -1;
+      for (int64_t kk = 0; kk < ksize; ++kk) {
+        int64_t src = 0;
+        bool inside = true, in_padded = true;
+        for (size_t d = 0; d < nsp; ++d) {
+          const int64_t pos = ((o / os[d]) % w->out[d]) * w->strides[d] - w->pads_begin[d] +
+                              ((kk / ks[d]) % w->kernel[d]) * w->dilations[d];
+          inside = inside && pos >= 0 && pos < spatial[d];
+          in_padded = in_padded && pos < spatial[d] + w->pads_end[d];
+          src += pos * is[d];
+        }
+        if (!inside) {
+          if (count_pad && in_padded) ++count;
+          continue;
+        }
+        const double v = ReadAsDouble(x, nc * isize + src);
+        ++count;
+        if (kind == PoolKind::kMax) {
+          if (v > acc || best < 0) {
+            acc = v;
+            best = src;
+          }
+        } else if (kind == PoolKind::kAverage) {
+          acc += v;
+        } else {
+          acc += std::pow(std::fabs(v), p);
+        }
+      }
+      if (kind == PoolKind::kAverage) acc = count ? acc / static_cast<double>(count) : 0;
+      if (kind == PoolKind::kLp) acc = std::pow(acc, 1.0 / p);
+      WriteFromDouble(y, nc * osize + o, acc);
+      if (indices) {
+        int64_t flat = best;
+        if (col_major && nsp == 2) flat = (best % spatial[1]) * spatial[0] + best / spatial[1];
+        indices->mutable_data<int64_t>()[nc * osize + o] = nc * isize + flat;
+      }
+    }
+  return Status::Ok();
+}
+
+Status GlobalPool(KernelContext& c, bool max) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> shape = {x.shape()[0], x.shape()[1]};
+  for (int64_t d = 2; d < x.rank(); ++d) shape.push_back(1);
+  Tensor& y = c.Output(0, x.dtype(), shape);
+  const int64_t inner = Product(x.shape(), 2);
+  for (int64_t nc = 0; nc < x.shape()[0] * x.shape()[1]; ++nc) {
+    double acc = max ? -INFINITY : 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      const double v = ReadAsDouble(x, nc * inner + i);
+      acc = max ? std::max(acc, v) : acc + v;
+    }
+    WriteFromDouble(y, nc, max ? acc : acc / static_cast<double>(inner));
+  }
+  return Status::Ok();
+}
+
+Status BatchNormalization(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2)), mean = AsFloats(c.in(3)),
+             var = AsFloats(c.in(4));
+  const double eps = c.op().Float("epsilon", 1e-5f);
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t C = x.rank() > 1 ? x.shape()[1] : 1, inner = Product(x.shape(), 2),
+                N = x.shape()[0];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch) {
+      const double k = scale[ch] / std::sqrt(var[ch] + eps);
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t at = (n * C + ch) * inner + i;
+        WriteFromDouble(y, at, (ReadAsDouble(x, at) - mean[ch]) * k + bias[ch]);
+      }
+    }
+  return Status::Ok();
+}
+
+// Normalises groups of `size` consecutive elements, then applies per-position scale/bias.
+void NormaliseRows(const Tensor& x, Tensor& y, int64_t rows, int64_t size, double eps,
+                   const std::function<double(int64_t row, int64_t i, double v)>& affine) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < size; ++i) mean += ReadAsDouble(x, r * size + i);
+    mean /= static_cast<double>(size);
+    for (int64_t i = 0; i < size; ++i) {
+      const double d = ReadAsDouble(x, r * size + i) - mean;
+      sq += d * d;
+    }
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(size) + eps);
+    for (int64_t i = 0; i < size; ++i) {
+      WriteFromDouble(y, r * size + i, affine(r, i, (ReadAsDouble(x, r * size + i) - mean) * inv));
+    }
+  }
+}
+
+Status InstanceNormalization(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t C = x.shape()[1];
+  NormaliseRows(x, y, x.shape()[0] * C, Product(x.shape(), 2), c.op().Float("epsilon", 1e-5f),
+                [&](int64_t r, int64_t, double v) { return v * scale[r % C] + bias[r % C]; });
+  return Status::Ok();
+}
+
+Status LayerNormalization(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t axis = c.op().Int("axis", -1);
+  if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  const int64_t size = Product(x.shape(), axis), rows = Product(x.shape(), 0, axis);
+  const Tensor& s = c.in(1);
+  const auto sf = AsFloats(s);
+  std::vector<float> bf;
+  if (c.has_input(2)) bf = AsFloats(c.in(2));
+  if (static_cast<int64_t>(sf.size()) != size)
+    return c.Error("scale does not match the normalised shape");
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  NormaliseRows(
+      x, y, rows, size, c.op().Float("epsilon", 1e-5f),
+      [&](int64_t, int64_t i, double v) { return v * sf[i] + (bf.empty() ? 0.0 : bf[i]); });
+  if (c.wants_output(1) || c.wants_output(2)) {
+    std::vector<int64_t> stat_shape = x.shape();
+    for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
+    Tensor* mean = c.wants_output(1) ? &c.Output(1, DataType::kFloat, stat_shape) : nullptr;
+    Tensor* inv = c.wants_output(2) ? &c.Output(2, DataType::kFloat, stat_shape) : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = 0, sq = 0;
+      for (int64_t i = 0; i < size; ++i) m += ReadAsDouble(x, r * size + i);
+      m /= static_cast<double>(size);
+      for (int64_t i = 0; i < size; ++i) sq += std::pow(ReadAsDouble(x, r * size + i) - m, 2);
+      if (mean) mean->mutable_data<float>()[r] = static_cast<float>(m);
+      if (inv)
+        inv->mutable_data<float>()[r] = static_cast<float>(
+            1.0 / std::sqrt(sq / static_cast<double>(size) + c.op().Float("epsilon", 1e-5f)));
+    }
+  }
+  return Status::Ok();
+}
+
+Status GroupNormalization(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t groups = c.op().Int("num_groups", 1), C = x.shape()[1], N = x.shape()[0];
+  const int64_t inner = Product(x.shape(), 2);
+  const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
+  const bool per_channel =
+      static_cast<int64_t>(scale.size()) == C;  // opset 21; opset 18 is per group
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t cpg = C / groups;
+  NormaliseRows(x, y, N * groups, cpg * inner, c.op().Float("epsilon", 1e-5f),
+                [&](int64_t r, int64_t i, double v) {
+                  const int64_t g = r % groups, ch = g * cpg + i / inner;
+                  return per_channel ? v * scale[ch] + bias[ch] : v * scale[g] + bias[g];
+                });
+  return Status::Ok();
+}
+
+enum class SoftKind { kSoftmax, kLogSoftmax, kHardmax };
+
+Status Softmax(KernelContext& c, SoftKind kind) {
+  const Tensor& x = c.in(0);
+  const bool legacy = c.op().version < 13;  // before 13: coerce to 2-D at axis
+  int64_t axis = c.op().Int("axis", legacy ? 1 : -1);
+  if (!NormaliseAxis(axis, std::max<int64_t>(x.rank(), 1))) return c.Error("axis out of range");
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t dim = legacy ? Product(x.shape(), axis) : x.shape()[axis];
+  const int64_t inner = legacy ? 1 : Product(x.shape(), axis + 1);
+  std::vector<double> row(static_cast<size_t>(dim));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      double peak = -INFINITY;
+      int64_t arg = 0;
+      for (int64_t k = 0; k < dim; ++k) {
+        row[k] = ReadAsDouble(x, (o * dim + k) * inner + j);
+        if (row[k] > peak) {
+          peak = row[k];
+          arg = k;
+        }
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < dim; ++k) sum += std::exp(row[k] - peak);
+      for (int64_t k = 0; k < dim; ++k) {
+        double v;
+        if (kind == SoftKind::kSoftmax)
+          v = std::exp(row[k] - peak) / sum;
+        else if (kind == SoftKind::kLogSoftmax)
+          v = row[k] - peak - std::log(sum);
+        else
+          v = k == arg ? 1.0 : 0.0;
+        WriteFromDouble(y, (o * dim + k) * inner + j, v);
+      }
+    }
+  return Status::Ok();
+}
+
+Status Lrn(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t size = c.op().Int("size", 1), C = x.shape()[1], inner = Product(x.shape(), 2);
+  const double alpha = c.op().Float("alpha", 1e-4f), beta = c.op().Float("beta", 0.75f),
+               bias = c.op().Float("bias", 1.f);
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  for (int64_t n = 0; n < x.shape()[0]; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sq = 0;
+        const int64_t lo = std::max<int64_t>(0, ch - (size - 1) / 2),
+                      hi = std::min<int64_t>(C - 1, ch + size / 2);
+        for (int64_t k = lo; k <= hi; ++k)
+          sq += std::pow(ReadAsDouble(x, (n * C + k) * inner + i), 2);
+        const int64_t at = (n * C + ch) * inner + i;
+        WriteFromDouble(
+            y, at,
+            ReadAsDouble(x, at) / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ResizeKernel(KernelContext& c);
+
+void RegisterNnKernels(KernelTable& t) {
+  t["MatMul"] = MatMul;
+  t["Gemm"] = Gemm;
+  t["Conv"] = Conv;
+  t["ConvTranspose"] = ConvTranspose;
+  t["MaxPool"] = [](KernelContext& c) { return Pool(c, PoolKind::kMax); };
+  t["AveragePool"] = [](KernelContext& c) { return Pool(c, PoolKind::kAverage); };
+  t["LpPool"] = [](KernelContext& c) { return Pool(c, PoolKind::kLp); };
+  t["GlobalAveragePool"] = [](KernelContext& c) { return GlobalPool(c, false); };
+  t["GlobalMaxPool"] = [](KernelContext& c) { return GlobalPool(c, true); };
+  t["BatchNormalization"] = BatchNormalization;
+  t["InstanceNormalization"] = InstanceNormalization;
+  t["LayerNormalization"] = LayerNormalization;
+  t["GroupNormalization"] = GroupNormalization;
+  t["Softmax"] = [](KernelContext& c) { return Softmax(c, SoftKind::kSoftmax); };
+  t["LogSoftmax"] = [](KernelContext& c) { return Softmax(c, SoftKind::kLogSoftmax); };
+  t["Hardmax"] = [](KernelContext& c) { return Softmax(c, SoftKind::kHardmax); };
+  t["LRN"] = Lrn;
+  t["Resize"] = ResizeKernel;
+  t["Upsample"] = ResizeKernel;
+}
+
+}  // namespace ortc::exec

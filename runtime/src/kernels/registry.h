@@ -1,0 +1,18 @@
+// Kernel registration: each kernel file adds its ops to the table.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "kernels/kernel.h"
+
+namespace ortc::exec {
+
+using KernelTable = std::map<std::string, KernelFn>;
+
+void RegisterElementwiseKernels(KernelTable& t);
+void RegisterTensorKernels(KernelTable& t);
+void RegisterReductionKernels(KernelTable& t);
+void RegisterNnKernels(KernelTable& t);
+
+}  // namespace ortc::exec

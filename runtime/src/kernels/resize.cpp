@@ -1,0 +1,218 @@
+// Resize (and the older Upsample): nearest, linear and cubic interpolation over any axes, with
+// every coordinate transformation mode of the ONNX specification. Separable: each axis gets a
+// list of (input index, weight) taps per output coordinate.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernel_util.h"
+
+namespace ortc::exec {
+namespace {
+
+struct Tap {
+  int64_t index;  // -1: outside the input (extrapolation value)
+  double weight;
+};
+
+double Original(const std::string& mode, double out, double scale, int64_t in_len, int64_t out_len,
+                double roi_start, double roi_end) {
+  if (mode == "half_pixel") return (out + 0.5) / scale - 0.5;
+  if (mode == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out_len) / (scale * static_cast<double>(in_len));
+    const double center = static_cast<double>(in_len) / 2;
+    return center * (1 - adjustment) + (out + 0.5) / scale - 0.5;
+  }
+  if (mode == "pytorch_half_pixel") return out_len > 1 ? (out + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners")
+    return out_len == 1 ? 0.0
+                        : out * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+  if (mode == "tf_half_pixel_for_nn") return (out + 0.5) / scale;
+  if (mode == "tf_crop_and_resize") {
+    return out_len > 1 ? roi_start * (in_len - 1) + out * (roi_end - roi_start) * (in_len - 1) /
+                                                        static_cast<double>(out_len - 1)
+                       : 0.5 * (roi_start + roi_end) * (in_len - 1);
+  }
+  return out / scale;  // asymmetric
+}
+
+std::vector<double> CubicWeights(double t, double a) {
+  auto w = [a](double x) {
+    x = std::fabs(x);
+    if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0.0;
+  };
+  return {w(t + 1), w(t), w(1 - t), w(2 - t)};
+}
+
+}  // namespace
+
+Status ResizeKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const auto& op = c.op();
+  const int64_t rank = x.rank();
+  const bool upsample = op.op_type == "Upsample";
+  const bool legacy = upsample || op.version < 11;
+  std::string mode = op.String("mode", "nearest");
+  std::string coord =
+      legacy ? "asymmetric" : op.String("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = legacy ? "floor" : op.String("nearest_mode", "round_prefer_floor");
+  const double cubic_a = op.Float("cubic_coeff_a", -0.75f);
+  const bool exclude_outside = op.Int("exclude_outside", 0) != 0;
+  const double extrapolation = op.Float("extrapolation_value", 0.f);
+
+  std::vector<int64_t> axes = op.Ints("axes");
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  for (auto& a : axes) {
+    if (!NormaliseAxis(a, rank)) return c.Error("axis out of range");
+  }
+  std::vector<double> scales(rank, 1.0), roi_start(rank, 0.0), roi_end(rank, 1.0);
+  std::vector<int64_t> out_shape = x.shape();
+  const Tensor* scales_t = nullptr;
+  const Tensor* sizes_t = nullptr;
+  if (upsample && op.version < 9) {
+    const auto s = op.Floats("scales");
+    for (int64_t i = 0; i < rank && i < static_cast<int64_t>(s.size()); ++i) scales[i] = s[i];
+  } else if (legacy) {
+    scales_t = c.input(1);
+  } else {
+    scales_t = c.input(2);
+    sizes_t = c.input(3);
+    if (c.has_input(1) && c.in(1).elements() > 0) {
+      const Tensor& roi = c.in(1);
+      const int64_t n = roi.elements() / 2;
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t a = n == rank ? k : axes[k];
+        roi_start[a] = ReadAsDouble(roi, k);
+        roi_end[a] = ReadAsDouble(roi, k + n);
+      }
+    }
+  }
+  if (sizes_t && sizes_t->elements() > 0) {
+    auto sizes = IntsOf(sizes_t);
+    if (!sizes || sizes->size() != axes.size()) return c.Error("sizes does not match the axes");
+    const std::string policy = op.String("keep_aspect_ratio_policy", "stretch");
+    double common = policy == "not_larger" ? INFINITY : 0.0;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const double s = static_cast<double>((*sizes)[k]) / static_cast<double>(x.shape()[axes[k]]);
+      common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t a = axes[k];
+      if (policy == "stretch") {
+        out_shape[a] = (*sizes)[k];
+        scales[a] = static_cast<double>(out_shape[a]) / static_cast<double>(x.shape()[a]);
+      } else {
+        scales[a] = common;
+        out_shape[a] = static_cast<int64_t>(std::round(common * static_cast<double>(x.shape()[a])));
+      }
+    }
+  } else if (scales_t && scales_t->elements() > 0) {
+    const int64_t n = scales_t->elements();
+    if (n != static_cast<int64_t>(axes.size()) && n != rank)
+      return c.Error("scales does not match the axes");
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t a = n == rank ? k : axes[k];
+      scales[a] = ReadAsDouble(*scales_t, k);
+    }
+    for (int64_t a = 0; a < rank; ++a)
+      out_shape[a] =
+          static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
+  } else if (!(upsample && op.version < 9)) {
+    return c.Error("neither scales nor sizes is given");
+  } else {
+    for (int64_t a = 0; a < rank; ++a)
+      out_shape[a] =
+          static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
+  }
+  if (mode == "bilinear" || mode == "trilinear") mode = "linear";
+
+  // Taps per axis per output coordinate.
+  std::vector<std::vector<std::vector<Tap>>> taps(rank);
+  for (int64_t a = 0; a < rank; ++a) {
+    const int64_t in_len = x.shape()[a], out_len = out_shape[a];
+    taps[a].resize(out_len);
+    for (int64_t o = 0; o < out_len; ++o) {
+      auto& t = taps[a][o];
+      if (scales[a] == 1.0 && coord != "tf_crop_and_resize" && out_len == in_len) {
+        t.push_back({o, 1.0});
+        continue;
+      }
+      const double orig = Original(coord, static_cast<double>(o), scales[a], in_len, out_len,
+                                   roi_start[a], roi_end[a]);
+      if (coord == "tf_crop_and_resize" && (orig < 0 || orig > in_len - 1)) {
+        t.push_back({-1, 1.0});
+        continue;
+      }
+      if (mode == "nearest") {
+        double idx;
+        if (nearest == "floor")
+          idx = std::floor(orig);
+        else if (nearest == "ceil")
+          idx = std::ceil(orig);
+        else if (nearest == "round_prefer_ceil")
+          idx = std::floor(orig + 0.5);
+        else
+          idx = (orig - std::floor(orig) == 0.5) ? std::floor(orig) : std::round(orig);
+        t.push_back({std::clamp<int64_t>(static_cast<int64_t>(idx), 0, in_len - 1), 1.0});
+      } else if (mode == "linear") {
+        const double clamped = std::clamp(orig, 0.0, static_cast<double>(in_len - 1));
+        const auto i0 = static_cast<int64_t>(std::floor(clamped));
+        const int64_t i1 = std::min(i0 + 1, in_len - 1);
+        const double f = clamped - static_cast<double>(i0);
+        t.push_back({i0, 1 - f});
+        if (f > 0) t.push_back({i1, f});
+      } else if (mode == "cubic") {
+        const auto base = static_cast<int64_t>(std::floor(orig));
+        const auto w = CubicWeights(orig - static_cast<double>(base), cubic_a);
+        double total = 0;
+        for (int k = 0; k < 4; ++k) {
+          const int64_t idx = base - 1 + k;
+          const bool outside = idx < 0 || idx >= in_len;
+          if (outside && exclude_outside) continue;
+          t.push_back({std::clamp<int64_t>(idx, 0, in_len - 1), w[k]});
+          total += w[k];
+        }
+        if (exclude_outside && total != 0) {
+          for (auto& tap : t) tap.weight /= total;
+        }
+      } else {
+        return c.Error("resize mode '" + mode + "' is not supported");
+      }
+    }
+  }
+  Tensor& y = c.Output(0, x.dtype(), out_shape);
+  const auto xs = Strides(x.shape());
+  const auto ys = Strides(out_shape);
+  std::vector<size_t> pick(rank);
+  for (int64_t i = 0; i < y.elements(); ++i) {
+    std::vector<const std::vector<Tap>*> at(rank);
+    for (int64_t a = 0; a < rank; ++a) at[a] = &taps[a][(i / ys[a]) % out_shape[a]];
+    double acc = 0;
+    bool extrapolated = false;
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {
+      double w = 1;
+      int64_t src = 0;
+      for (int64_t a = 0; a < rank; ++a) {
+        const Tap& tap = (*at[a])[pick[a]];
+        if (tap.index < 0) extrapolated = true;
+        w *= tap.weight;
+        src += tap.index * xs[a];
+      }
+      if (extrapolated) break;
+      acc += w * ReadAsDouble(x, src);
+      int64_t a = rank - 1;
+      while (a >= 0 && ++pick[a] == at[a]->size()) pick[a--] = 0;
+      if (a < 0) break;
+    }
+    double v = extrapolated ? extrapolation : acc;
+    if (!IsFloatType(x.dtype())) v = std::round(v);
+    WriteFromDouble(y, i, v);
+  }
+  return Status::Ok();
+}
+
+}  // namespace ortc::exec

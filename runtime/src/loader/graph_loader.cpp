@@ -1,0 +1,425 @@
+// Model -> ExecGraph, with EPContext routing and the version gate.
+#include "loader/graph_loader.h"
+
+#include <map>
+
+#include "cpu_program_generated.h"
+#include "format/ep_context.h"
+#include "loader/binary_cache.h"
+#include "loader/tensor_proto.h"
+#include "loader/version_gate.h"
+
+namespace ortc::loader {
+namespace {
+
+namespace fs = std::filesystem;
+namespace fbc = ortc::fb::cpu;
+
+Result<exec::Attribute> FromProto(const onnx::AttributeProto& a, const fs::path* dir) {
+  exec::Attribute r;
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::INT:
+      r.kind = exec::Attribute::Kind::kInt;
+      r.i = a.i();
+      break;
+    case A::FLOAT:
+      r.kind = exec::Attribute::Kind::kFloat;
+      r.f = a.f();
+      break;
+    case A::STRING:
+      r.kind = exec::Attribute::Kind::kString;
+      r.s = a.s();
+      break;
+    case A::INTS:
+      r.kind = exec::Attribute::Kind::kInts;
+      r.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case A::FLOATS:
+      r.kind = exec::Attribute::Kind::kFloats;
+      r.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case A::STRINGS:
+      r.kind = exec::Attribute::Kind::kStrings;
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
+    case A::TENSOR: {
+      r.kind = exec::Attribute::Kind::kTensor;
+      auto t = TensorFromProto(a.t(), dir);
+      if (!t.ok()) return t.status();
+      r.tensor = std::move(t).value();
+      break;
+    }
+    case A::GRAPH:
+      r.kind = exec::Attribute::Kind::kGraph;
+      r.graph = std::make_shared<onnx::GraphProto>(a.g());
+      break;
+    default:
+      return NotImplemented("attribute '" + a.name() + "' has an unsupported type");
+  }
+  return r;
+}
+
+Result<exec::Attribute> FromFlatbuffer(const fbc::Attribute& a) {
+  exec::Attribute r;
+  using K = exec::Attribute::Kind;
+  switch (a.type()) {
+    case fbc::AttributeType::Int:
+      r.kind = K::kInt;
+      r.i = a.i();
+      break;
+    case fbc::AttributeType::Float:
+      r.kind = K::kFloat;
+      r.f = a.f();
+      break;
+    case fbc::AttributeType::String:
+      r.kind = K::kString;
+      if (a.s()) r.s.assign(reinterpret_cast<const char*>(a.s()->data()), a.s()->size());
+      break;
+    case fbc::AttributeType::Ints:
+      r.kind = K::kInts;
+      if (a.ints()) r.ints.assign(a.ints()->begin(), a.ints()->end());
+      break;
+    case fbc::AttributeType::Floats:
+      r.kind = K::kFloats;
+      if (a.floats()) r.floats.assign(a.floats()->begin(), a.floats()->end());
+      break;
+    case fbc::AttributeType::Strings:
+      r.kind = K::kStrings;
+      if (a.strings()) {
+        for (const auto* s : *a.strings()) r.strings.push_back(s->str());
+      }
+      break;
+    case fbc::AttributeType::Tensor: {
+      r.kind = K::kTensor;
+      onnx::TensorProto t;
+      if (!a.proto() || !t.ParseFromArray(a.proto()->data(), static_cast<int>(a.proto()->size()))) {
+        return InvalidGraph("a tensor attribute of the program is corrupt");
+      }
+      auto tensor = TensorFromProto(t, nullptr);
+      if (!tensor.ok()) return tensor.status();
+      r.tensor = std::move(tensor).value();
+      break;
+    }
+    case fbc::AttributeType::Graph: {
+      r.kind = K::kGraph;
+      auto g = std::make_shared<onnx::GraphProto>();
+      if (!a.proto() ||
+          !g->ParseFromArray(a.proto()->data(), static_cast<int>(a.proto()->size()))) {
+        return InvalidGraph("a graph attribute of the program is corrupt");
+      }
+      r.graph = g;
+      break;
+    }
+    default:
+      return InvalidGraph("a program attribute has an unknown type");
+  }
+  return r;
+}
+
+TensorInfo InfoOf(const onnx::ValueInfoProto& vi) {
+  TensorInfo info{vi.name(), DataType::kUndefined, {}};
+  if (vi.type().has_tensor_type()) {
+    info.dtype = static_cast<DataType>(vi.type().tensor_type().elem_type());
+    for (const auto& d : vi.type().tensor_type().shape().dim())
+      info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return info;
+}
+
+// Resolves a context binary path inside the model's folder (no absolute paths, no `..`, no
+// symlink leading out).
+Result<fs::path> ResolveBinary(const fs::path& dir, const std::string& rel_text,
+                               const std::string& node) {
+  const fs::path rel(rel_text);
+  if (rel_text.empty())
+    return InvalidGraph("EPContext node '" + node + "' names no context binary");
+  if (rel.is_absolute())
+    return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
+                        "' is absolute; it must be relative to the model");
+  for (const auto& part : rel) {
+    if (part == "..")
+      return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
+                          "' leaves the model's folder");
+  }
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
+  const fs::path full = fs::weakly_canonical(base / rel, ec);
+  auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (bi != base.end())
+    return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
+                        "' resolves outside the model's folder");
+  return full;
+}
+
+class Builder {
+ public:
+  Builder(const onnx::ModelProto& m, const fs::path* dir, const SessionOptions& o, bool gate_only)
+      : model_(m), dir_(dir), options_(o), gate_only_(gate_only) {
+    device_ = o.device ? *o.device : DeviceDescription::Detect();
+    for (const auto& op : m.opset_import())
+      opsets_[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+
+  Result<LoadedModel> Build() {
+    const auto& g = model_.graph();
+    auto& eg = out_.graph;
+    for (const auto& t : g.initializer()) {
+      auto tensor = TensorFromProto(t, dir_);
+      if (!tensor.ok()) return tensor.status().WithContext("initializer '" + t.name() + "'");
+      eg.constants[eg.AddValue(t.name())] = std::move(tensor).value();
+    }
+    for (const auto& in : g.input()) {
+      if (eg.FindValue(in.name()) >= 0) continue;  // an initializer listed as input
+      const int v = eg.AddValue(in.name());
+      eg.inputs.push_back(v);
+      out_.inputs.push_back(InfoOf(in));
+    }
+    ORTC_RETURN_IF_ERROR(OpenMainBinaries());
+    for (const auto& node : g.node()) {
+      if (format::IsEpContextNode(node)) {
+        ORTC_RETURN_IF_ERROR(ExpandEpContext(node));
+      } else {
+        ORTC_RETURN_IF_ERROR(AddOnnxNode(node));
+      }
+    }
+    for (const auto& o : g.output()) {
+      const int v = eg.FindValue(o.name());
+      if (v < 0) return InvalidGraph("graph output '" + o.name() + "' is produced by nothing");
+      eg.outputs.push_back(v);
+      out_.outputs.push_back(InfoOf(o));
+    }
+    if (!gate_only_) ORTC_RETURN_IF_ERROR(exec::BindKernels(&eg));
+    return std::move(out_);
+  }
+
+ private:
+  int ValueFor(const std::string& name) {
+    int v = out_.graph.FindValue(name);
+    return v >= 0 ? v : out_.graph.AddValue(name);
+  }
+
+  Status AddOnnxNode(const onnx::NodeProto& node) {
+    out_.report.onnx_nodes++;
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    if (node.op_type() == "Constant" && domain.empty()) {
+      for (const auto& a : node.attribute()) {
+        auto attr = FromProto(a, dir_);
+        if (!attr.ok()) return attr.status();
+        Tensor t;
+        if (a.name() == "value") t = attr->tensor;
+        if (a.name() == "value_float") t = Tensor::FromBytes(DataType::kFloat, {}, &attr->f, 4);
+        if (a.name() == "value_int") t = Tensor::FromBytes(DataType::kInt64, {}, &attr->i, 8);
+        if (a.name() == "value_floats")
+          t = Tensor::FromBytes(DataType::kFloat, {static_cast<int64_t>(attr->floats.size())},
+                                attr->floats.data(), attr->floats.size() * 4);
+        if (a.name() == "value_ints")
+          t = Tensor::FromBytes(DataType::kInt64, {static_cast<int64_t>(attr->ints.size())},
+                                attr->ints.data(), attr->ints.size() * 8);
+        if (a.name() == "value_string") {
+          t = Tensor::Allocate(DataType::kString, {});
+          t.mutable_strings()[0] = attr->s;
+        }
+        if (t.empty())
+          return NotImplemented("Constant node '" + node.name() + "' uses attribute " + a.name());
+        out_.graph.constants[ValueFor(node.output(0))] = t;
+      }
+      return Status::Ok();
+    }
+    exec::ExecOp op;
+    op.name = node.name().empty() ? node.op_type() : node.name();
+    op.op_type = node.op_type();
+    op.domain = domain;
+    op.version = static_cast<int>(opsets_.count(domain) ? opsets_[domain] : 0);
+    for (const auto& a : node.attribute()) {
+      auto attr = FromProto(a, dir_);
+      if (!attr.ok()) return attr.status().WithContext("node '" + op.name + "'");
+      op.attrs[a.name()] = std::move(attr).value();
+    }
+    for (const auto& i : node.input()) op.inputs.push_back(i.empty() ? -1 : ValueFor(i));
+    for (const auto& o : node.output()) op.outputs.push_back(o.empty() ? -1 : ValueFor(o));
+    out_.graph.ops.push_back(std::move(op));
+    return Status::Ok();
+  }
+
+  // Main context nodes name the binaries; they are opened (once) before any node is expanded.
+  Status OpenMainBinaries() {
+    for (const auto& node : model_.graph().node()) {
+      if (!format::IsEpContextNode(node)) continue;
+      auto ep = format::EpContextNode::FromNodeProto(node);
+      if (!ep.ok()) return ep.status();
+      const std::string backend = BackendOfSource(ep->source);
+      if (backend.empty()) {
+        return InvalidGraph("EPContext node '" + ep->name + "' was generated by '" + ep->source +
+                            "', not by ortc; this runtime runs only ortc's EPContext nodes");
+      }
+      if (backend != "cpu") {
+        return InvalidGraph(
+            "EPContext node '" + ep->name + "' needs backend " + backend +
+            ", which this runtime does not have (verdict: unsupported); recompile with --ep cpu "
+            "or use a runtime with the " +
+            backend + " backend");
+      }
+      if (ep->main_context != 1) continue;
+      if (bins_.count(ep->source)) {
+        return InvalidGraph("EPContext node '" + ep->name + "' is a second main context for " +
+                            ep->source);
+      }
+      std::shared_ptr<const format::ContextBinary> bin;
+      std::string where;
+      if (ep->embed_mode == 1) {
+        auto b = format::ContextBinary::Open(format::MappedFile::FromBytes(ep->ep_cache_context));
+        if (!b.ok())
+          return b.status().WithContext("EPContext node '" + ep->name +
+                                        "': embedded payload corrupt");
+        bin = *b;
+        where = "<embedded in " + ep->name + ">";
+      } else {
+        if (!dir_) {
+          return InvalidArgument(
+              "the model was loaded from a buffer: set context_file_path so the binary '" +
+              ep->ep_cache_context + "' can be found");
+        }
+        auto path = ResolveBinary(*dir_, ep->ep_cache_context, ep->name);
+        if (!path.ok()) return path.status();
+        auto b = OpenSharedBinary(*path);
+        if (!b.ok()) return b.status().WithContext("EPContext node '" + ep->name + "'");
+        bin = *b;
+        where = path->string();
+      }
+      bins_[ep->source] = bin;
+      bin_paths_[ep->source] = where;
+      out_.graph.keep_alive.push_back(bin);
+    }
+    return Status::Ok();
+  }
+
+  Status ExpandEpContext(const onnx::NodeProto& node) {
+    out_.report.ep_context_nodes++;
+    auto ep = format::EpContextNode::FromNodeProto(node);
+    if (!ep.ok()) return ep.status();
+    auto it = bins_.find(ep->source);
+    if (it == bins_.end())
+      return InvalidGraph("EPContext node '" + ep->name + "' has no main context node for " +
+                          ep->source);
+    const auto& bin = it->second;
+    auto verdict = Gate(*bin, *ep, device_);
+    if (!verdict.ok()) return verdict.status();
+    verdict->binary = bin_paths_[ep->source];
+    bool seen = false;
+    for (const auto& b : out_.report.backends)
+      seen = seen || (b.backend == verdict->backend && b.binary == verdict->binary);
+    if (!seen) out_.report.backends.push_back(*verdict);
+    if (gate_only_) return Status::Ok();
+
+    const auto* graph = bin->FindGraph(ep->partition_name);
+    const auto bytes = bin->ProgramBytes(*graph);
+    flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (!fbc::VerifyProgramBuffer(verifier))
+      return InvalidGraph("graph '" + ep->partition_name + "': the CPU program is corrupt");
+    const auto* program = fbc::GetProgram(bytes.data());
+    if (!program->values() || !program->ops() || !program->inputs() || !program->outputs()) {
+      return InvalidGraph("graph '" + ep->partition_name + "': the CPU program is incomplete");
+    }
+    if (program->inputs()->size() != ep->inputs.size() ||
+        program->outputs()->size() != ep->outputs.size()) {
+      return InvalidGraph(
+          "EPContext node '" + ep->name + "' has " + std::to_string(ep->inputs.size()) +
+          " inputs and " + std::to_string(ep->outputs.size()) + " outputs but graph '" +
+          ep->partition_name + "' has " + std::to_string(program->inputs()->size()) + " and " +
+          std::to_string(program->outputs()->size()));
+    }
+    const auto& values = *program->values();
+    std::vector<int> map(values.size(), -1);
+    for (uint32_t k = 0; k < program->inputs()->size(); ++k) {
+      const int pv = program->inputs()->Get(k);
+      if (pv < 0 || static_cast<uint32_t>(pv) >= values.size())
+        return InvalidGraph("program input index out of range");
+      map[pv] = ValueFor(ep->inputs[k]);
+    }
+    for (uint32_t k = 0; k < program->outputs()->size(); ++k) {
+      const int pv = program->outputs()->Get(k);
+      if (pv < 0 || static_cast<uint32_t>(pv) >= values.size())
+        return InvalidGraph("program output index out of range");
+      if (map[pv] >= 0) {
+        // An output that is also an input: copy through an Identity.
+        exec::ExecOp id;
+        id.name = ep->name + "/passthrough";
+        id.op_type = "Identity";
+        id.inputs = {map[pv]};
+        id.outputs = {ValueFor(ep->outputs[k])};
+        out_.graph.ops.push_back(id);
+        continue;
+      }
+      map[pv] = ValueFor(ep->outputs[k]);
+    }
+    const auto* slots = graph->weights();
+    std::shared_ptr<const void> keep(bin, bin.get());
+    for (uint32_t i = 0; i < values.size(); ++i) {
+      if (map[i] >= 0) continue;
+      const auto* v = values.Get(i);
+      map[i] =
+          out_.graph.AddValue(ep->name + "/" + (v->name() ? v->name()->str() : std::to_string(i)));
+      if (v->kind() != fbc::ValueKind::Weight) continue;
+      if (!slots || v->weight_slot() < 0 ||
+          static_cast<uint32_t>(v->weight_slot()) >= slots->size()) {
+        return InvalidGraph("graph '" + ep->partition_name + "': weight slot out of range");
+      }
+      const auto wbytes = bin->WeightBytes(slots->Get(static_cast<uint32_t>(v->weight_slot())));
+      std::vector<int64_t> dims;
+      if (v->dims()) dims.assign(v->dims()->begin(), v->dims()->end());
+      Tensor t = Tensor::Borrow(static_cast<DataType>(v->dtype()), dims, wbytes.data(), keep);
+      if (t.byte_size() != wbytes.size())
+        return InvalidGraph("graph '" + ep->partition_name +
+                            "': weight size does not match its shape");
+      out_.graph.constants[map[i]] = t;
+    }
+    for (const auto* pop : *program->ops()) {
+      exec::ExecOp op;
+      op.name = pop->name() ? pop->name()->str() : "";
+      op.op_type = pop->op_type() ? pop->op_type()->str() : "";
+      op.domain = pop->domain() ? pop->domain()->str() : "";
+      op.version = pop->since_version();
+      if (pop->attributes()) {
+        for (const auto* a : *pop->attributes()) {
+          auto attr = FromFlatbuffer(*a);
+          if (!attr.ok()) return attr.status();
+          op.attrs[a->name() ? a->name()->str() : ""] = std::move(attr).value();
+        }
+      }
+      auto remap = [&](const flatbuffers::Vector<int32_t>* ids, std::vector<int>* to) -> Status {
+        if (!ids) return Status::Ok();
+        for (int32_t id : *ids) {
+          if (id >= static_cast<int32_t>(values.size()))
+            return InvalidGraph("program op refers to a missing value");
+          to->push_back(id < 0 ? -1 : map[id]);
+        }
+        return Status::Ok();
+      };
+      ORTC_RETURN_IF_ERROR(remap(pop->inputs(), &op.inputs));
+      ORTC_RETURN_IF_ERROR(remap(pop->outputs(), &op.outputs));
+      out_.graph.ops.push_back(std::move(op));
+    }
+    return Status::Ok();
+  }
+
+  const onnx::ModelProto& model_;
+  const fs::path* dir_;
+  const SessionOptions& options_;
+  bool gate_only_;
+  DeviceDescription device_;
+  std::map<std::string, int64_t> opsets_;
+  std::map<std::string, std::shared_ptr<const format::ContextBinary>> bins_;
+  std::map<std::string, std::string> bin_paths_;
+  LoadedModel out_;
+};
+
+}  // namespace
+
+Result<LoadedModel> LoadModel(const onnx::ModelProto& model, const fs::path* model_dir,
+                              const SessionOptions& options, bool gate_only) {
+  if (!model.has_graph()) return InvalidGraph("not an ONNX model: it has no graph");
+  return Builder(model, model_dir, options, gate_only).Build();
+}
+
+}  // namespace ortc::loader

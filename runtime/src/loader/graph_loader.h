@@ -1,0 +1,27 @@
+// Turns a ModelProto into an executable graph: initializers and Constant nodes become
+// constants, plain ONNX nodes become ops run by the CPU kernels, and every EPContext node is
+// gated and replaced by its backend's program (CPU programs are expanded into ops whose
+// weights are used in place from the mapped binary).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+
+#include "exec/exec_graph.h"
+#include "ortc/runtime.h"
+
+namespace ortc::loader {
+
+struct LoadedModel {
+  exec::ExecGraph graph;
+  LoadReport report;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+// `model_dir` is where binaries and external data are looked up; nullptr when unknown (a
+// buffer load without context_file_path). With `gate_only`, no program is expanded.
+Result<LoadedModel> LoadModel(const onnx::ModelProto& model, const std::filesystem::path* model_dir,
+                              const SessionOptions& options, bool gate_only = false);
+
+}  // namespace ortc::loader

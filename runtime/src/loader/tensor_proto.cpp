@@ -1,0 +1,141 @@
+// TensorProto decoding: raw data, typed fields and external data, with size checks.
+#include "loader/tensor_proto.h"
+
+#include <cstring>
+#include <fstream>
+
+namespace ortc::loader {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename Dst, typename Field>
+void CopyField(const Field& f, Tensor* t) {
+  Dst* out = t->mutable_data<Dst>();
+  for (int i = 0; i < f.size() && i < t->elements(); ++i) out[i] = static_cast<Dst>(f.Get(i));
+}
+
+Result<fs::path> Inside(const fs::path& base, const std::string& location) {
+  fs::path rel(location);
+  if (location.empty() || rel.is_absolute())
+    return InvalidGraph("external data location '" + location + "' must be a relative path");
+  for (const auto& part : rel) {
+    if (part == "..")
+      return InvalidGraph("external data location '" + location + "' leaves the model's folder");
+  }
+  std::error_code ec;
+  const fs::path b = fs::weakly_canonical(base.empty() ? fs::path(".") : base, ec);
+  const fs::path full = fs::weakly_canonical(b / rel, ec);
+  auto [bi, fi] = std::mismatch(b.begin(), b.end(), full.begin(), full.end());
+  if (bi != b.end())
+    return InvalidGraph("external data location '" + location +
+                        "' resolves outside the model's folder");
+  return full;
+}
+
+}  // namespace
+
+Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const fs::path* base_dir) {
+  const auto dtype = static_cast<DataType>(p.data_type());
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidGraph("tensor '" + p.name() + "' has a negative dimension");
+  }
+  if (dtype == DataType::kString) {
+    Tensor t = Tensor::Allocate(dtype, dims);
+    if (p.string_data_size() != t.elements())
+      return InvalidGraph("tensor '" + p.name() + "': string count mismatch");
+    for (int i = 0; i < p.string_data_size(); ++i) t.mutable_strings()[i] = p.string_data(i);
+    return t;
+  }
+  const size_t es = ElementSize(dtype);
+  if (es == 0)
+    return NotImplemented("tensor '" + p.name() + "': element type " +
+                          std::to_string(p.data_type()) + " is not supported");
+  Tensor t = Tensor::Allocate(dtype, dims);
+  const size_t want = t.byte_size();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!base_dir)
+      return InvalidArgument("tensor '" + p.name() +
+                             "' uses external data but the model's folder is unknown");
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : p.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    }
+    auto path = Inside(*base_dir, location);
+    if (!path.ok()) return path.status();
+    if (length >= 0 && static_cast<size_t>(length) != want)
+      return InvalidGraph("tensor '" + p.name() + "': external length mismatch");
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) return NoSuchFile("external data file " + path->string() + " not found");
+    in.seekg(offset);
+    in.read(static_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(want));
+    if (static_cast<size_t>(in.gcount()) != want)
+      return InvalidGraph("external data file " + path->string() + " is truncated");
+    return t;
+  }
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != want) {
+      return InvalidGraph("tensor '" + p.name() + "' holds " + std::to_string(p.raw_data().size()) +
+                          " bytes, needs " + std::to_string(want));
+    }
+    std::memcpy(t.mutable_raw(), p.raw_data().data(), want);
+    return t;
+  }
+  switch (dtype) {
+    case DataType::kFloat:
+      CopyField<float>(p.float_data(), &t);
+      break;
+    case DataType::kDouble:
+      CopyField<double>(p.double_data(), &t);
+      break;
+    case DataType::kInt64:
+      CopyField<int64_t>(p.int64_data(), &t);
+      break;
+    case DataType::kUint64:
+      CopyField<uint64_t>(p.uint64_data(), &t);
+      break;
+    case DataType::kUint32:
+      CopyField<uint32_t>(p.uint64_data(), &t);
+      break;
+    case DataType::kInt32:
+      CopyField<int32_t>(p.int32_data(), &t);
+      break;
+    case DataType::kInt16:
+      CopyField<int16_t>(p.int32_data(), &t);
+      break;
+    case DataType::kUint16:
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
+      CopyField<uint16_t>(p.int32_data(), &t);
+      break;
+    case DataType::kInt8:
+      CopyField<int8_t>(p.int32_data(), &t);
+      break;
+    case DataType::kUint8:
+    case DataType::kBool:
+      CopyField<uint8_t>(p.int32_data(), &t);
+      break;
+    default:
+      break;
+  }
+  return t;
+}
+
+onnx::TensorProto TensorToProto(const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p.add_dims(d);
+  if (t.dtype() == DataType::kString) {
+    for (const auto& s : t.strings()) p.add_string_data(s);
+  } else {
+    p.set_raw_data(t.raw(), t.byte_size());
+  }
+  return p;
+}
+
+}  // namespace ortc::loader

@@ -1,0 +1,56 @@
+// Version and hardware checks.
+#include "loader/version_gate.h"
+
+#include <algorithm>
+
+namespace ortc::loader {
+
+std::string BackendOfSource(const std::string& source) {
+  return source.rfind("ortc.", 0) == 0 ? source.substr(5) : "";
+}
+
+Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpContextNode& node,
+                            const DeviceDescription& device) {
+  BackendVerdict v;
+  v.backend = BackendOfSource(node.source);
+  const std::string where = "EPContext node '" + node.name + "'";
+  const std::string bin_backend = bin.manifest().backend()->str();
+  if (bin_backend != v.backend) {
+    return InvalidGraph(where + " belongs to backend " + v.backend +
+                        " but its binary was built for " + bin_backend);
+  }
+  const std::string expected_id = format::NotesValue(node.notes, "content_id");
+  if (expected_id.empty())
+    return InvalidGraph(where + ": notes carry no content_id; recompile the model");
+  if (expected_id != bin.content_id()) {
+    return InvalidGraph(where + ": stale pairing: the node expects binary content " + expected_id +
+                        " but " + "the binary is " + std::string(bin.content_id()) +
+                        "; ship the ctx model and binary from the same compile");
+  }
+  if (!bin.FindGraph(node.partition_name)) {
+    return InvalidGraph(where + ": graph '" + node.partition_name + "' is not in the binary");
+  }
+  if (v.backend == "cpu") {
+    const auto* targets = bin.manifest().hardware_targets();
+    for (uint32_t i = 0; targets && i < targets->size(); ++i) {
+      const std::string target = targets->Get(i)->str();
+      if (target == "generic-le") {
+        if (!device.little_endian) {
+          return InvalidGraph(where + ": the binary needs a little-endian CPU (target " + target +
+                              "); this device is big-endian");
+        }
+        continue;
+      }
+      // An ISA-specific packing: the device must offer that ISA.
+      if (std::find(device.cpu_isa.begin(), device.cpu_isa.end(), target) == device.cpu_isa.end()) {
+        std::string have;
+        for (const auto& isa : device.cpu_isa) have += (have.empty() ? "" : ", ") + isa;
+        return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
+                            have + "]: recompile for this CPU");
+      }
+    }
+  }
+  return v;
+}
+
+}  // namespace ortc::loader

@@ -1,0 +1,144 @@
+// Session: parse the model, build the executable graph through the loader, run it.
+#include <onnx/onnx_pb.h>
+
+#include <chrono>
+#include <climits>
+#include <fstream>
+
+#include "loader/graph_loader.h"
+#include "ortc/runtime.h"
+
+namespace ortc {
+
+struct Session::Impl {
+  loader::LoadedModel model;
+};
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<onnx::ModelProto> ParseModel(std::span<const std::byte> bytes, const std::string& name) {
+  onnx::ModelProto m;
+  if (bytes.size() >= static_cast<size_t>(INT_MAX) ||
+      !m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !m.has_graph()) {
+    return InvalidGraph(name + ": not an ONNX model");
+  }
+  return m;
+}
+
+Result<onnx::ModelProto> ReadModel(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return NoSuchFile(path.string() + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  return ParseModel({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()},
+                    path.string());
+}
+
+fs::path DirOf(const fs::path& p) {
+  return p.parent_path().empty() ? fs::path(".") : p.parent_path();
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
+                                                 const SessionOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto proto = ReadModel(path);
+  if (!proto.ok()) return proto.status();
+  const fs::path dir = DirOf(path);
+  auto loaded = loader::LoadModel(*proto, &dir, options);
+  if (!loaded.ok()) return loaded.status().WithContext(path.string());
+  auto impl = std::make_unique<Impl>();
+  impl->model = std::move(loaded).value();
+  impl->model.report.load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::unique_ptr<Session>> Session::CreateFromBuffer(std::span<const std::byte> bytes,
+                                                           const SessionOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto proto = ParseModel(bytes, "<buffer>");
+  if (!proto.ok()) return proto.status();
+  const fs::path dir =
+      options.context_file_path.empty() ? fs::path() : DirOf(options.context_file_path);
+  auto loaded =
+      loader::LoadModel(*proto, options.context_file_path.empty() ? nullptr : &dir, options);
+  if (!loaded.ok()) return loaded.status();
+  auto impl = std::make_unique<Impl>();
+  impl->model = std::move(loaded).value();
+  impl->model.report.load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<TensorInfo>& Session::inputs() const {
+  return impl_->model.inputs;
+}
+const std::vector<TensorInfo>& Session::outputs() const {
+  return impl_->model.outputs;
+}
+const LoadReport& Session::load_report() const {
+  return impl_->model.report;
+}
+
+Result<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                         const std::vector<std::string>& output_names) const {
+  const auto& m = impl_->model;
+  std::vector<Tensor> ordered(m.inputs.size());
+  for (const auto& [name, tensor] : inputs) {
+    size_t k = 0;
+    while (k < m.inputs.size() && m.inputs[k].name != name) ++k;
+    if (k == m.inputs.size()) return InvalidArgument("the model has no input named '" + name + "'");
+    const auto& info = m.inputs[k];
+    if (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype) {
+      return InvalidArgument("input '" + name + "' must be " + DataTypeName(info.dtype) + ", got " +
+                             DataTypeName(tensor.dtype()));
+    }
+    if (!info.shape.empty() || tensor.rank() == 0) {
+      bool fits = info.shape.size() == tensor.shape().size();
+      for (size_t d = 0; fits && d < info.shape.size(); ++d)
+        fits = info.shape[d] < 0 || info.shape[d] == tensor.shape()[d];
+      if (!fits && !(info.shape.empty() && tensor.rank() == 0)) {
+        std::string want = "[", got = "[";
+        for (int64_t d : info.shape)
+          want += (want.size() > 1 ? "," : "") + (d < 0 ? std::string("?") : std::to_string(d));
+        for (int64_t d : tensor.shape()) got += (got.size() > 1 ? "," : "") + std::to_string(d);
+        return InvalidArgument("input '" + name + "' must have shape " + want + "], got " + got +
+                               "]");
+      }
+    }
+    ordered[k] = tensor;
+  }
+  for (size_t k = 0; k < ordered.size(); ++k) {
+    if (ordered[k].empty()) return InvalidArgument("input '" + m.inputs[k].name + "' is missing");
+  }
+  auto outs = exec::Execute(m.graph, ordered);
+  if (!outs.ok()) return outs.status();
+  if (output_names.empty()) return outs;
+  std::vector<Tensor> picked;
+  for (const auto& name : output_names) {
+    size_t k = 0;
+    while (k < m.outputs.size() && m.outputs[k].name != name) ++k;
+    if (k == m.outputs.size())
+      return InvalidArgument("the model has no output named '" + name + "'");
+    picked.push_back((*outs)[k]);
+  }
+  return picked;
+}
+
+Result<LoadReport> CheckModel(const fs::path& path, const SessionOptions& options) {
+  auto proto = ReadModel(path);
+  if (!proto.ok()) return proto.status();
+  const fs::path dir = DirOf(path);
+  auto loaded = loader::LoadModel(*proto, &dir, options, /*gate_only=*/true);
+  if (!loaded.ok()) return loaded.status().WithContext(path.string());
+  return loaded->report;
+}
+
+}  // namespace ortc

@@ -1,0 +1,144 @@
+// Tensor storage.
+#include "ortc/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace ortc {
+
+size_t ElementSize(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+    case DataType::kInt32:
+    case DataType::kUint32:
+      return 4;
+    case DataType::kDouble:
+    case DataType::kInt64:
+    case DataType::kUint64:
+      return 8;
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
+    case DataType::kInt16:
+    case DataType::kUint16:
+      return 2;
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kBool:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+std::string DataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+      return "float";
+    case DataType::kUint8:
+      return "uint8";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUint16:
+      return "uint16";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kString:
+      return "string";
+    case DataType::kBool:
+      return "bool";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kDouble:
+      return "double";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kUint64:
+      return "uint64";
+    case DataType::kBfloat16:
+      return "bfloat16";
+    default:
+      return "dtype#" + std::to_string(static_cast<int>(t));
+  }
+}
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+size_t Tensor::byte_size() const {
+  return static_cast<size_t>(elements()) * ElementSize(dtype_);
+}
+
+Tensor Tensor::Allocate(DataType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  if (dtype == DataType::kString) {
+    t.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(t.elements()));
+    return t;
+  }
+  const size_t bytes = std::max<size_t>(t.byte_size(), 1);
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  t.owned_ = std::shared_ptr<void>(p, std::free);
+  t.data_ = p;
+  return t;
+}
+
+Tensor Tensor::Borrow(DataType dtype, std::vector<int64_t> shape, const void* data,
+                      std::shared_ptr<const void> keep_alive) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = data;
+  t.keep_alive_ = keep_alive ? std::move(keep_alive) : std::make_shared<int>(0);
+  return t;
+}
+
+Tensor Tensor::FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
+                         size_t bytes) {
+  Tensor t = Allocate(dtype, std::move(shape));
+  std::memcpy(t.mutable_raw(), data, std::min(bytes, t.byte_size()));
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t = Allocate(dtype_, shape_);
+  if (dtype_ == DataType::kString) {
+    *t.strings_ = strings();
+  } else if (byte_size()) {
+    std::memcpy(t.mutable_raw(), data_, byte_size());
+  }
+  return t;
+}
+
+void* Tensor::mutable_raw() {
+  return keep_alive_ ? nullptr : const_cast<void*>(data_);
+}
+
+const std::vector<std::string>& Tensor::strings() const {
+  static const std::vector<std::string> kEmpty;
+  return strings_ ? *strings_ : kEmpty;
+}
+
+std::vector<std::string>& Tensor::mutable_strings() {
+  if (!strings_) strings_ = std::make_shared<std::vector<std::string>>();
+  return *strings_;
+}
+
+Tensor Tensor::Reshaped(std::vector<int64_t> shape) const {
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+}  // namespace ortc
