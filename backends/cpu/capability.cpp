@@ -7,6 +7,7 @@
 
 #include "cpu/compile.h"
 #include "graph/opset_support.h"
+#include "kernels/kernel.h"
 
 namespace ortc::backends::cpu {
 namespace {
@@ -31,8 +32,7 @@ class Cpu final : public Backend {
   std::string_view name() const override { return "cpu"; }
   std::string_view ep_source() const override { return "ortc.cpu"; }
   std::string_view status_line() const override {
-    return "compiles every standard ai.onnx op (opsets 1-21) except string and optional ops "
-           "into CPU programs; kernels arrive with the runtime";
+    return "compiles the ai.onnx ops the runtime's CPU kernels run (opsets 1-21) into CPU programs";
   }
   bool is_fallback() const override { return true; }
   bool can_compile() const override { return true; }
@@ -63,6 +63,10 @@ class Cpu final : public Backend {
     if (!graph::ResolveOp(node.domain, node.op_type, node.opset).exists) {
       return NodeSupport::No("op " + node.op_type + " does not exist at opset " +
                              std::to_string(node.opset));
+    }
+    // The CPU backend claims exactly what the runtime's kernels run.
+    if (!exec::FindKernel(node.domain, node.op_type)) {
+      return NodeSupport::No("the CPU runtime has no kernel for " + node.op_type + " yet");
     }
     return NodeSupport::Yes();
   }

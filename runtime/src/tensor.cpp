@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 namespace ortc {
 
@@ -80,6 +81,12 @@ Tensor Tensor::Allocate(DataType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
+  int64_t n = 1;
+  for (int64_t d : t.shape_) {
+    if (d < 0 || (d > 0 && n > (int64_t{1} << 40) / d))
+      throw std::length_error("invalid tensor shape");
+    n *= d;
+  }
   if (dtype == DataType::kString) {
     t.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(t.elements()));
     return t;

@@ -1,5 +1,6 @@
 // Sequential execution over a value table; intermediates are released after their last use.
 #include <algorithm>
+#include <new>
 
 #include "exec/exec_graph.h"
 #include "kernels/kernel.h"
@@ -85,7 +86,14 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
     }
     std::vector<Tensor> out(op.outputs.size());
     KernelContext ctx(op, std::move(in), &out);
-    Status s = op.kernel(ctx);
+    Status s;
+    try {
+      s = op.kernel(ctx);
+    } catch (const std::bad_alloc&) {
+      s = InvalidArgument("out of memory allocating an output (shape too large?)");
+    } catch (const std::exception& e) {
+      s = InvalidArgument(std::string("kernel failed: ") + e.what());
+    }
     if (!s.ok()) return s.WithContext("node '" + op.name + "' (" + op.op_type + ")");
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       if (op.outputs[i] >= 0) values[op.outputs[i]] = std::move(out[i]);

@@ -1,6 +1,7 @@
 // Elementwise kernels: unary math and activations, broadcasting binary arithmetic,
 // comparisons and logic, variadic Sum/Mean/Max/Min, Where, Clip, Cast.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 
@@ -213,7 +214,22 @@ Status Mod(KernelContext& c) {
   });
 }
 Status PRelu(KernelContext& c) {
-  return Binary(c, c.in(0).dtype(), [](double x, double s) { return x < 0 ? s * x : x; });
+  // Older exporters give a per-channel slope [C] for an [N, C, ...] input; numpy broadcasting
+  // would align it with the last axis, so it is reshaped to [C, 1, ...] first.
+  const Tensor& x = c.in(0);
+  const Tensor& slope = c.in(1);
+  if (slope.rank() == 1 && x.rank() > 2 && slope.shape()[0] == x.shape()[1] &&
+      slope.shape()[0] != x.shape().back()) {
+    std::vector<int64_t> shape(static_cast<size_t>(x.rank() - 1), 1);
+    shape[0] = slope.shape()[0];
+    Tensor reshaped = slope.Reshaped(shape);
+    std::vector<Tensor> out(1);
+    KernelContext inner(c.op(), {&x, &reshaped}, &out);
+    Status s = Binary(inner, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
+    c.SetOutput(0, out[0]);
+    return s;
+  }
+  return Binary(c, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
 }
 Status BitShift(KernelContext& c) {
   const bool left = c.op().String("direction", "") == "LEFT";
@@ -348,9 +364,20 @@ Status CastTo(KernelContext& c, DataType to) {
     if (to == DataType::kString) {
       for (int64_t i = 0; i < x.elements(); ++i) {
         const double v = ReadAsDouble(x, i);
+        // Shortest text that reads back to the same value, as NumPy prints float32.
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%.9g", v);
-        y.mutable_strings()[i] = buf;
+        std::string text;
+        if (std::isnan(v)) {
+          text = "NaN";
+        } else if (std::isinf(v)) {
+          text = v > 0 ? "INF" : "-INF";
+        } else {
+          auto r = x.dtype() == DataType::kDouble
+                       ? std::to_chars(buf, buf + sizeof buf, v)
+                       : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+          text.assign(buf, r.ptr);
+        }
+        y.mutable_strings()[i] = text;
       }
       return Status::Ok();
     }

@@ -359,12 +359,32 @@ Status GlobalPool(KernelContext& c, bool max) {
 
 Status BatchNormalization(KernelContext& c) {
   const Tensor& x = c.in(0);
-  const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2)), mean = AsFloats(c.in(3)),
-             var = AsFloats(c.in(4));
+  const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
+  auto mean = AsFloats(c.in(3)), var = AsFloats(c.in(4));
   const double eps = c.op().Float("epsilon", 1e-5f);
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   const int64_t C = x.rank() > 1 ? x.shape()[1] : 1, inner = Product(x.shape(), 2),
                 N = x.shape()[0];
+  if (c.op().Int("training_mode", 0) != 0) {
+    // Normalise with the batch's statistics; also output the updated running statistics.
+    const double momentum = c.op().Float("momentum", 0.9f);
+    Tensor* run_mean = c.wants_output(1) ? &c.Output(1, c.in(3).dtype(), {C}) : nullptr;
+    Tensor* run_var = c.wants_output(2) ? &c.Output(2, c.in(4).dtype(), {C}) : nullptr;
+    for (int64_t ch = 0; ch < C; ++ch) {
+      double m = 0, sq = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < inner; ++i) m += ReadAsDouble(x, (n * C + ch) * inner + i);
+      m /= static_cast<double>(N * inner);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < inner; ++i)
+          sq += std::pow(ReadAsDouble(x, (n * C + ch) * inner + i) - m, 2);
+      const double v = sq / static_cast<double>(N * inner);
+      if (run_mean) WriteFromDouble(*run_mean, ch, mean[ch] * momentum + m * (1 - momentum));
+      if (run_var) WriteFromDouble(*run_var, ch, var[ch] * momentum + v * (1 - momentum));
+      mean[ch] = static_cast<float>(m);
+      var[ch] = static_cast<float>(v);
+    }
+  }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ch = 0; ch < C; ++ch) {
       const double k = scale[ch] / std::sqrt(var[ch] + eps);

@@ -13,6 +13,11 @@ const KernelTable& Table() {
     RegisterTensorKernels(t);
     RegisterReductionKernels(t);
     RegisterNnKernels(t);
+    RegisterLossKernels(t);
+    RegisterIndexingKernels(t);
+    RegisterQuantizationKernels(t);
+    RegisterMiscKernels(t);
+    RegisterDetectionKernels(t);
     return t;
   }();
   return table;

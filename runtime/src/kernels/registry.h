@@ -14,5 +14,10 @@ void RegisterElementwiseKernels(KernelTable& t);
 void RegisterTensorKernels(KernelTable& t);
 void RegisterReductionKernels(KernelTable& t);
 void RegisterNnKernels(KernelTable& t);
+void RegisterLossKernels(KernelTable& t);
+void RegisterIndexingKernels(KernelTable& t);
+void RegisterQuantizationKernels(KernelTable& t);
+void RegisterMiscKernels(KernelTable& t);
+void RegisterDetectionKernels(KernelTable& t);
 
 }  // namespace ortc::exec

@@ -23,9 +23,12 @@ double Original(const std::string& mode, double out, double scale, int64_t in_le
     return center * (1 - adjustment) + (out + 0.5) / scale - 0.5;
   }
   if (mode == "pytorch_half_pixel") return out_len > 1 ? (out + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners")
-    return out_len == 1 ? 0.0
-                        : out * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+  if (mode == "align_corners") {
+    // The spec's length_resized is scale * length (not rounded) when scales are given.
+    const double resized = scale * static_cast<double>(in_len);
+    return out_len == 1 || resized == 1.0 ? 0.0
+                                          : out * static_cast<double>(in_len - 1) / (resized - 1);
+  }
   if (mode == "tf_half_pixel_for_nn") return (out + 0.5) / scale;
   if (mode == "tf_crop_and_resize") {
     return out_len > 1 ? roi_start * (in_len - 1) + out * (roi_end - roi_start) * (in_len - 1) /

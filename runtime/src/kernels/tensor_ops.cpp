@@ -651,9 +651,35 @@ Status EyeLike(KernelContext& c) {
   return Status::Ok();
 }
 
+// A Constant left as an op (its output is a graph output, so the compiler kept the node).
+Status Constant(KernelContext& c) {
+  const auto& op = c.op();
+  if (op.Has("value")) {
+    c.SetOutput(0, op.attrs.at("value").tensor);
+  } else if (op.Has("value_float")) {
+    const float v = op.Float("value_float", 0.f);
+    c.SetOutput(0, Tensor::FromBytes(DataType::kFloat, {}, &v, 4));
+  } else if (op.Has("value_int")) {
+    const int64_t v = op.Int("value_int", 0);
+    c.SetOutput(0, Tensor::FromBytes(DataType::kInt64, {}, &v, 8));
+  } else if (op.Has("value_floats")) {
+    const auto v = op.Floats("value_floats");
+    c.SetOutput(0, Tensor::FromBytes(DataType::kFloat, {static_cast<int64_t>(v.size())}, v.data(),
+                                     v.size() * 4));
+  } else if (op.Has("value_ints")) {
+    const auto v = op.Ints("value_ints");
+    c.SetOutput(0, Tensor::FromBytes(DataType::kInt64, {static_cast<int64_t>(v.size())}, v.data(),
+                                     v.size() * 8));
+  } else {
+    return c.Error("Constant has no supported value attribute");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterTensorKernels(KernelTable& t) {
+  t["Constant"] = Constant;
   t["Reshape"] = Reshape;
   t["Flatten"] = Flatten;
   t["Squeeze"] = Squeeze;

@@ -35,7 +35,18 @@ Result<fs::path> Inside(const fs::path& base, const std::string& location) {
 
 }  // namespace
 
+Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::path* base_dir);
+
+// Decoding never throws: a shape too large to allocate (a corrupt file) becomes an error.
 Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const fs::path* base_dir) {
+  try {
+    return TensorFromProtoUnchecked(p, base_dir);
+  } catch (const std::exception& e) {
+    return InvalidGraph("tensor '" + p.name() + "': " + e.what());
+  }
+}
+
+Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::path* base_dir) {
   const auto dtype = static_cast<DataType>(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims) {

@@ -1,0 +1,150 @@
+// Quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+// QLinearMatMul. Rounding is half to even, as the ONNX specification requires.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kernels/kernel_util.h"
+#include "kernels/registry.h"
+
+namespace ortc::exec {
+namespace {
+
+double Saturate(double v, DataType t) {
+  switch (t) {
+    case DataType::kUint8:
+      return std::clamp(v, 0.0, 255.0);
+    case DataType::kInt8:
+      return std::clamp(v, -128.0, 127.0);
+    case DataType::kUint16:
+      return std::clamp(v, 0.0, 65535.0);
+    case DataType::kInt16:
+      return std::clamp(v, -32768.0, 32767.0);
+    case DataType::kInt32:
+      return std::clamp(v, -2147483648.0, 2147483647.0);
+    default:
+      return v;
+  }
+}
+
+// Index into a per-tensor (1 element) or per-axis parameter.
+int64_t ParamIndex(const Tensor& x, const Tensor& p, int64_t axis, int64_t i) {
+  if (p.elements() <= 1) return 0;
+  const int64_t inner = Product(x.shape(), axis + 1);
+  return (i / inner) % x.shape()[axis];
+}
+
+Status QuantizeLinear(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& scale = c.in(1);
+  const Tensor* zp = c.input(2);
+  int64_t axis = c.op().Int("axis", 1);
+  if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  DataType out = zp ? zp->dtype() : DataType::kUint8;
+  if (c.op().Int("output_dtype", 0) != 0)
+    out = static_cast<DataType>(c.op().Int("output_dtype", 0));
+  Tensor& y = c.Output(0, out, x.shape());
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    const int64_t k = ParamIndex(x, scale, axis, i);
+    const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
+    // float32 arithmetic, as the specification's reference computes it
+    const float q =
+        static_cast<float>(ReadAsDouble(x, i)) / static_cast<float>(ReadAsDouble(scale, k));
+    WriteFromDouble(y, i, Saturate(std::nearbyint(q) + zero, out));
+  }
+  return Status::Ok();
+}
+
+Status DequantizeLinear(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& scale = c.in(1);
+  const Tensor* zp = c.input(2);
+  int64_t axis = c.op().Int("axis", 1);
+  if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  Tensor& y = c.Output(0, scale.dtype(), x.shape());
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    const int64_t k = ParamIndex(x, scale, axis, i);
+    const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
+    WriteFromDouble(y, i, (ReadAsDouble(x, i) - zero) * ReadAsDouble(scale, k));
+  }
+  return Status::Ok();
+}
+
+Status DynamicQuantizeLinear(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  double lo = 0, hi = 0;
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    lo = std::min(lo, ReadAsDouble(x, i));
+    hi = std::max(hi, ReadAsDouble(x, i));
+  }
+  const float scale = (static_cast<float>(hi) - static_cast<float>(lo)) / 255.0f;
+  const double zp =
+      scale == 0 ? 0 : Saturate(std::nearbyint(static_cast<float>(-lo) / scale), DataType::kUint8);
+  Tensor& y = c.Output(0, DataType::kUint8, x.shape());
+  for (int64_t i = 0; i < x.elements(); ++i) {
+    const float q = static_cast<float>(ReadAsDouble(x, i)) / scale;
+    WriteFromDouble(y, i, scale == 0 ? zp : Saturate(std::nearbyint(q) + zp, DataType::kUint8));
+  }
+  c.Output(1, DataType::kFloat, {}).mutable_data<float>()[0] = scale;
+  c.Output(2, DataType::kUint8, {}).mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+  return Status::Ok();
+}
+
+// Integer matrix product of 2-D (or batched with equal batch) operands after zero points.
+Status IntegerMatMul(KernelContext& c, const Tensor& a, const Tensor& b, const Tensor* azp,
+                     const Tensor* bzp, const std::function<void(Tensor&, int64_t, double)>& store,
+                     DataType out_type) {
+  if (a.rank() < 2 || b.rank() < 2) return c.Error("operands must be at least 2-D");
+  const int64_t m = a.shape()[a.rank() - 2], k = a.shape().back(), n = b.shape().back();
+  const int64_t batch = Product(a.shape(), 0, a.shape().size() - 2);
+  const int64_t b_batch = Product(b.shape(), 0, b.shape().size() - 2);
+  std::vector<int64_t> shape(a.shape().begin(), a.shape().end() - 1);
+  shape.push_back(n);
+  Tensor& y = c.Output(0, out_type, shape);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double acc = 0;
+        for (int64_t j = 0; j < k; ++j) {
+          const double av = ReadAsDouble(a, (bi * m + r) * k + j) -
+                            (azp ? ReadAsDouble(*azp, azp->elements() > 1 ? r : 0) : 0);
+          const double bv = ReadAsDouble(b, ((b_batch > 1 ? bi : 0) * k + j) * n + col) -
+                            (bzp ? ReadAsDouble(*bzp, bzp->elements() > 1 ? col : 0) : 0);
+          acc += av * bv;
+        }
+        store(y, (bi * m + r) * n + col, acc);
+      }
+  return Status::Ok();
+}
+
+Status MatMulInteger(KernelContext& c) {
+  return IntegerMatMul(
+      c, c.in(0), c.in(1), c.input(2), c.input(3),
+      [](Tensor& y, int64_t i, double v) { WriteFromDouble(y, i, v); }, DataType::kInt32);
+}
+
+Status QLinearMatMul(KernelContext& c) {
+  // a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp
+  const double sa = ReadAsDouble(c.in(1), 0), sb = ReadAsDouble(c.in(4), 0),
+               sy = ReadAsDouble(c.in(6), 0);
+  const Tensor& yzp = c.in(7);
+  const double zy = ReadAsDouble(yzp, 0);
+  return IntegerMatMul(
+      c, c.in(0), c.in(3), c.input(2), c.input(5),
+      [&](Tensor& y, int64_t i, double v) {
+        WriteFromDouble(y, i, Saturate(std::nearbyint(v * sa * sb / sy) + zy, yzp.dtype()));
+      },
+      yzp.dtype());
+}
+
+}  // namespace
+
+void RegisterQuantizationKernels(KernelTable& t) {
+  t["QuantizeLinear"] = QuantizeLinear;
+  t["DequantizeLinear"] = DequantizeLinear;
+  t["DynamicQuantizeLinear"] = DynamicQuantizeLinear;
+  t["MatMulInteger"] = MatMulInteger;
+  t["QLinearMatMul"] = QLinearMatMul;
+}
+
+}  // namespace ortc::exec
