@@ -249,26 +249,24 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(r2.out, Catch::Contains("unknown"));
   }
   SECTION("a failure after the binary was written") {
-    // The second group holds an If whose branch reads an outer value: compiling it fails
-    // after the first group's weights are already in the (temporary) binary.
-    ModelBuilder then_b, else_b;
-    then_b.Node("Identity", {"outer"}, {"t"}).Output("t");
-    else_b.Node("Neg", {"outer"}, {"e"}).Output("e");
+    // The second group reads a complex64 initializer stored in typed fields, which a binary
+    // cannot hold: compiling it fails after the first group's weights are already in the
+    // (temporary) binary.
     ModelBuilder b;
-    b.Input("x", {4}).Input("c", {}, onnx::TensorProto::BOOL).Initializer("k", {4}, {1, 2, 3, 4});
-    b.Node("Add", {"x", "k"}, {"y1"}, {}, "first");
-    b.Node("Relu", {"x"}, {"outer"}, {}, "relu");
-    b.Node(
-        "If", {"c"}, {"y2"},
-        {Attr("then_branch", then_b.proto().graph()), Attr("else_branch", else_b.proto().graph())},
-        "if");
+    b.Input("x", {4}).Initializer("k", {4}, {1, 2, 3, 4});
+    auto* t = b.proto().mutable_graph()->add_initializer();
+    t->set_name("cplx");
+    t->set_data_type(onnx::TensorProto::COMPLEX64);
+    t->add_dims(1);
+    t->add_float_data(1.f);
+    t->add_float_data(2.f);
+    b.Node("Add", {"x", "k"}, {"y1"}, {}, "first").Node("Identity", {"cplx"}, {"y2"}, {}, "second");
     b.Output("y1").Output("y2");
-    b.Save(dir / "iff.onnx");
-    auto r = RunOrtc("compile " + (dir / "iff.onnx").string() + " --json");
+    b.Save(dir / "late.onnx");
+    auto r = RunOrtc("compile " + (dir / "late.onnx").string() + " --json");
     CHECK(r.exit_code == 4);
-    CHECK_THAT(r.out, Catch::Contains("subgraph"));
-    CHECK(FilesIn(dir.path()) ==
-          std::vector<std::string>{"iff.onnx", "m.onnx"});  // no bin, no temp file
+    CHECK_THAT(r.out, Catch::Contains("cannot be stored in a context binary"));
+    CHECK(FilesIn(dir.path()) == std::vector<std::string>{"late.onnx", "m.onnx"});  // no bin, no temp file
   }
 }
 
