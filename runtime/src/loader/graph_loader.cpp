@@ -185,6 +185,7 @@ class Builder {
     }
     for (const auto& o : g.output()) {
       const int v = eg.FindValue(o.name());
+      if (v < 0 && gate_only_) continue;  // programs were not expanded
       if (v < 0) return InvalidGraph("graph output '" + o.name() + "' is produced by nothing");
       eg.outputs.push_back(v);
       out_.outputs.push_back(InfoOf(o));
@@ -306,6 +307,12 @@ class Builder {
     auto verdict = Gate(*bin, *ep, device_);
     if (!verdict.ok()) return verdict.status();
     verdict->binary = bin_paths_[ep->source];
+    if (verdict->verdict == Verdict::kPreferRecompilation &&
+        options_.policy == VerdictPolicy::kRequireOptimal) {
+      return Status(StatusCode::kModelRequiresCompilation,
+                    "EPContext node '" + ep->name + "': " + verdict->reason +
+                        " (the policy requires an optimal binary)");
+    }
     bool seen = false;
     for (const auto& b : out_.report.backends)
       seen = seen || (b.backend == verdict->backend && b.binary == verdict->binary);

@@ -31,6 +31,15 @@ Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpCo
     return InvalidGraph(where + ": graph '" + node.partition_name + "' is not in the binary");
   }
   if (v.backend == "cpu") {
+    // ISA levels in increasing order: a binary packed for a lower level than the device's best
+    // runs, but a recompile would use the better instructions.
+    static const std::vector<std::string> kLevels = {"sse4.2", "avx2", "avx512f"};
+    auto rank = [&](const std::string& isa) {
+      auto it = std::find(kLevels.begin(), kLevels.end(), isa);
+      return it == kLevels.end() ? -1 : static_cast<int>(it - kLevels.begin());
+    };
+    int device_best = -1;
+    for (const auto& isa : device.cpu_isa) device_best = std::max(device_best, rank(isa));
     const auto* targets = bin.manifest().hardware_targets();
     for (uint32_t i = 0; targets && i < targets->size(); ++i) {
       const std::string target = targets->Get(i)->str();
@@ -47,6 +56,11 @@ Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpCo
         for (const auto& isa : device.cpu_isa) have += (have.empty() ? "" : ", ") + isa;
         return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
                             have + "]: recompile for this CPU");
+      }
+      if (rank(target) >= 0 && rank(target) < device_best) {
+        v.verdict = Verdict::kPreferRecompilation;
+        v.reason = "packed for " + target + "; this CPU also offers " + kLevels[device_best] +
+                   ": recompile for it to use the better instructions";
       }
     }
   }
