@@ -10,5 +10,7 @@ void AddPartitionCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
+void AddCheckCommand(CLI::App& app, int* exit_code);
+void AddVerifyCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

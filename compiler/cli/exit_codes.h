@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitBadModel = 3,     // the model cannot be read or is invalid
   kExitUnsupported = 4,  // valid model, but ortc cannot place or compile it as asked
   kExitIo = 5,           // reading or writing files failed
+  kExitMismatch = 6,     // `ortc verify`: outputs differ beyond the tolerances
 };
 
 inline int ExitCodeFor(const Status& s) {
@@ -32,6 +33,7 @@ inline int ExitCodeFor(const Status& s) {
 
 inline constexpr const char* kExitCodeHelp =
     "Exit codes: 0 success, 2 bad command line, 3 invalid model, 4 model not supported as asked\n"
-    "(no backend for a node, too many partitions), 5 file not found or I/O error.";
+    "(no backend for a node, too many partitions, recompilation required), 5 file not found or I/O\n"
+    "error, 6 verify found outputs beyond tolerance.";
 
 }  // namespace ortc::cli

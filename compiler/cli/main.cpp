@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   ortc::cli::AddInspectCommand(app, &exit_code);
   ortc::cli::AddPartitionCommand(app, &exit_code);
   ortc::cli::AddRunCommand(app, &exit_code);
+  ortc::cli::AddCheckCommand(app, &exit_code);
+  ortc::cli::AddVerifyCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
@@ -29,18 +30,6 @@ struct RunArgs {
   uint64_t seed = 0;
   bool json = false;
 };
-
-Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
-  Tensor t = Tensor::Allocate(dtype, shape);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 9);
-  for (int64_t i = 0; i < t.elements(); ++i) {
-    double v = exec::IsFloatType(dtype) ? real(rng) : small(rng);
-    if (dtype == DataType::kBool) v = small(rng) % 2;
-    exec::WriteFromDouble(t, i, v);
-  }
-  return t;
-}
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -65,44 +54,16 @@ int Run(const RunArgs& a) {
   auto session = Session::Create(a.model);
   if (!session.ok()) return Fail(a, session.status());
   const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& s : a.shapes) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos)
-      return Fail(a, InvalidArgument("--shape '" + s + "' is not name=AxBxC"));
-    std::vector<int64_t> dims;
-    std::stringstream ss(s.substr(eq + 1));
-    std::string d;
-    while (std::getline(ss, d, 'x')) dims.push_back(std::stoll(d));
-    shapes[s.substr(0, eq)] = dims;
-  }
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const auto& spec : a.inputs) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos)
-      return Fail(a, InvalidArgument("--input '" + spec + "' is not name=file"));
-    auto t = io::ReadTensorFile(spec.substr(eq + 1));
-    if (!t.ok()) return Fail(a, t.status());
-    feeds.push_back({spec.substr(0, eq), *t});
-  }
-  std::mt19937_64 rng(a.seed);
-  for (const auto& info : (*session)->inputs()) {
-    if (std::any_of(feeds.begin(), feeds.end(),
-                    [&](const auto& f) { return f.first == info.name; }))
-      continue;
-    std::vector<int64_t> shape = info.shape;
-    if (shapes.count(info.name)) shape = shapes[info.name];
-    for (auto& d : shape) d = d < 0 ? 1 : d;
-    feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
-  }
+  auto feeds = io::MakeFeeds((*session)->inputs(), a.inputs, a.shapes, a.seed);
+  if (!feeds.ok()) return Fail(a, feeds.status());
   const auto t1 = Clock::now();
-  auto outs = (*session)->Run(feeds);
+  auto outs = (*session)->Run(*feeds);
   if (!outs.ok()) return Fail(a, outs.status());
   const double first_s = std::chrono::duration<double>(Clock::now() - t1).count();
   std::vector<double> lat;
   for (int i = 0; i < a.bench; ++i) {
     const auto s = Clock::now();
-    auto r = (*session)->Run(feeds);
+    auto r = (*session)->Run(*feeds);
     if (!r.ok()) return Fail(a, r.status());
     lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
   }

@@ -1,0 +1,66 @@
+// Feed construction.
+#include "io/feeds.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "io/tensor_files.h"
+#include "kernels/kernel_util.h"
+
+namespace ortc::io {
+namespace {
+
+Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+  Tensor t = Tensor::Allocate(dtype, shape);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    double v = exec::IsFloatType(dtype) ? real(rng) : small(rng);
+    if (dtype == DataType::kBool) v = small(rng) % 2;
+    exec::WriteFromDouble(t, i, v);
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector<std::string>& files,
+                        const std::vector<std::string>& shape_specs, uint64_t seed) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& s : shape_specs) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos) return InvalidArgument("--shape '" + s + "' is not name=AxBxC");
+    std::vector<int64_t> dims;
+    std::stringstream ss(s.substr(eq + 1));
+    std::string d;
+    while (std::getline(ss, d, 'x')) {
+      try {
+        dims.push_back(std::stoll(d));
+      } catch (const std::exception&) {
+        return InvalidArgument("--shape '" + s + "' has a bad dimension '" + d + "'");
+      }
+    }
+    shapes[s.substr(0, eq)] = dims;
+  }
+  Feeds feeds;
+  for (const auto& spec : files) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos) return InvalidArgument("--input '" + spec + "' is not name=file");
+    auto t = ReadTensorFile(spec.substr(eq + 1));
+    if (!t.ok()) return t.status();
+    feeds.push_back({spec.substr(0, eq), *t});
+  }
+  std::mt19937_64 rng(seed);
+  for (const auto& info : inputs) {
+    if (std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == info.name; })) continue;
+    std::vector<int64_t> shape = shapes.count(info.name) ? shapes[info.name] : info.shape;
+    for (auto& d : shape) d = d < 0 ? 1 : d;
+    if (ElementSize(info.dtype) == 0) return InvalidArgument("input '" + info.name + "' needs a file (type " + DataTypeName(info.dtype) + ")");
+    feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
+  }
+  return feeds;
+}
+
+}  // namespace ortc::io
