@@ -78,6 +78,14 @@ size_t Tensor::byte_size() const {
 }
 
 Tensor Tensor::Allocate(DataType dtype, std::vector<int64_t> shape) {
+  return AllocateImpl(dtype, std::move(shape), true);
+}
+
+Tensor Tensor::AllocateUninitialized(DataType dtype, std::vector<int64_t> shape) {
+  return AllocateImpl(dtype, std::move(shape), false);
+}
+
+Tensor Tensor::AllocateImpl(DataType dtype, std::vector<int64_t> shape, bool zero) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
@@ -95,7 +103,7 @@ Tensor Tensor::Allocate(DataType dtype, std::vector<int64_t> shape) {
   const size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, rounded);
+  if (zero) std::memset(p, 0, rounded);
   t.owned_ = std::shared_ptr<void>(p, std::free);
   t.data_ = p;
   return t;

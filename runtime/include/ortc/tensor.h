@@ -40,6 +40,8 @@ class Tensor {
   Tensor() = default;
   // Zero-filled, 64-byte aligned. Strings get empty strings.
   static Tensor Allocate(DataType dtype, std::vector<int64_t> shape);
+  // Like Allocate, without zero-filling (for outputs a kernel overwrites entirely).
+  static Tensor AllocateUninitialized(DataType dtype, std::vector<int64_t> shape);
   // Read-only view of memory owned elsewhere; `keep_alive` holds that memory.
   static Tensor Borrow(DataType dtype, std::vector<int64_t> shape, const void* data,
                        std::shared_ptr<const void> keep_alive);
@@ -74,6 +76,7 @@ class Tensor {
   Tensor Reshaped(std::vector<int64_t> shape) const;
 
  private:
+  static Tensor AllocateImpl(DataType dtype, std::vector<int64_t> shape, bool zero);
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> shape_;
   std::shared_ptr<void> owned_;

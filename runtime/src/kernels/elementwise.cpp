@@ -12,7 +12,8 @@ namespace ortc::exec {
 namespace {
 
 // Applies f (in double, or in T for exact integer ops) to every element.
-Status Unary(KernelContext& c, const std::function<double(double)>& f, bool ints_ok = false) {
+template <typename F>
+Status Unary(KernelContext& c, F f, bool ints_ok = false) {
   const Tensor& x = c.in(0);
   if (!IsFloatType(x.dtype()) && !ints_ok)
     return c.Error("element type " + DataTypeName(x.dtype()) + " is not supported");
@@ -179,20 +180,59 @@ Status Binary(KernelContext& c, DataType out_type, const std::function<double(do
   return Status::Ok();
 }
 
+// Float fast path of broadcasting binary ops: the innermost dimension runs as a tight loop.
+template <typename F>
+bool BinaryFloat(KernelContext& c, F f) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat) return false;
+  auto shape = BroadcastShape({a.shape(), b.shape()});
+  if (!shape) return false;
+  Tensor& y = c.OutputUninit(0, DataType::kFloat, *shape);
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  float* py = y.mutable_data<float>();
+  if (y.elements() == 0) return true;
+  if (a.shape() == b.shape()) {
+    for (int64_t i = 0; i < y.elements(); ++i) py[i] = f(pa[i], pb[i]);
+    return true;
+  }
+  if (shape->empty()) {
+    py[0] = f(pa[0], pb[0]);
+    return true;
+  }
+  auto sa = BroadcastStrides(a.shape(), *shape), sb = BroadcastStrides(b.shape(), *shape);
+  const int64_t last = shape->back(), la = sa.back(), lb = sb.back();
+  std::vector<int64_t> outer(shape->begin(), shape->end() - 1);
+  sa.pop_back();
+  sb.pop_back();
+  ForEachBroadcast(outer, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
+    float* yo = py + i * last;
+    const float* ap = pa + o[0];
+    const float* bp = pb + o[1];
+    for (int64_t k = 0; k < last; ++k) yo[k] = f(ap[k * la], bp[k * lb]);
+  });
+  return true;
+}
+
 bool IsIntegral(DataType t) {
   return !IsFloatType(t) && t != DataType::kBool && t != DataType::kString;
 }
 
 Status Add(KernelContext& c) {
+  if (BinaryFloat(c, [](float x, float y) { return x + y; })) return Status::Ok();
   return Binary(c, c.in(0).dtype(), std::plus<double>(), std::plus<int64_t>());
 }
 Status Sub(KernelContext& c) {
+  if (BinaryFloat(c, [](float x, float y) { return x - y; })) return Status::Ok();
   return Binary(c, c.in(0).dtype(), std::minus<double>(), std::minus<int64_t>());
 }
 Status Mul(KernelContext& c) {
+  if (BinaryFloat(c, [](float x, float y) { return x * y; })) return Status::Ok();
   return Binary(c, c.in(0).dtype(), std::multiplies<double>(), std::multiplies<int64_t>());
 }
 Status Div(KernelContext& c) {
+  if (BinaryFloat(c, [](float x, float y) { return x / y; })) return Status::Ok();
   if (IsIntegral(c.in(0).dtype())) {
     return Binary(
         c, c.in(0).dtype(), [](double x, double y) { return y == 0 ? 0.0 : std::trunc(x / y); },

@@ -25,6 +25,11 @@ class KernelContext {
     (*outputs_)[i] = Tensor::Allocate(dtype, std::move(shape));
     return (*outputs_)[i];
   }
+  // An output the kernel overwrites completely: not zero-filled first.
+  Tensor& OutputUninit(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    (*outputs_)[i] = Tensor::AllocateUninitialized(dtype, std::move(shape));
+    return (*outputs_)[i];
+  }
   void SetOutput(size_t i, Tensor t) { (*outputs_)[i] = std::move(t); }
   Status Error(const std::string& what) const { return InvalidArgument(what); }
 

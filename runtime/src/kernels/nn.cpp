@@ -150,6 +150,69 @@ Result<Window> MakeWindow(const ExecOp& op, const std::vector<int64_t>& in_spati
   return w;
 }
 
+// Float views without copies when the tensor already holds float32.
+struct FloatView {
+  std::vector<float> copy;
+  const float* data;
+  explicit FloatView(const Tensor& t) {
+    if (t.dtype() == DataType::kFloat) {
+      data = t.data<float>();
+    } else {
+      copy = AsFloats(t);
+      data = copy.data();
+    }
+  }
+};
+
+// 2-D im2col for one image and channel group: rows (channel, kh, kw), columns output pixels.
+void Im2Col2d(const float* x, int64_t channels, int64_t H, int64_t W, const Window& w, float* col) {
+  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        float* row = col + ((ch * KH + kh) * KW + kw) * OH * OW;
+        const float* plane = x + ch * H * W;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
+          float* out = row + oh * OW;
+          if (ih < 0 || ih >= H) {
+            std::fill(out, out + OW, 0.f);
+            continue;
+          }
+          const float* line = plane + ih * W;
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
+            out[ow] = (iw >= 0 && iw < W) ? line[iw] : 0.f;
+          }
+        }
+      }
+}
+
+// Depthwise 2-D convolution (one input channel per output channel): a direct loop.
+void Depthwise2d(const float* x, const float* wt, const float* bias, int64_t C, int64_t H,
+                 int64_t W, const Window& w, float* y) {
+  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  for (int64_t ch = 0; ch < C; ++ch) {
+    const float* plane = x + ch * H * W;
+    const float* k = wt + ch * KH * KW;
+    float* out = y + ch * OH * OW;
+    const float b = bias ? bias[ch] : 0.f;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float acc = b;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
+          if (ih < 0 || ih >= H) continue;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
+            if (iw >= 0 && iw < W) acc += plane[ih * W + iw] * k[kh * KW + kw];
+          }
+        }
+        out[oh * OW + ow] = acc;
+      }
+  }
+}
+
 Status Conv(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& wt = c.in(1);
@@ -165,43 +228,71 @@ Status Conv(KernelContext& c) {
     return c.Error("Conv channels do not match the weights and groups");
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
-  Tensor& y = c.Output(0, x.dtype(), out_shape);
+  Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
   const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
                 isize = Product(spatial);
   const size_t nsp = spatial.size();
-  const auto xf = AsFloats(x), wf = AsFloats(wt);
-  std::vector<float> out(static_cast<size_t>(N * M * osize), 0.f);
-  std::vector<float> col(static_cast<size_t>(cg * ksize * osize));
+  const FloatView xv(x), wv(wt);
+  std::unique_ptr<FloatView> bv = c.has_input(2) ? std::make_unique<FloatView>(c.in(2)) : nullptr;
+  std::vector<float> out_copy;
+  float* out = y.dtype() == DataType::kFloat ? y.mutable_data<float>() : nullptr;
+  if (!out) {
+    out_copy.assign(static_cast<size_t>(N * M * osize), 0.f);
+    out = out_copy.data();
+  }
+  const bool two_d = nsp == 2;
+  const bool pointwise =
+      ksize == 1 &&
+      std::all_of(w->strides.begin(), w->strides.end(), [](int64_t s) { return s == 1; }) &&
+      std::all_of(w->pads_begin.begin(), w->pads_begin.end(), [](int64_t p) { return p == 0; }) &&
+      std::all_of(w->pads_end.begin(), w->pads_end.end(), [](int64_t p) { return p == 0; });
+  const bool depthwise = two_d && group == C && M == C && cg == 1;
+  std::unique_ptr<float[]> col(
+      pointwise || depthwise ? nullptr : new float[static_cast<size_t>(cg * ksize * osize)]);
   const auto out_strides = Strides(w->out), k_strides = Strides(kernel),
              in_strides = Strides(spatial);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t g = 0; g < group; ++g) {
-      // im2col: rows (channel, kernel offset), columns output positions.
-      for (int64_t ch = 0; ch < cg; ++ch)
-        for (int64_t kk = 0; kk < ksize; ++kk)
-          for (int64_t o = 0; o < osize; ++o) {
-            int64_t src = 0;
-            bool inside = true;
-            for (size_t d = 0; d < nsp && inside; ++d) {
-              const int64_t oc = (o / out_strides[d]) % w->out[d],
-                            kc = (kk / k_strides[d]) % kernel[d];
-              const int64_t pos = oc * w->strides[d] - w->pads_begin[d] + kc * w->dilations[d];
-              inside = pos >= 0 && pos < spatial[d];
-              src += pos * in_strides[d];
-            }
-            col[(ch * ksize + kk) * osize + o] =
-                inside ? xf[(n * C + g * cg + ch) * isize + src] : 0.f;
-          }
-      Sgemm(false, false, mg, osize, cg * ksize, 1.f, wf.data() + g * mg * cg * ksize, cg * ksize,
-            col.data(), osize, 0.f, out.data() + (n * M + g * mg) * osize, osize);
+  for (int64_t n = 0; n < N; ++n) {
+    if (depthwise) {
+      Depthwise2d(xv.data + n * C * isize, wv.data, bv ? bv->data : nullptr, C, spatial[0],
+                  spatial[1], *w, out + n * M * osize);
+      continue;
     }
-  if (c.has_input(2)) {
-    const auto bf = AsFloats(c.in(2));
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t o = 0; o < osize; ++o) out[(n * M + m) * osize + o] += bf[m];
+    for (int64_t g = 0; g < group; ++g) {
+      const float* xin = xv.data + (n * C + g * cg) * isize;
+      const float* colp = xin;  // a pointwise convolution is a plain GEMM on the input
+      if (!pointwise) {
+        if (two_d) {
+          Im2Col2d(xin, cg, spatial[0], spatial[1], *w, col.get());
+        } else {
+          for (int64_t ch = 0; ch < cg; ++ch)
+            for (int64_t kk = 0; kk < ksize; ++kk)
+              for (int64_t o = 0; o < osize; ++o) {
+                int64_t src = 0;
+                bool inside = true;
+                for (size_t d = 0; d < nsp && inside; ++d) {
+                  const int64_t oc = (o / out_strides[d]) % w->out[d],
+                                kc = (kk / k_strides[d]) % kernel[d];
+                  const int64_t pos = oc * w->strides[d] - w->pads_begin[d] + kc * w->dilations[d];
+                  inside = pos >= 0 && pos < spatial[d];
+                  src += pos * in_strides[d];
+                }
+                col[(ch * ksize + kk) * osize + o] = inside ? xin[ch * isize + src] : 0.f;
+              }
+        }
+        colp = col.get();
+      }
+      Sgemm(false, false, mg, osize, cg * ksize, 1.f, wv.data + g * mg * cg * ksize, cg * ksize,
+            colp, osize, 0.f, out + (n * M + g * mg) * osize, osize);
+    }
+    if (bv) {
+      for (int64_t m = 0; m < M; ++m) {
+        float* o = out + (n * M + m) * osize;
+        const float b = bv->data[m];
+        for (int64_t i = 0; i < osize; ++i) o[i] += b;
+      }
+    }
   }
-  StoreFloats(y, out);
+  if (!out_copy.empty()) StoreFloats(y, out_copy);
   return Status::Ok();
 }
 
@@ -279,6 +370,36 @@ Status ConvTranspose(KernelContext& c) {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
+// Float NCHW fast path of MaxPool / AveragePool without indices.
+void Pool2dFloat(const float* x, float* y, int64_t planes, int64_t H, int64_t W, const Window& w,
+                 PoolKind kind, bool count_pad) {
+  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* plane = x + p * H * W;
+    float* out = y + p * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float acc = kind == PoolKind::kMax ? -INFINITY : 0.f;
+        int64_t count = 0;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+              if (count_pad && ih < H + w.pads_end[0] && iw < W + w.pads_end[1]) ++count;
+              continue;
+            }
+            const float v = plane[ih * W + iw];
+            acc = kind == PoolKind::kMax ? std::max(acc, v) : acc + v;
+            ++count;
+          }
+        }
+        out[oh * OW + ow] =
+            kind == PoolKind::kMax ? acc : (count ? acc / static_cast<float>(count) : 0.f);
+      }
+  }
+}
+
 Status Pool(KernelContext& c, PoolKind kind) {
   const Tensor& x = c.in(0);
   if (x.rank() < 3) return c.Error("pooling input must have rank >= 3");
@@ -286,6 +407,14 @@ Status Pool(KernelContext& c, PoolKind kind) {
   auto w =
       MakeWindow(c.op(), spatial, c.op().Ints("kernel_shape"), c.op().Int("ceil_mode", 0) != 0);
   if (!w.ok()) return w.status();
+  if (x.dtype() == DataType::kFloat && spatial.size() == 2 && kind != PoolKind::kLp &&
+      !c.wants_output(1)) {
+    std::vector<int64_t> shape = {x.shape()[0], x.shape()[1], w->out[0], w->out[1]};
+    Tensor& y = c.OutputUninit(0, x.dtype(), shape);
+    Pool2dFloat(x.data<float>(), y.mutable_data<float>(), x.shape()[0] * x.shape()[1], spatial[0],
+                spatial[1], *w, kind, c.op().Int("count_include_pad", 0) != 0);
+    return Status::Ok();
+  }
   const int64_t N = x.shape()[0], C = x.shape()[1];
   std::vector<int64_t> out_shape = {N, C};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
@@ -346,6 +475,16 @@ Status GlobalPool(KernelContext& c, bool max) {
   for (int64_t d = 2; d < x.rank(); ++d) shape.push_back(1);
   Tensor& y = c.Output(0, x.dtype(), shape);
   const int64_t inner = Product(x.shape(), 2);
+  if (x.dtype() == DataType::kFloat) {
+    for (int64_t nc = 0; nc < x.shape()[0] * x.shape()[1]; ++nc) {
+      const float* p = x.data<float>() + nc * inner;
+      double acc = max ? -INFINITY : 0;
+      for (int64_t i = 0; i < inner; ++i) acc = max ? std::max<double>(acc, p[i]) : acc + p[i];
+      y.mutable_data<float>()[nc] =
+          static_cast<float>(max ? acc : acc / static_cast<double>(inner));
+    }
+    return Status::Ok();
+  }
   for (int64_t nc = 0; nc < x.shape()[0] * x.shape()[1]; ++nc) {
     double acc = max ? -INFINITY : 0;
     for (int64_t i = 0; i < inner; ++i) {
