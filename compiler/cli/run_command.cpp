@@ -26,6 +26,7 @@ struct RunArgs {
   std::vector<std::string> inputs;  // name=file
   std::vector<std::string> shapes;  // name=1x3x224x224
   std::string output_dir;
+  std::string output_format = "npy";
   int bench = 0;
   uint64_t seed = 0;
   bool json = false;
@@ -70,8 +71,12 @@ int Run(const RunArgs& a) {
   if (!a.output_dir.empty()) {
     fs::create_directories(a.output_dir);
     for (size_t i = 0; i < outs->size(); ++i) {
-      Status s = io::WriteNpy(fs::path(a.output_dir) / ((*session)->outputs()[i].name + ".npy"),
-                              (*outs)[i]);
+      // Output names may hold path separators (exporters write "a/b"): they become '_'.
+      std::string file = (*session)->outputs()[i].name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      std::replace(file.begin(), file.end(), '\\', '_');
+      const fs::path path = fs::path(a.output_dir) / (file + "." + a.output_format);
+      Status s = io::WriteTensorFile(path, (*outs)[i], (*session)->outputs()[i].name);
       if (!s.ok()) return Fail(a, s);
     }
   }
@@ -129,7 +134,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "name=file.npy or name=file.pb (repeatable); missing inputs are random");
   cmd->add_option("--shape", a->shapes,
                   "name=1x3x224x224: shape of a random input with dynamic dims (default 1)");
-  cmd->add_option("--output-dir", a->output_dir, "Write every output as <name>.npy here");
+  cmd->add_option("--output-dir", a->output_dir, "Write every output as <name>.npy (or .pb) here");
+  cmd->add_option("--output-format", a->output_format, "npy, or pb (ONNX TensorProto)")
+      ->check(CLI::IsMember({"npy", "pb"}));
   cmd->add_option("--bench", a->bench, "Also time N more runs and print latency percentiles")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");

