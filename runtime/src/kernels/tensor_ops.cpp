@@ -484,7 +484,12 @@ Status SpaceToDepth(KernelContext& c) {
 }
 
 Status Dropout(KernelContext& c) {
-  // Inference: the identity, and an all-true mask when asked for.
+  // Inference: the identity, and an all-true mask when asked for. Training mode with a nonzero
+  // ratio would be random: refused rather than silently run as the identity.
+  const bool training = c.has_input(2) && c.in(2).elements() > 0 && ReadAsDouble(c.in(2), 0) != 0;
+  const double ratio = c.has_input(1) && c.in(1).elements() > 0 ? ReadAsDouble(c.in(1), 0) : 0.5;
+  if (training && ratio != 0)
+    return NotImplemented("training-mode Dropout (random) is not supported");
   c.SetOutput(0, c.in(0));
   if (c.wants_output(1)) {
     Tensor& mask = c.Output(1, DataType::kBool, c.in(0).shape());
