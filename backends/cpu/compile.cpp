@@ -2,6 +2,7 @@
 #include "cpu/compile.h"
 
 #include <map>
+#include <set>
 
 #include "cpu/packing.h"
 #include "cpu_program_generated.h"
@@ -91,6 +92,15 @@ flatbuffers::Offset<fbc::Attribute> SerializeAttribute(flatbuffers::FlatBufferBu
   return fbc::CreateAttribute(b, name, type, a.f(), a.i(), s, floats, ints, strings, proto);
 }
 
+// Ops whose runtime kernel may hand back its first input's memory as its output.
+bool MayAliasInput(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "Identity",   "Reshape",  "Flatten",   "Squeeze",      "Unsqueeze",       "Dropout",
+      "Cast",       "CastLike", "ReduceSum", "ReduceMean",   "ReduceMax",       "ReduceMin",
+      "ReduceProd", "ReduceL1", "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  return ops.count(op) > 0;
+}
+
 }  // namespace
 
 CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa) {
@@ -115,15 +125,35 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
       buffers.push_back({StaticBytes(v.info), INT32_MAX, -1});
     }
   }
-  for (int op = 0; op < static_cast<int>(ir.ops.size()); ++op) {
+  // Lifetimes. The runtime's view ops (Reshape, Squeeze, Identity...) may return their input's
+  // memory as their output, so a buffer lives as long as any value aliasing it; a value the
+  // program outputs lives to the end.
+  const int n_ops = static_cast<int>(ir.ops.size());
+  std::vector<int> last_use(ir.values.size(), -1), alias_of(ir.values.size(), -1);
+  for (int op = 0; op < n_ops; ++op) {
     for (int v : ir.ops[op].outputs) {
       if (v >= 0 && buffer_of[v] >= 0)
         buffers[buffer_of[v]].first_use = std::min(buffers[buffer_of[v]].first_use, op);
     }
     for (int v : ir.ops[op].inputs) {
-      if (v >= 0 && buffer_of[v] >= 0)
-        buffers[buffer_of[v]].last_use = std::max(buffers[buffer_of[v]].last_use, op);
+      if (v >= 0) last_use[v] = std::max(last_use[v], op);
     }
+    if (MayAliasInput(ir.ops[op].op_type) && !ir.ops[op].inputs.empty() &&
+        ir.ops[op].inputs[0] >= 0) {
+      for (int v : ir.ops[op].outputs) {
+        if (v >= 0) alias_of[v] = ir.ops[op].inputs[0];
+      }
+    }
+  }
+  for (int v : ir.outputs) last_use[v] = n_ops;
+  for (int op = n_ops - 1; op >= 0; --op) {  // children before parents: transitive extension
+    for (int v : ir.ops[op].outputs) {
+      if (v >= 0 && alias_of[v] >= 0)
+        last_use[alias_of[v]] = std::max(last_use[alias_of[v]], last_use[v]);
+    }
+  }
+  for (size_t v = 0; v < ir.values.size(); ++v) {
+    if (buffer_of[v] >= 0) buffers[buffer_of[v]].last_use = last_use[v];
   }
   for (auto& b : buffers) {
     if (b.first_use == INT32_MAX) b.first_use = 0;

@@ -119,6 +119,16 @@ Tensor Tensor::Borrow(DataType dtype, std::vector<int64_t> shape, const void* da
   return t;
 }
 
+Tensor Tensor::WrapWritable(DataType dtype, std::vector<int64_t> shape, void* data,
+                            std::shared_ptr<void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.owned_ = std::shared_ptr<void>(std::move(owner), data);
+  t.data_ = data;
+  return t;
+}
+
 Tensor Tensor::FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
                          size_t bytes) {
   Tensor t = Allocate(dtype, std::move(shape));

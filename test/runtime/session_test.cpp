@@ -354,3 +354,30 @@ TEST_CASE("sessions sharing a binary map it once", "[runtime]") {
   REQUIRE(third.ok());
   CHECK(loader::BinaryOpenCount() == opens + 1);
 }
+
+TEST_CASE("the static memory plan keeps views of a buffer alive", "[runtime][memory_plan]") {
+  // a = Relu(x); r = Reshape(a) (a view of a's memory at run time); b = Neg(x); c = Add(b, b);
+  // y = Add(r, c). If a's slot were freed after the Reshape, b or c could overwrite r.
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {4, 64}).IntInitializer("flat", {256});
+  m.Node("Relu", {"x"}, {"a"}).Node("Reshape", {"a", "flat"}, {"r"}).Node("Neg", {"x"}, {"b"});
+  m.Node("Add", {"b", "b"}, {"c"})
+      .Node("Reshape", {"c", "flat"}, {"c2"})
+      .Node("Add", {"r", "c2"}, {"y"});
+  m.Output("y");
+  m.Save(dir / "alias.onnx");
+  compile::CompileOptions o;
+  o.model = dir / "alias.onnx";
+  REQUIRE(compile::Compile(o).ok());
+  auto compiled = Session::Create(dir / "alias_ctx.onnx");
+  REQUIRE(compiled.ok());
+  CHECK((*compiled)->load_report().arena_bytes > 0);  // the plan is in use
+  const Tensor x = RandomInput({4, 64}, 5);
+  auto y = (*compiled)->Run({{"x", x}});
+  REQUIRE(y.ok());
+  for (int64_t i = 0; i < 256; ++i) {
+    const float v = x.data<float>()[i];
+    CHECK((*y)[0].data<float>()[i] == Approx(std::max(v, 0.f) - 2 * v));
+  }
+}

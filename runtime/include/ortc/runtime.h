@@ -70,7 +70,8 @@ struct BackendVerdict {
 struct LoadReport {
   std::vector<BackendVerdict> backends;
   int ep_context_nodes = 0;
-  int onnx_nodes = 0;  // nodes outside EPContext nodes, run by the CPU kernels
+  int onnx_nodes = 0;       // nodes outside EPContext nodes, run by the CPU kernels
+  int64_t arena_bytes = 0;  // working memory planned at compile time, allocated once per Run
   double load_seconds = 0;
 };
 

@@ -45,6 +45,9 @@ class Tensor {
   // Read-only view of memory owned elsewhere; `keep_alive` holds that memory.
   static Tensor Borrow(DataType dtype, std::vector<int64_t> shape, const void* data,
                        std::shared_ptr<const void> keep_alive);
+  // Writable view of memory owned by `owner` (e.g. a slot of a run's arena).
+  static Tensor WrapWritable(DataType dtype, std::vector<int64_t> shape, void* data,
+                             std::shared_ptr<void> owner);
   static Tensor FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
                           size_t bytes);
   Tensor Clone() const;

@@ -71,6 +71,10 @@ struct ExecGraph {
   std::vector<int> inputs, outputs;
   std::vector<ValueInfo> input_infos, output_infos;
   std::vector<std::shared_ptr<const void>> keep_alive;  // mapped binaries the constants borrow from
+  // Static memory plan from compiled programs: per value, its offset in the run's arena and
+  // the bytes planned for it (-1 when the value is allocated at run time).
+  std::vector<int64_t> arena_offset, arena_size;
+  int64_t arena_bytes = 0;
 
   int AddValue(const std::string& name);
   int FindValue(const std::string& name) const;

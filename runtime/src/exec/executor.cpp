@@ -1,5 +1,6 @@
 // Sequential execution over a value table; intermediates are released after their last use.
 #include <algorithm>
+#include <cstdlib>
 #include <new>
 
 #include "exec/exec_graph.h"
@@ -31,6 +32,8 @@ std::vector<float> ExecOp::Floats(const std::string& n) const {
 int ExecGraph::AddValue(const std::string& name) {
   value_names.push_back(name);
   constants.emplace_back();
+  arena_offset.push_back(-1);
+  arena_size.push_back(-1);
   const int id = static_cast<int>(value_names.size()) - 1;
   if (!name.empty()) index[name] = id;
   return id;
@@ -57,6 +60,15 @@ Status BindKernels(ExecGraph* graph) {
 Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor>& inputs) {
   const size_t n = g.value_names.size();
   std::vector<Tensor> values(n);
+  // One arena per run (runs may overlap in threads): planned intermediates live in it.
+  std::shared_ptr<void> arena;
+  if (g.arena_bytes > 0) {
+    void* p = std::aligned_alloc(64, static_cast<size_t>((g.arena_bytes + 63) / 64 * 64));
+    if (!p)
+      return InvalidArgument("cannot allocate the " + std::to_string(g.arena_bytes) +
+                             "-byte arena");
+    arena = std::shared_ptr<void>(p, std::free);
+  }
   for (size_t v = 0; v < n; ++v) {
     if (!g.constants[v].empty()) values[v] = g.constants[v];
   }
@@ -86,6 +98,7 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
     }
     std::vector<Tensor> out(op.outputs.size());
     KernelContext ctx(op, std::move(in), &out);
+    if (arena) ctx.UseArena(arena, &g.arena_offset, &g.arena_size);
     Status s;
     try {
       s = op.kernel(ctx);

@@ -2,6 +2,8 @@
 // must fill. Kernels register by op type in registry.cpp.
 #pragma once
 
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,18 +24,50 @@ class KernelContext {
   bool has_input(size_t i) const { return input(i) != nullptr; }
   bool wants_output(size_t i) const { return i < op_.outputs.size() && op_.outputs[i] >= 0; }
   Tensor& Output(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    if (Planned(i, dtype, shape)) {
+      std::memset((*outputs_)[i].mutable_raw(), 0, (*outputs_)[i].byte_size());
+      return (*outputs_)[i];
+    }
     (*outputs_)[i] = Tensor::Allocate(dtype, std::move(shape));
     return (*outputs_)[i];
   }
   // An output the kernel overwrites completely: not zero-filled first.
   Tensor& OutputUninit(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    if (Planned(i, dtype, shape)) return (*outputs_)[i];
     (*outputs_)[i] = Tensor::AllocateUninitialized(dtype, std::move(shape));
     return (*outputs_)[i];
+  }
+  // Outputs with a slot in the static memory plan are placed in the run's arena.
+  void UseArena(std::shared_ptr<void> arena, const std::vector<int64_t>* offsets,
+                const std::vector<int64_t>* sizes) {
+    arena_ = std::move(arena);
+    offsets_ = offsets;
+    sizes_ = sizes;
   }
   void SetOutput(size_t i, Tensor t) { (*outputs_)[i] = std::move(t); }
   Status Error(const std::string& what) const { return InvalidArgument(what); }
 
  private:
+  // Places output i in its arena slot when it has one and the tensor fits it.
+  bool Planned(size_t i, DataType dtype, const std::vector<int64_t>& shape) {
+    if (!arena_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return false;
+    const int v = op_.outputs[i];
+    const int64_t offset = (*offsets_)[v];
+    if (offset < 0 || dtype == DataType::kString) return false;
+    int64_t bytes = static_cast<int64_t>(ElementSize(dtype));
+    for (int64_t d : shape) {
+      if (d < 0) return false;
+      bytes *= d;
+    }
+    if (bytes > (*sizes_)[v]) return false;
+    (*outputs_)[i] =
+        Tensor::WrapWritable(dtype, shape, static_cast<char*>(arena_.get()) + offset, arena_);
+    return true;
+  }
+
+  std::shared_ptr<void> arena_;
+  const std::vector<int64_t>* offsets_ = nullptr;
+  const std::vector<int64_t>* sizes_ = nullptr;
   const ExecOp& op_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor>* outputs_;

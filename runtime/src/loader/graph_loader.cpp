@@ -191,6 +191,7 @@ class Builder {
       out_.outputs.push_back(InfoOf(o));
     }
     if (!gate_only_) ORTC_RETURN_IF_ERROR(exec::BindKernels(&eg));
+    out_.report.arena_bytes = eg.arena_bytes;
     return std::move(out_);
   }
 
@@ -360,6 +361,9 @@ class Builder {
       }
       map[pv] = ValueFor(ep->outputs[k]);
     }
+    // The program's static memory plan, placed after the arenas of earlier programs.
+    const int64_t arena_base = out_.graph.arena_bytes;
+    out_.graph.arena_bytes += static_cast<int64_t>((program->arena_bytes() + 63) / 64 * 64);
     const auto* slots = graph->weights();
     std::shared_ptr<const void> keep(bin, bin.get());
     for (uint32_t i = 0; i < values.size(); ++i) {
@@ -367,6 +371,12 @@ class Builder {
       const auto* v = values.Get(i);
       map[i] =
           out_.graph.AddValue(ep->name + "/" + (v->name() ? v->name()->str() : std::to_string(i)));
+      if (v->kind() == fbc::ValueKind::Intermediate && v->arena_offset() >= 0 &&
+          v->byte_size() >= 0 &&
+          static_cast<uint64_t>(v->arena_offset() + v->byte_size()) <= program->arena_bytes()) {
+        out_.graph.arena_offset[map[i]] = arena_base + v->arena_offset();
+        out_.graph.arena_size[map[i]] = v->byte_size();
+      }
       if (v->kind() != fbc::ValueKind::Weight) continue;
       if (!slots || v->weight_slot() < 0 ||
           static_cast<uint32_t>(v->weight_slot()) >= slots->size()) {
