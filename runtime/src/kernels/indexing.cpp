@@ -225,21 +225,33 @@ Status MaxUnpool(KernelContext& c) {
   const Tensor& x = c.in(0);
   auto idx = IntsOf(c.input(1));
   if (!idx) return c.Error("indices must be int64");
-  std::vector<int64_t> shape;
+  // The shape MaxPool's input had: indices are flat positions in it.
+  const auto k = c.op().Ints("kernel_shape");
+  const auto st = c.op().Ints("strides", std::vector<int64_t>(k.size(), 1));
+  const auto pads = c.op().Ints("pads", std::vector<int64_t>(2 * k.size(), 0));
+  std::vector<int64_t> natural = {x.shape()[0], x.shape()[1]};
+  for (size_t d = 0; d < k.size(); ++d) {
+    natural.push_back((x.shape()[2 + d] - 1) * st[d] + k[d] - pads[d] - pads[d + k.size()]);
+  }
+  std::vector<int64_t> shape = natural;
   if (c.has_input(2)) {
-    shape = *IntsOf(c.input(2));
-  } else {
-    const auto k = c.op().Ints("kernel_shape");
-    const auto st = c.op().Ints("strides", std::vector<int64_t>(k.size(), 1));
-    const auto pads = c.op().Ints("pads", std::vector<int64_t>(2 * k.size(), 0));
-    shape = {x.shape()[0], x.shape()[1]};
-    for (size_t d = 0; d < k.size(); ++d)
-      shape.push_back((x.shape()[2 + d] - 1) * st[d] + k[d] - pads[d] - pads[d + k.size()]);
+    auto requested = IntsOf(c.input(2));
+    if (!requested || requested->size() != natural.size())
+      return c.Error("output_shape must match the rank");
+    shape = *requested;
   }
   Tensor& y = c.Output(0, x.dtype(), shape);
+  const auto ns = Strides(natural), ys = Strides(shape);
   for (int64_t i = 0; i < x.elements(); ++i) {
-    if ((*idx)[i] >= 0 && (*idx)[i] < y.elements())
-      WriteFromDouble(y, (*idx)[i], ReadAsDouble(x, i));
+    int64_t rem = (*idx)[i], dst = 0;
+    if (rem < 0 || rem >= Product(natural)) return c.Error("index out of range");
+    for (size_t d = 0; d < natural.size(); ++d) {  // same coordinates, in the requested shape
+      const int64_t coord = rem / ns[d];
+      rem %= ns[d];
+      if (coord >= shape[d]) return c.Error("index outside output_shape");
+      dst += coord * ys[d];
+    }
+    WriteFromDouble(y, dst, ReadAsDouble(x, i));
   }
   return Status::Ok();
 }

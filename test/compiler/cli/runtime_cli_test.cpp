@@ -1,0 +1,112 @@
+// `ortc run`, `ortc check` and `ortc verify` end to end on the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "io/tensor_files.h"
+#include "model_builder.h"
+#include "run_ortc.h"
+
+using namespace ortc;
+using ortc::test::ModelBuilder;
+using ortc::test::RunOrtc;
+using ortc::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// y = Relu(x) * k + b on a [2, 4] input.
+void MakeModel(const TempDir& dir) {
+  ModelBuilder m;
+  m.Input("x", {2, 4}).Initializer("k", {4}, {1, 2, 3, 4}).Initializer("b", {4}, {0.5f, 0, -1, 2});
+  m.Node("Relu", {"x"}, {"r"})
+      .Node("Mul", {"r", "k"}, {"m"})
+      .Node("Add", {"m", "b"}, {"y"})
+      .Output("y");
+  m.Save(dir / "m.onnx");
+}
+
+}  // namespace
+
+TEST_CASE("ortc run reads inputs, writes outputs and benchmarks", "[cli][run]") {
+  TempDir dir;
+  MakeModel(dir);
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -q").exit_code == 0);
+  const std::vector<float> xs = {-1, 1, -2, 2, 3, -3, 0.5f, -0.5f};
+  REQUIRE(
+      io::WriteNpy(dir / "x.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, xs.data(), 32)).ok());
+  auto r =
+      RunOrtc("run " + (dir / "m_ctx.onnx").string() + " --input x=" + (dir / "x.npy").string() +
+              " --output-dir " + (dir / "out").string() + " --bench 3 --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["latency_ms"]["runs"] == 3);
+  CHECK(j["outputs"][0]["shape"] == std::vector<int64_t>{2, 4});
+  auto y = io::ReadNpy(dir / "out" / "y.npy");
+  REQUIRE(y.ok());
+  const float k[4] = {1, 2, 3, 4}, b[4] = {0.5f, 0, -1, 2};
+  for (int i = 0; i < 8; ++i)
+    CHECK(y->data<float>()[i] == Approx(std::max(xs[i], 0.f) * k[i % 4] + b[i % 4]));
+  // .pb output, and random inputs from a seed are reproducible.
+  REQUIRE(RunOrtc("run " + (dir / "m_ctx.onnx").string() + " --seed 7 --output-dir " +
+                  (dir / "p").string() + " --output-format pb")
+              .exit_code == 0);
+  REQUIRE(RunOrtc("run " + (dir / "m_ctx.onnx").string() + " --seed 7 --output-dir " +
+                  (dir / "q").string() + " --output-format pb")
+              .exit_code == 0);
+  CHECK(ortc::test::ReadFile((dir / "p" / "y.pb").string()) ==
+        ortc::test::ReadFile((dir / "q" / "y.pb").string()));
+  CHECK(RunOrtc("run " + (dir / "m_ctx.onnx").string() +
+                " --input x=" + (dir / "missing.npy").string())
+            .exit_code == 5);
+}
+
+TEST_CASE("ortc check gives the verdict, for this machine or an injected device", "[cli][check]") {
+  TempDir dir;
+  MakeModel(dir);
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -q").exit_code == 0);
+  auto ok = RunOrtc("check " + (dir / "m_ctx.onnx").string() + " --json");
+  REQUIRE(ok.exit_code == 0);
+  CHECK(nlohmann::json::parse(ok.out)["backends"][0]["verdict"] == "optimal");
+  ortc::test::WriteFile(dir / "be.json", R"({"cpu": {"arch": "ppc64", "little_endian": false}})");
+  auto bad = RunOrtc("check " + (dir / "m_ctx.onnx").string() + " --device " +
+                     (dir / "be.json").string() + " --json");
+  CHECK(bad.exit_code == 3);
+  CHECK_THAT(bad.out, Catch::Contains("big-endian"));
+  ortc::test::WriteFile(dir / "junk.json", "not json");
+  CHECK(RunOrtc("check " + (dir / "m_ctx.onnx").string() + " --device " +
+                (dir / "junk.json").string())
+            .exit_code == 2);
+}
+
+TEST_CASE("ortc verify compares compiled and source, and with expected outputs", "[cli][verify]") {
+  TempDir dir;
+  MakeModel(dir);
+  const std::vector<float> xs = {-1, 1, -2, 2, 3, -3, 0.5f, -0.5f};
+  REQUIRE(
+      io::WriteNpy(dir / "x.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, xs.data(), 32)).ok());
+  std::vector<float> good = {0.5f, 2, -1, 10, 3.5f, 0, 0.5f, 2};
+  REQUIRE(
+      io::WriteNpy(dir / "good.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, good.data(), 32))
+          .ok());
+  auto r =
+      RunOrtc("verify " + (dir / "m.onnx").string() + " --input x=" + (dir / "x.npy").string() +
+              " --expected y=" + (dir / "good.npy").string() + " --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["ok"] == true);
+  CHECK(j["outputs"][0]["max_abs_error"].get<double>() <= 1e-6);
+  good[3] = 11;  // a wrong expectation must be caught
+  REQUIRE(
+      io::WriteNpy(dir / "bad.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, good.data(), 32))
+          .ok());
+  auto m =
+      RunOrtc("verify " + (dir / "m.onnx").string() + " --input x=" + (dir / "x.npy").string() +
+              " --expected y=" + (dir / "bad.npy").string() + " --json");
+  CHECK(m.exit_code == 6);
+  CHECK(nlohmann::json::parse(m.out)["outputs"][0]["expected"]["max_abs_error"].get<double>() ==
+        Approx(1.0));
+  // verify leaves no compiled files behind.
+  CHECK_FALSE(fs::exists(dir / "m_ctx.onnx"));
+}
