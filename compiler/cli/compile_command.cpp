@@ -15,6 +15,7 @@ namespace {
 
 struct CompileArgs {
   compile::CompileOptions options;
+  std::vector<std::string> models;
   std::string eps = "cpu";
   std::string output;
   std::vector<std::string> provider_options;
@@ -59,6 +60,15 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
                   {"unique_bytes", r.weight_bytes_stored},
                   {"dedup_ratio", ratio},
                   {"saved_bytes", r.weight_bytes_added - r.weight_bytes_stored}};
+  // Per model: the bytes its graphs use, and what it added to the (shared) binary.
+  j["models"] = nlohmann::json::array();
+  for (const auto& m : r.models) {
+    j["models"].push_back({{"source", m.source.string()},
+                           {"ctx_model", m.ctx_model.string()},
+                           {"weights", m.weights},
+                           {"weight_bytes", m.weight_bytes},
+                           {"new_unique_bytes", m.new_unique_bytes}});
+  }
   j["lowering"] = r.lowering_stats;
   j["seconds"] = r.phase_seconds;
   return j;
@@ -98,6 +108,8 @@ int Fail(const CompileArgs& args, const Status& s) {
 
 int Run(CompileArgs& args) {
   auto& o = args.options;
+  o.model = args.models[0];
+  o.more_models.assign(args.models.begin() + 1, args.models.end());
   std::stringstream ss(args.eps);
   std::string name;
   o.backends.clear();
@@ -131,7 +143,13 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   auto& o = args->options;
   auto* cmd = app.add_subcommand(
       "compile", "Compile a model into model_ctx.onnx + one context binary per backend");
-  cmd->add_option("model", o.model, "ONNX model file")->required();
+  cmd->add_option("models", args->models,
+                  "ONNX model file(s); several with --share-weights form a group")
+      ->required();
+  cmd->add_flag(
+      "--share-weights", o.share_weights,
+      "Compile the models as a weight-sharing group: one <model>_ctx.onnx each and one binary per "
+      "backend named after the first model, each distinct weight stored once");
   cmd->add_option("--ep", args->eps,
                   "Backends to compile for, in priority order (comma-separated); nodes none of "
                   "them takes stay ONNX nodes run by the CPU")
@@ -143,9 +161,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--embed-mode", o.embed_mode,
                   "0: binaries in separate files (default); 1: inside the ctx model")
       ->check(CLI::IsMember({0, 1}));
-  cmd->add_option("--node-name-prefix", o.node_name_prefix,
-                  "Prefix of EPContext node and graph names (default: <model>_)")
-      ->each([&o](const std::string&) { o.node_name_prefix_set = true; });
+  cmd->add_option("--node-name-prefix", o.node_name_prefixes,
+                  "Prefix of EPContext node and graph names, once per model (default: <model>_)");
   cmd->add_option("--external-initializers-file", o.external_initializers_file,
                   "Put the initializers of nodes left to the CPU in this file (beside the ctx "
                   "model) instead of "

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <climits>
+#include <set>
 
 #include "bundle/context_binary_writer.h"
 #include "context_binary_format.h"
@@ -61,15 +62,19 @@ fs::path BinPath(const fs::path& ctx_model, const std::string& backend) {
   return ctx_model.parent_path() / (base + "_" + backend + ".bin");
 }
 
-Result<CompileReport> Compile(const CompileOptions& o) {
-  CompileReport report;
-  const auto start = Clock::now();
-  auto progress = [&](const std::string& phase, int64_t done, int64_t total) {
-    if (o.progress) o.progress(phase, done, total);
-  };
+namespace {
 
-  // Backends, validated before any work.
-  std::vector<const backends::Backend*> order;
+// One model of a compile (alone, or one of a weight-sharing group).
+struct ModelJob {
+  fs::path source, ctx_path;
+  std::string prefix;
+  std::unique_ptr<graph::Model> model;
+  partition::Partition partition;
+  std::vector<std::optional<format::EpContextNode>> ep_nodes;
+  ModelSummary summary;
+};
+
+Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Backend*>* order) {
   for (const auto& name : o.backends) {
     const auto* b = backends::FindBackend(name);
     if (!b) return InvalidArgument("unknown backend '" + name + "' in --ep");
@@ -77,7 +82,7 @@ Result<CompileReport> Compile(const CompileOptions& o) {
       return NotImplemented("backend " + name + " cannot compile yet (" +
                             std::string(b->status_line()) + ")");
     }
-    order.push_back(b);
+    order->push_back(b);
   }
   for (const auto& [name, opts] : o.provider_options) {
     const auto* b = backends::FindBackend(name);
@@ -91,38 +96,99 @@ Result<CompileReport> Compile(const CompileOptions& o) {
         "--external-initializers-file takes a file name (it is written beside the ctx model), not "
         "a path");
   }
+  return Status::Ok();
+}
 
-  const fs::path ctx_path = CtxModelPath(o);
-  if (fs::weakly_canonical(ctx_path) == fs::weakly_canonical(o.model)) {
-    return InvalidArgument("the output " + ctx_path.string() + " would overwrite the source model");
-  }
-  std::error_code ec;
-  if (!ctx_path.parent_path().empty() && !fs::is_directory(ctx_path.parent_path(), ec)) {
-    return NoSuchFile("output folder " + ctx_path.parent_path().string() + " does not exist");
-  }
-
-  // Load and partition.
-  progress("load", 0, 1);
+// Loads, checks and partitions one model.
+Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Backend*>& order,
+                  ModelJob* job, std::map<std::string, double>* seconds) {
   auto t = Clock::now();
-  auto loaded = graph::LoadModelFromFile(o.model);
+  auto loaded = graph::LoadModelFromFile(job->source);
   if (!loaded.ok()) return loaded.status();
-  const graph::Model& model = **loaded;
-  report.phase_seconds["load"] = Seconds(t);
-  if (HasEpContextNodes(model)) {
-    return InvalidArgument(model.display_name +
+  job->model = std::move(loaded).value();
+  if (HasEpContextNodes(*job->model)) {
+    return InvalidArgument(job->model->display_name +
                            " already contains EPContext nodes (it is a compiled model); compile "
                            "the source model instead");
   }
+  (*seconds)["load"] += Seconds(t);
   t = Clock::now();
-  progress("partition", 0, 1);
-  const auto partition = partition::PartitionGraph(model.graph, order);
-  ORTC_RETURN_IF_ERROR(partition::CheckPartition(model.graph, partition, o.max_partitions));
-  report.phase_seconds["partition"] = Seconds(t);
+  job->partition = partition::PartitionGraph(job->model->graph, order);
+  ORTC_RETURN_IF_ERROR(
+      partition::CheckPartition(job->model->graph, job->partition, o.max_partitions));
+  (*seconds)["partition"] += Seconds(t);
+  job->ep_nodes.assign(job->partition.groups.size(), std::nullopt);
+  job->summary.source = job->source;
+  job->summary.ctx_model = job->ctx_path;
+  return Status::Ok();
+}
 
-  std::vector<fs::path> outputs = {ctx_path};
-  for (const auto* b : order) outputs.push_back(BinPath(ctx_path, std::string(b->name())));
+Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs::path>& sources) {
+  CompileReport report;
+  const auto start = Clock::now();
+  auto progress = [&](const std::string& phase, int64_t done, int64_t total) {
+    if (o.progress) o.progress(phase, done, total);
+  };
+  std::vector<const backends::Backend*> order;
+  ORTC_RETURN_IF_ERROR(ValidateOptions(o, &order));
+  const bool group = sources.size() > 1;
+  if (group && !o.external_initializers_file.empty()) {
+    return InvalidArgument(
+        "--external-initializers-file is not supported with --share-weights (one file would serve "
+        "several models)");
+  }
+  if (!o.node_name_prefixes.empty() && o.node_name_prefixes.size() != sources.size()) {
+    return InvalidArgument("give --node-name-prefix once per model (" +
+                           std::to_string(sources.size()) + " models, " +
+                           std::to_string(o.node_name_prefixes.size()) + " prefixes)");
+  }
+
+  // Output paths: with a group, -o is a folder (default: the first model's folder).
+  std::error_code ec;
+  std::vector<ModelJob> jobs(sources.size());
+  std::set<std::string> stems, prefixes;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ModelJob& job = jobs[i];
+    job.source = sources[i];
+    if (group) {
+      if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec)) {
+        return InvalidArgument("with several models, -o must name a folder");
+      }
+      const fs::path dir = o.output.empty() ? sources[0].parent_path() : o.output;
+      job.ctx_path = dir / (Stem(sources[i]) + "_ctx.onnx");
+      if (!stems.insert(Stem(sources[i])).second) {
+        return InvalidArgument("two models of the group are named " + Stem(sources[i]) +
+                               ": their ctx models would collide; rename one");
+      }
+    } else {
+      CompileOptions single = o;
+      single.model = sources[i];
+      job.ctx_path = CtxModelPath(single);
+    }
+    job.prefix = o.node_name_prefixes.empty() ? Stem(sources[i]) + "_" : o.node_name_prefixes[i];
+    if (!prefixes.insert(job.prefix).second) {
+      return InvalidArgument("node name prefix '" + job.prefix +
+                             "' is used twice: graph names must be unique in a group");
+    }
+    if (fs::weakly_canonical(job.ctx_path) == fs::weakly_canonical(job.source)) {
+      return InvalidArgument("the output " + job.ctx_path.string() +
+                             " would overwrite the source model");
+    }
+    if (!job.ctx_path.parent_path().empty() && !fs::is_directory(job.ctx_path.parent_path(), ec)) {
+      return NoSuchFile("output folder " + job.ctx_path.parent_path().string() + " does not exist");
+    }
+  }
+  const fs::path& first_ctx = jobs[0].ctx_path;
+
+  // Load and partition every model before writing anything.
+  progress("load", 0, 1);
+  for (auto& job : jobs) ORTC_RETURN_IF_ERROR(PrepareJob(o, order, &job, &report.phase_seconds));
+
+  std::vector<fs::path> outputs;
+  for (const auto& job : jobs) outputs.push_back(job.ctx_path);
+  for (const auto* b : order) outputs.push_back(BinPath(first_ctx, std::string(b->name())));
   if (!o.external_initializers_file.empty())
-    outputs.push_back(ctx_path.parent_path() / o.external_initializers_file);
+    outputs.push_back(first_ctx.parent_path() / o.external_initializers_file);
   if (o.error_if_output_exists) {
     for (const auto& f : outputs) {
       if (fs::exists(f, ec))
@@ -130,25 +196,27 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     }
   }
 
-  // Compile each named backend's groups into its binary.
-  const std::string prefix = o.node_name_prefix_set ? o.node_name_prefix : Stem(o.model) + "_";
-  std::vector<std::optional<format::EpContextNode>> ep_nodes(partition.groups.size());
-  std::vector<std::unique_ptr<bundle::ContextBinaryWriter>> writers;
-  t = Clock::now();
+  // Compile every group of every model into its backend's binary (one per backend).
+  auto t = Clock::now();
   int64_t total_weight_bytes = 0, done_weight_bytes = 0;
-  for (const auto& grp : partition.groups) {
-    if (std::find(order.begin(), order.end(), grp.backend) != order.end())
-      total_weight_bytes += grp.initializer_bytes;
+  for (const auto& job : jobs) {
+    for (const auto& grp : job.partition.groups) {
+      if (std::find(order.begin(), order.end(), grp.backend) != order.end())
+        total_weight_bytes += grp.initializer_bytes;
+    }
   }
-  for (const auto* b : partition.backends) {
+  std::vector<std::unique_ptr<bundle::ContextBinaryWriter>> writers;
+  for (const auto* b : jobs[0].partition.backends) {
     BackendSummary summary;
     summary.name = std::string(b->name());
-    for (const auto& grp : partition.groups) {
-      if (grp.backend != b) continue;
-      summary.groups++;
-      summary.nodes += static_cast<int>(grp.nodes.size());
-    }
     summary.compiled = std::find(order.begin(), order.end(), b) != order.end();
+    for (const auto& job : jobs) {
+      for (const auto& grp : job.partition.groups) {
+        if (grp.backend != b) continue;
+        summary.groups++;
+        summary.nodes += static_cast<int>(grp.nodes.size());
+      }
+    }
     if (!summary.compiled || summary.groups == 0) {
       report.backends.push_back(summary);
       continue;
@@ -157,45 +225,52 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     const backends::ProviderOptions opts =
         options_it == o.provider_options.end() ? backends::ProviderOptions{} : options_it->second;
     const backends::BinaryIdentity id = b->Identity(opts);
-    const fs::path bin_path = BinPath(ctx_path, summary.name);
+    const fs::path bin_path = BinPath(first_ctx, summary.name);
     auto writer = bundle::ContextBinaryWriter::Create(
         bin_path, {kProducer, summary.name, id.versions, id.hardware_targets, id.properties});
     if (!writer.ok()) return writer.status();
-    bool first = true;
-    for (size_t gi = 0; gi < partition.groups.size(); ++gi) {
-      const auto& grp = partition.groups[gi];
-      if (grp.backend != b) continue;
-      backends::Subgraph sg{prefix + grp.name(), grp.nodes, grp.inputs, grp.outputs};
-      progress("compile " + sg.name, done_weight_bytes, total_weight_bytes);
-      auto compiled = b->Compile(model, sg, opts);
-      if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
-      for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
-      bundle::GraphSpec spec{
-          sg.name, compiled->inputs,     compiled->outputs, std::move(compiled->program),
-          {},      compiled->arena_bytes};
-      for (const auto& w : compiled->weights) {
-        auto index = (*writer)->AddWeight(w);
-        if (!index.ok()) return index.status().WithContext("writing weights of " + sg.name);
-        spec.weights.push_back(*index);
-        done_weight_bytes += w.bytes.size();
-        progress("write " + bin_path.filename().string(), done_weight_bytes, total_weight_bytes);
+    for (auto& job : jobs) {
+      const graph::Model& model = *job.model;
+      bool first = true;  // every ctx model has its own main context node for this binary
+      for (size_t gi = 0; gi < job.partition.groups.size(); ++gi) {
+        const auto& grp = job.partition.groups[gi];
+        if (grp.backend != b) continue;
+        backends::Subgraph sg{job.prefix + grp.name(), grp.nodes, grp.inputs, grp.outputs};
+        progress("compile " + sg.name, done_weight_bytes, total_weight_bytes);
+        auto compiled = b->Compile(model, sg, opts);
+        if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
+        for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
+        bundle::GraphSpec spec{
+            sg.name, compiled->inputs,     compiled->outputs, std::move(compiled->program),
+            {},      compiled->arena_bytes};
+        for (const auto& w : compiled->weights) {
+          const int64_t stored_before = (*writer)->stats().weight_bytes_stored;
+          auto index = (*writer)->AddWeight(w);
+          if (!index.ok()) return index.status().WithContext("writing weights of " + sg.name);
+          spec.weights.push_back(*index);
+          job.summary.weights++;
+          job.summary.weight_bytes += w.bytes.size();
+          job.summary.new_unique_bytes += (*writer)->stats().weight_bytes_stored - stored_before;
+          done_weight_bytes += w.bytes.size();
+          progress("write " + bin_path.filename().string(), done_weight_bytes, total_weight_bytes);
+        }
+        format::EpContextNode node;
+        node.name = sg.name;
+        for (int v : grp.inputs) node.inputs.push_back(model.graph.values[v].name);
+        for (int v : grp.outputs) node.outputs.push_back(model.graph.values[v].name);
+        node.main_context = first ? 1 : 0;
+        node.embed_mode = o.embed_mode;
+        node.ep_cache_context = o.embed_mode == 0 ? bin_path.filename().string() : "";
+        node.ep_sdk_version = id.sdk_version;
+        node.onnx_model_filename = job.source.filename().string();
+        node.hardware_architecture = id.hardware_architecture;
+        node.partition_name = sg.name;
+        node.source = std::string(b->ep_source());
+        node.max_size = static_cast<int64_t>(spec.arena_bytes);
+        job.ep_nodes[gi] = std::move(node);
+        (*writer)->AddGraph(std::move(spec));
+        first = false;
       }
-      format::EpContextNode node;
-      node.name = sg.name;
-      for (int v : grp.inputs) node.inputs.push_back(model.graph.values[v].name);
-      for (int v : grp.outputs) node.outputs.push_back(model.graph.values[v].name);
-      node.main_context = first ? 1 : 0;
-      node.embed_mode = o.embed_mode;
-      node.ep_cache_context = o.embed_mode == 0 ? bin_path.filename().string() : "";
-      node.ep_sdk_version = id.sdk_version;
-      node.onnx_model_filename = o.model.filename().string();
-      node.hardware_architecture = id.hardware_architecture;
-      node.partition_name = sg.name;
-      node.source = std::string(b->ep_source());
-      node.max_size = static_cast<int64_t>(spec.arena_bytes);
-      ep_nodes[gi] = std::move(node);
-      (*writer)->AddGraph(std::move(spec));
-      first = false;
     }
     ORTC_RETURN_IF_ERROR((*writer)->Finish());
     const auto& st = (*writer)->stats();
@@ -207,85 +282,136 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     const std::string notes = "content_id=" + st.content_id +
                               ";format=" + std::to_string(format::kFormatMajor) + "." +
                               std::to_string(format::kFormatMinor);
-    for (size_t gi = 0; gi < partition.groups.size(); ++gi) {
-      if (partition.groups[gi].backend == b && ep_nodes[gi]) ep_nodes[gi]->notes = notes;
-    }
+    std::optional<std::string> payload;
     if (o.embed_mode == 1) {
       auto bytes = (*writer)->ReadFinished();
       if (!bytes.ok()) return bytes.status();
-      for (size_t gi = 0; gi < partition.groups.size(); ++gi) {
-        if (partition.groups[gi].backend == b && ep_nodes[gi] && ep_nodes[gi]->main_context == 1) {
-          ep_nodes[gi]->ep_cache_context = std::move(bytes).value();
-        }
-      }
-    } else {
-      writers.push_back(std::move(writer).value());
+      payload = std::move(bytes).value();
     }
+    for (auto& job : jobs) {
+      for (size_t gi = 0; gi < job.partition.groups.size(); ++gi) {
+        auto& ep = job.ep_nodes[gi];
+        if (job.partition.groups[gi].backend != b || !ep) continue;
+        ep->notes = notes;
+        if (payload && ep->main_context == 1) ep->ep_cache_context = *payload;
+      }
+    }
+    if (!payload) writers.push_back(std::move(writer).value());
     report.backends.push_back(summary);
   }
   report.phase_seconds["compile"] = Seconds(t);
-  const bool any_compiled =
-      std::any_of(ep_nodes.begin(), ep_nodes.end(), [](const auto& n) { return n.has_value(); });
+  bool any_compiled = false;
+  for (const auto& job : jobs) {
+    any_compiled = any_compiled || std::any_of(job.ep_nodes.begin(), job.ep_nodes.end(),
+                                               [](const auto& n) { return n.has_value(); });
+  }
   if (!any_compiled && o.error_if_no_nodes_compiled) {
     return NotImplemented(
         "no node was compiled (--error-if-no-nodes-compiled): the named backends took nothing");
   }
 
-  // Emit the ctx model (and the external initializers), then commit everything.
+  // Emit each ctx model (and the external initializers) as temporary files.
   t = Clock::now();
   progress("emit", 0, 1);
-  auto ctx = emit::BuildCtxModel({&model, &partition, ep_nodes, o.external_initializers_file});
-  if (!ctx.ok()) return ctx.status();
-  for (const auto& ep : ep_nodes) {
-    if (!ep) continue;
-    for (const auto& n : ctx->proto.graph().node()) {
-      if (!format::IsEpContextNode(n) && n.name() == ep->name) {
-        return InvalidArgument(
-            "EPContext node name '" + ep->name +
-            "' clashes with a node of the model; choose another --node-name-prefix");
+  std::vector<std::unique_ptr<bundle::TempFile>> ctx_files;
+  std::vector<int64_t> ctx_sizes;
+  std::unique_ptr<bundle::TempFile> external;
+  int64_t external_bytes = 0;
+  for (auto& job : jobs) {
+    auto ctx = emit::BuildCtxModel(
+        {job.model.get(), &job.partition, job.ep_nodes, o.external_initializers_file});
+    if (!ctx.ok()) return ctx.status();
+    for (const auto& ep : job.ep_nodes) {
+      if (!ep) continue;
+      for (const auto& n : ctx->proto.graph().node()) {
+        if (!format::IsEpContextNode(n) && n.name() == ep->name) {
+          return InvalidArgument(
+              "EPContext node name '" + ep->name +
+              "' clashes with a node of the model; choose another --node-name-prefix");
+        }
       }
     }
-  }
-  const size_t ctx_size = ctx->proto.ByteSizeLong();
-  if (ctx_size >= static_cast<size_t>(INT_MAX)) {
-    return InvalidArgument(
-        "the ctx model would be " + std::to_string(ctx_size) + " bytes, past ONNX's 2 GB limit: " +
-        (o.embed_mode == 1 ? "use --embed-mode 0" : "use --external-initializers-file"));
-  }
-  std::unique_ptr<bundle::TempFile> external;
-  if (!o.external_initializers_file.empty()) {
-    auto f = bundle::TempFile::Create(ctx_path.parent_path() / o.external_initializers_file);
-    if (!f.ok()) return f.status();
-    external = std::move(f).value();
-    for (const auto& chunk : ctx->external_chunks) {
-      int64_t at = chunk.offset;
-      ORTC_RETURN_IF_ERROR(chunk.bytes.ForEachChunk([&](std::span<const std::byte> c) {
-        Status s = external->WriteAt(static_cast<uint64_t>(at), c);
-        at += static_cast<int64_t>(c.size());
-        return s;
-      }));
+    const size_t ctx_size = ctx->proto.ByteSizeLong();
+    if (ctx_size >= static_cast<size_t>(INT_MAX)) {
+      return InvalidArgument(
+          "the ctx model would be " + std::to_string(ctx_size) +
+          " bytes, past ONNX's 2 GB limit: " +
+          (o.embed_mode == 1 ? "use --embed-mode 0" : "use --external-initializers-file"));
     }
-    ORTC_RETURN_IF_ERROR(external->Truncate(static_cast<uint64_t>(ctx->external_bytes)));
+    if (!o.external_initializers_file.empty()) {
+      auto f = bundle::TempFile::Create(job.ctx_path.parent_path() / o.external_initializers_file);
+      if (!f.ok()) return f.status();
+      external = std::move(f).value();
+      for (const auto& chunk : ctx->external_chunks) {
+        int64_t at = chunk.offset;
+        ORTC_RETURN_IF_ERROR(chunk.bytes.ForEachChunk([&](std::span<const std::byte> c) {
+          Status s = external->WriteAt(static_cast<uint64_t>(at), c);
+          at += static_cast<int64_t>(c.size());
+          return s;
+        }));
+      }
+      ORTC_RETURN_IF_ERROR(external->Truncate(static_cast<uint64_t>(ctx->external_bytes)));
+      external_bytes = ctx->external_bytes;
+    }
+    auto ctx_file = bundle::TempFile::Create(job.ctx_path);
+    if (!ctx_file.ok()) return ctx_file.status();
+    const std::string serialized = ctx->proto.SerializeAsString();
+    ORTC_RETURN_IF_ERROR((*ctx_file)->Write(AsBytes(serialized)));
+    ctx_files.push_back(std::move(ctx_file).value());
+    ctx_sizes.push_back(static_cast<int64_t>(serialized.size()));
   }
-  auto ctx_file = bundle::TempFile::Create(ctx_path);
-  if (!ctx_file.ok()) return ctx_file.status();
-  const std::string serialized = ctx->proto.SerializeAsString();
-  ORTC_RETURN_IF_ERROR((*ctx_file)->Write(AsBytes(serialized)));
 
-  // Binaries first, the ctx model last: a ctx model never points at a bin not yet in place.
+  // Binaries first, the ctx models last: a ctx model never points at a bin not yet in place.
   for (auto& w : writers) {
     ORTC_RETURN_IF_ERROR(w->Commit());
     report.files.push_back({w->final_path(), "context_binary", w->stats().file_bytes});
   }
   if (external) {
     ORTC_RETURN_IF_ERROR(external->Commit());
-    report.files.push_back({external->final_path(), "external_initializers", ctx->external_bytes});
+    report.files.push_back({external->final_path(), "external_initializers", external_bytes});
   }
-  ORTC_RETURN_IF_ERROR((*ctx_file)->Commit());
-  report.files.push_back({ctx_path, "ctx_model", static_cast<int64_t>(serialized.size())});
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ORTC_RETURN_IF_ERROR(ctx_files[i]->Commit());
+    report.files.push_back({jobs[i].ctx_path, "ctx_model", ctx_sizes[i]});
+    report.models.push_back(jobs[i].summary);
+  }
   report.phase_seconds["emit"] = Seconds(t);
   report.phase_seconds["total"] = Seconds(start);
   return report;
+}
+
+}  // namespace
+
+Result<CompileReport> Compile(const CompileOptions& o) {
+  std::vector<fs::path> sources = {o.model};
+  sources.insert(sources.end(), o.more_models.begin(), o.more_models.end());
+  if (o.share_weights || sources.size() == 1) return CompileGroup(o, sources);
+  // Several models without sharing: each compiled on its own, reports merged.
+  if (!o.output.empty() && !fs::is_directory(o.output))
+    return InvalidArgument("with several models, -o must name a folder");
+  CompileReport all;
+  for (const auto& src : sources) {
+    CompileOptions one = o;
+    one.model = src;
+    one.more_models.clear();
+    if (!o.node_name_prefixes.empty()) {
+      if (o.node_name_prefixes.size() != sources.size())
+        return InvalidArgument("give --node-name-prefix once per model");
+      one.node_name_prefixes = {o.node_name_prefixes[&src - &sources[0]]};
+    }
+    auto r = CompileGroup(one, {src});
+    if (!r.ok()) return r.status().WithContext(src.string());
+    all.files.insert(all.files.end(), r->files.begin(), r->files.end());
+    all.models.insert(all.models.end(), r->models.begin(), r->models.end());
+    all.backends.insert(all.backends.end(), r->backends.begin(), r->backends.end());
+    all.weights_added += r->weights_added;
+    all.weights_stored += r->weights_stored;
+    all.weight_bytes_added += r->weight_bytes_added;
+    all.weight_bytes_stored += r->weight_bytes_stored;
+    for (const auto& [k, v] : r->lowering_stats) all.lowering_stats[k] += v;
+    for (const auto& [k, v] : r->phase_seconds) all.phase_seconds[k] += v;
+  }
+  return all;
 }
 
 }  // namespace ortc::compile

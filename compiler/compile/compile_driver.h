@@ -16,11 +16,16 @@ namespace ortc::compile {
 
 struct CompileOptions {
   std::filesystem::path model;
+  // Further models. With share_weights they form a weight-sharing group: one ctx model each and
+  // one binary per backend, named after the first model, holding every graph and each distinct
+  // weight once. Without it, each model is compiled on its own.
+  std::vector<std::filesystem::path> more_models;
+  bool share_weights = false;
   std::vector<std::string> backends = {"cpu"};  // --ep, in priority order
   std::filesystem::path output;                 // ctx model path or folder; empty: beside the model
   int embed_mode = 0;
-  std::string node_name_prefix;  // default: "<model stem>_"
-  bool node_name_prefix_set = false;
+  // EPContext node/graph name prefix per model (one, or one per model); default "<model stem>_".
+  std::vector<std::string> node_name_prefixes;
   std::string external_initializers_file;  // a file name in the output folder
   bool error_if_no_nodes_compiled = false;
   bool error_if_output_exists = false;
@@ -44,7 +49,15 @@ struct BackendSummary {
   std::string content_id;
 };
 
+struct ModelSummary {
+  std::filesystem::path source, ctx_model;
+  int64_t weights = 0;           // weight tensors its graphs use
+  int64_t weight_bytes = 0;      // their bytes
+  int64_t new_unique_bytes = 0;  // bytes it added to the binary (not already stored)
+};
+
 struct CompileReport {
+  std::vector<ModelSummary> models;
   std::vector<WrittenFile> files;
   std::vector<BackendSummary> backends;
   int64_t weights_added = 0, weights_stored = 0;
