@@ -7,6 +7,7 @@
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
 #include "compile/compile_driver.h"
+#include "format/context_binary_reader.h"
 #include "partition/partition_report.h"
 #include "registry.h"
 
@@ -16,6 +17,7 @@ namespace {
 struct CompileArgs {
   compile::CompileOptions options;
   std::vector<std::string> models;
+  std::string into;
   std::string eps = "cpu";
   std::string output;
   std::vector<std::string> provider_options;
@@ -106,8 +108,31 @@ int Fail(const CompileArgs& args, const Status& s) {
   return ExitCodeFor(s);
 }
 
+// Adding a model to an existing binary is refused, with the reason and the command to run:
+// the binary's content id covers all of its content and every ctx model of the group records
+// it, so any addition would leave the existing ctx models stale.
+Status ExplainInto(const CompileArgs& args) {
+  auto bin = format::ContextBinary::OpenFile(args.into);
+  if (!bin.ok()) return bin.status();
+  std::string graphs;
+  for (const auto* g : *(*bin)->manifest().graphs())
+    graphs += (graphs.empty() ? "" : ", ") + g->name()->str();
+  return InvalidArgument("cannot add to " + args.into + " in place: its content id (" +
+                         std::string((*bin)->content_id()) +
+                         ") is recorded by every ctx model of the group and would change, leaving "
+                         "them stale. Recompile the "
+                         "whole group in one command: ortc compile <every model of the group> " +
+                         [&] {
+                           std::string m;
+                           for (const auto& x : args.models) m += x + " ";
+                           return m;
+                         }() +
+                         "--share-weights (the binary now holds graphs: " + graphs + ")");
+}
+
 int Run(CompileArgs& args) {
   auto& o = args.options;
+  if (!args.into.empty()) return Fail(args, ExplainInto(args));
   o.model = args.models[0];
   o.more_models.assign(args.models.begin() + 1, args.models.end());
   std::stringstream ss(args.eps);
@@ -146,6 +171,10 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("models", args->models,
                   "ONNX model file(s); several with --share-weights form a group")
       ->required();
+  cmd->add_option(
+      "--into", args->into,
+      "Add the models to an existing group binary: refused, with the command to run instead "
+      "(its content id, recorded by every ctx model of the group, would change)");
   cmd->add_flag(
       "--share-weights", o.share_weights,
       "Compile the models as a weight-sharing group: one <model>_ctx.onnx each and one binary per "
@@ -184,7 +213,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "model_cpu.bin\n"
       "  ortc compile model.onnx -o out/ --json         # into out/, report for CI\n"
       "  ortc compile model.onnx --embed-mode 1         # one self-contained model_ctx.onnx\n"
-      "  ortc compile model.onnx --external-initializers-file weights.data\n\n"
+      "  ortc compile model.onnx --external-initializers-file weights.data\n"
+      "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +
       std::string(kExitCodeHelp));
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });

@@ -1,0 +1,136 @@
+// Weight-sharing groups: N models -> N ctx models + one binary, identical weights stored once
+// whatever their names, and runtime sessions of the group sharing one mapping.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <random>
+
+#include "format/context_binary_reader.h"
+#include "loader/binary_cache.h"
+#include "model_builder.h"
+#include "ortc/runtime.h"
+#include "run_ortc.h"
+
+using namespace ortc;
+using ortc::test::ModelBuilder;
+using ortc::test::RunOrtc;
+using ortc::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<float> Values(unsigned seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// y = MatMul(MatMul(x, W_a), W_b): weight names and which weights each model has vary.
+void MatMulModel(const fs::path& path, const std::string& na, unsigned sa, const std::string& nb,
+                 unsigned sb) {
+  ModelBuilder m;
+  m.Input("x", {2, 64})
+      .Initializer(na, {64, 64}, Values(sa, 4096))
+      .Initializer(nb, {64, 64}, Values(sb, 4096));
+  m.Node("MatMul", {"x", na}, {"h"}).Node("MatMul", {"h", nb}, {"y"}).Output("y");
+  m.Save(path);
+}
+
+std::vector<std::string> FilesIn(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Tensor Input(unsigned seed) {
+  auto v = Values(seed, 128);
+  return Tensor::FromBytes(DataType::kFloat, {2, 64}, v.data(), v.size() * 4);
+}
+
+}  // namespace
+
+TEST_CASE("a group of three models gives N+1 files and stores shared weights once", "[share]") {
+  TempDir dir;
+  // a: {A, B}; b: {A under another name, C}; c: {B under another name, A}.
+  MatMulModel(dir / "a.onnx", "A", 1, "B", 2);
+  MatMulModel(dir / "b.onnx", "encoder.weight", 1, "C", 3);
+  MatMulModel(dir / "c.onnx", "other_b", 2, "other_a", 1);
+  fs::create_directories(dir / "out");
+  auto r = RunOrtc("compile " + (dir / "a.onnx").string() + " " + (dir / "b.onnx").string() + " " +
+                   (dir / "c.onnx").string() + " --share-weights -o " + (dir / "out").string() +
+                   " --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(FilesIn(dir / "out") ==
+        std::vector<std::string>{"a_cpu.bin", "a_ctx.onnx", "b_ctx.onnx", "c_ctx.onnx"});
+  auto j = nlohmann::json::parse(r.out);
+  const int64_t one = 64 * 64 * 4;
+  CHECK(j["weights"]["bytes"] == 6 * one);
+  CHECK(j["weights"]["unique_bytes"] == 3 * one);  // A, B, C
+  CHECK(j["weights"]["saved_bytes"] == 3 * one);
+  REQUIRE(j["models"].size() == 3);
+  CHECK(j["models"][0]["new_unique_bytes"] == 2 * one);
+  CHECK(j["models"][1]["new_unique_bytes"] == one);  // only C is new
+  CHECK(j["models"][2]["new_unique_bytes"] == 0);
+
+  auto bin = format::ContextBinary::OpenFile(dir / "out" / "a_cpu.bin");
+  REQUIRE(bin.ok());
+  CHECK((*bin)->manifest().weights()->size() == 3);
+  for (const char* g : {"a_cpu_0", "b_cpu_0", "c_cpu_0"}) CHECK((*bin)->FindGraph(g));
+  // The binary is the unique bytes plus bounded overhead (header page, programs, manifest).
+  const auto size = static_cast<int64_t>(fs::file_size(dir / "out" / "a_cpu.bin"));
+  CHECK(size >= 3 * one);
+  CHECK(size - 3 * one < 16 * 1024);
+}
+
+TEST_CASE("sessions of a group share one mapping and may be destroyed in any order",
+          "[share][runtime]") {
+  TempDir dir;
+  MatMulModel(dir / "p.onnx", "W1", 11, "W2", 12);
+  MatMulModel(dir / "q.onnx", "renamed", 12, "W1_again", 11);  // same weights, swapped order
+  REQUIRE(RunOrtc("compile " + (dir / "p.onnx").string() + " " + (dir / "q.onnx").string() +
+                  " --share-weights -q")
+              .exit_code == 0);
+  auto src_p = Session::Create(dir / "p.onnx");
+  auto src_q = Session::Create(dir / "q.onnx");
+  REQUIRE((src_p.ok() && src_q.ok()));
+  const int before = loader::BinaryOpenCount();
+  auto p = Session::Create(dir / "p_ctx.onnx");
+  REQUIRE(p.ok());
+  auto q = Session::Create(dir / "q_ctx.onnx");
+  REQUIRE(q.ok());
+  CHECK(loader::BinaryOpenCount() == before + 1);  // the second session did not map or verify again
+  const Tensor x = Input(5);
+  auto want_q = (*src_q)->Run({{"x", x}});
+  p->reset();  // the first session goes first; the second still runs from the shared mapping
+  auto got_q = (*q)->Run({{"x", x}});
+  REQUIRE((got_q.ok() && want_q.ok()));
+  for (int i = 0; i < 128; ++i)
+    CHECK((*got_q)[0].data<float>()[i] == Approx((*want_q)[0].data<float>()[i]).epsilon(1e-5));
+  q->reset();
+  auto again = Session::Create(dir / "q_ctx.onnx");  // last user gone: mapped afresh
+  REQUIRE(again.ok());
+  CHECK(loader::BinaryOpenCount() == before + 2);
+}
+
+TEST_CASE("group options are checked", "[share]") {
+  TempDir dir;
+  MatMulModel(dir / "a.onnx", "A", 1, "B", 2);
+  fs::create_directories(dir / "x");
+  MatMulModel(dir / "x" / "a.onnx", "A", 1, "B", 2);
+  const std::string a = (dir / "a.onnx").string();
+  auto same =
+      RunOrtc("compile " + a + " " + (dir / "x" / "a.onnx").string() + " --share-weights --json");
+  CHECK(same.exit_code == 2);
+  CHECK_THAT(same.out, Catch::Contains("named a"));
+  auto prefixes =
+      RunOrtc("compile " + a + " " + a + " --share-weights --node-name-prefix p_ --json");
+  CHECK(prefixes.exit_code == 2);
+  REQUIRE(RunOrtc("compile " + a + " -q").exit_code == 0);
+  auto into = RunOrtc("compile " + a + " --into " + (dir / "a_cpu.bin").string(), true);
+  CHECK(into.exit_code == 2);
+  CHECK_THAT(into.out, Catch::Contains("--share-weights") && Catch::Contains("content id"));
+}
