@@ -52,6 +52,10 @@ struct SessionOptions {
   VerdictPolicy policy = VerdictPolicy::kAllowPreferRecompilation;
   const DeviceDescription* device = nullptr;  // nullptr: detect
   int intra_op_threads = 1;
+  // Share context binaries with other sessions of this process (like ONNX Runtime's
+  // ep.share_ep_contexts, but always safe to leave on): mapped and verified once, unmapped with
+  // the last session using them. false: this session maps its own copy.
+  bool share_ep_contexts = true;
 };
 
 struct TensorInfo {

@@ -284,7 +284,8 @@ class Builder {
         }
         auto path = ResolveBinary(*dir_, ep->ep_cache_context, ep->name);
         if (!path.ok()) return path.status();
-        auto b = OpenSharedBinary(*path);
+        auto b = options_.share_ep_contexts ? OpenSharedBinary(*path)
+                                            : format::ContextBinary::OpenFile(*path);
         if (!b.ok()) return b.status().WithContext("EPContext node '" + ep->name + "'");
         bin = *b;
         where = path->string();

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -133,4 +134,47 @@ TEST_CASE("group options are checked", "[share]") {
   auto into = RunOrtc("compile " + a + " --into " + (dir / "a_cpu.bin").string(), true);
   CHECK(into.exit_code == 2);
   CHECK_THAT(into.out, Catch::Contains("--share-weights") && Catch::Contains("content id"));
+}
+
+TEST_CASE("weights packed for different ops that end up as the same bytes are stored once",
+          "[share]") {
+  // Model g: Gemm(x, W, transB=1) stores W pre-transposed; model m: MatMul(x, W^T) stores W^T.
+  TempDir dir;
+  const auto w = Values(21, 64 * 32);  // W is 32 x 64 (N x K)
+  std::vector<float> wt(64 * 32);
+  for (int n = 0; n < 32; ++n)
+    for (int k = 0; k < 64; ++k) wt[k * 32 + n] = w[n * 64 + k];
+  ModelBuilder g;
+  g.Input("x", {2, 64}).Initializer("W", {32, 64}, w);
+  g.Node("Gemm", {"x", "W"}, {"y"}, {ortc::test::Attr("transB", int64_t{1})}).Output("y");
+  g.Save(dir / "g.onnx");
+  ModelBuilder m;
+  m.Input("x", {2, 64}).Initializer("Wt", {64, 32}, wt);
+  m.Node("MatMul", {"x", "Wt"}, {"y"}).Output("y");
+  m.Save(dir / "m.onnx");
+  auto r = RunOrtc("compile " + (dir / "g.onnx").string() + " " + (dir / "m.onnx").string() +
+                   " --share-weights --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"]["count"] == 2);
+  CHECK(j["weights"]["unique_count"] == 1);
+  CHECK(j["models"][1]["new_unique_bytes"] == 0);
+}
+
+TEST_CASE("a session can keep a private mapping", "[share][runtime]") {
+  TempDir dir;
+  MatMulModel(dir / "p.onnx", "W1", 11, "W2", 12);
+  REQUIRE(RunOrtc("compile " + (dir / "p.onnx").string() + " -q").exit_code == 0);
+  auto shared = Session::Create(dir / "p_ctx.onnx");
+  REQUIRE(shared.ok());
+  const int before = loader::BinaryOpenCount();
+  SessionOptions o;
+  o.share_ep_contexts = false;
+  auto own = Session::Create(dir / "p_ctx.onnx", o);
+  REQUIRE(own.ok());
+  CHECK(loader::BinaryOpenCount() == before);  // not through the shared cache
+  auto a = (*shared)->Run({{"x", Input(1)}});
+  auto b = (*own)->Run({{"x", Input(1)}});
+  REQUIRE((a.ok() && b.ok()));
+  CHECK(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].byte_size()) == 0);
 }
