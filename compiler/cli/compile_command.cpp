@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "cli/report_error.h"
 #include "compile/compile_driver.h"
 #include "format/context_binary_reader.h"
 #include "partition/partition_report.h"
@@ -98,14 +99,7 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
 }
 
 int Fail(const CompileArgs& args, const Status& s) {
-  if (args.json) {
-    nlohmann::json j{{"ok", false},
-                     {"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}};
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cerr << "error: " << s.ToString() << "\n";
-  }
-  return ExitCodeFor(s);
+  return ReportError(args.json, s);
 }
 
 // Adding a model to an existing binary is refused, with the reason and the command to run:

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_error.h"
 #include "graph/model.h"
 #include "partition/partition_report.h"
 #include "partition/partitioner.h"
@@ -52,15 +53,7 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
 // A partition that breaks a constraint is reported with kExitUnsupported whatever its code.
 int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr,
          int exit_code = -1) {
-  if (args.json) {
-    nlohmann::json j = report ? *report : nlohmann::json::object();
-    j["ok"] = false;
-    j["error"] = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cerr << "error: " << s.ToString() << "\n";
-  }
-  return exit_code >= 0 ? exit_code : ExitCodeFor(s);
+  return ReportError(args.json, s, report ? *report : nlohmann::json::object(), exit_code);
 }
 
 int Run(const PartitionArgs& args) {

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_error.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
@@ -38,16 +39,7 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 int Fail(const RunArgs& a, const Status& s) {
-  if (a.json) {
-    std::cout << nlohmann::json{{"ok", false},
-                                {"error",
-                                 {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}}
-                     .dump(2)
-              << "\n";
-  } else {
-    std::cerr << "error: " << s.ToString() << "\n";
-  }
-  return ExitCodeFor(s);
+  return ReportError(a.json, s);
 }
 
 int Run(const RunArgs& a) {

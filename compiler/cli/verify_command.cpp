@@ -10,6 +10,7 @@
 #include "bundle/temp_file.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_error.h"
 #include "compile/compile_driver.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
@@ -58,14 +59,7 @@ Diff Compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
 }
 
 int Run(const VerifyArgs& a) {
-  auto fail = [&](const Status& s) {
-    if (a.json) {
-      std::cout << nlohmann::json{{"ok", false}, {"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}}.dump(2) << "\n";
-    } else {
-      std::cerr << "error: " << s.ToString() << "\n";
-    }
-    return ExitCodeFor(s);
-  };
+  auto fail = [&](const Status& s) { return ReportError(a.json, s); };
   std::random_device rd;
   const fs::path work = fs::temp_directory_path() / ("ortc-verify-" + std::to_string(rd()));
   fs::create_directories(work);
@@ -89,7 +83,8 @@ int Run(const VerifyArgs& a) {
   auto ctx = Session::Create(o.output);
   if (!ctx.ok()) return fail(ctx.status());
   auto src = Session::Create(a.model);
-  if (!src.ok()) return fail(src.status().WithContext("running the source model on the CPU kernels"));
+  if (!src.ok())
+    return fail(src.status().WithContext("running the source model on the CPU kernels"));
   auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.shapes, a.seed);
   if (!feeds.ok()) return fail(feeds.status());
   auto got = (*ctx)->Run(*feeds);
@@ -99,7 +94,8 @@ int Run(const VerifyArgs& a) {
   std::map<std::string, Tensor> expected;
   for (const auto& spec : a.expected) {
     const auto eq = spec.find('=');
-    if (eq == std::string::npos) return fail(InvalidArgument("--expected '" + spec + "' is not name=file"));
+    if (eq == std::string::npos)
+      return fail(InvalidArgument("--expected '" + spec + "' is not name=file"));
     auto t = io::ReadTensorFile(spec.substr(eq + 1));
     if (!t.ok()) return fail(t.status());
     expected[spec.substr(0, eq)] = *t;
@@ -109,7 +105,8 @@ int Run(const VerifyArgs& a) {
   for (size_t i = 0; i < got->size(); ++i) {
     const std::string name = (*ctx)->outputs()[i].name;
     const Diff d = Compare((*got)[i], (*want)[i], a.rtol, a.atol);
-    nlohmann::json jo{{"name", name}, {"max_abs_error", d.max_abs}, {"max_rel_error", d.max_rel}, {"ok", d.ok}};
+    nlohmann::json jo{
+        {"name", name}, {"max_abs_error", d.max_abs}, {"max_rel_error", d.max_rel}, {"ok", d.ok}};
     if (!d.problem.empty()) jo["problem"] = d.problem;
     all_ok = all_ok && d.ok;
     if (expected.count(name)) {
@@ -124,12 +121,16 @@ int Run(const VerifyArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     for (const auto& jo : j["outputs"]) {
-      std::cout << "  " << jo["name"].get<std::string>() << ": max abs " << jo["max_abs_error"] << ", max rel "
-                << jo["max_rel_error"] << (jo["ok"].get<bool>() ? " ok" : " MISMATCH");
-      if (jo.contains("expected")) std::cout << "; vs expected: max abs " << jo["expected"]["max_abs_error"] << (jo["expected"]["ok"].get<bool>() ? " ok" : " MISMATCH");
+      std::cout << "  " << jo["name"].get<std::string>() << ": max abs " << jo["max_abs_error"]
+                << ", max rel " << jo["max_rel_error"]
+                << (jo["ok"].get<bool>() ? " ok" : " MISMATCH");
+      if (jo.contains("expected"))
+        std::cout << "; vs expected: max abs " << jo["expected"]["max_abs_error"]
+                  << (jo["expected"]["ok"].get<bool>() ? " ok" : " MISMATCH");
       std::cout << "\n";
     }
-    std::cout << (all_ok ? "verify: compiled model matches the source model\n" : "verify: MISMATCH beyond tolerances\n");
+    std::cout << (all_ok ? "verify: compiled model matches the source model\n"
+                         : "verify: MISMATCH beyond tolerances\n");
   }
   return all_ok ? kExitOk : kExitMismatch;
 }
@@ -138,17 +139,21 @@ int Run(const VerifyArgs& a) {
 
 void AddVerifyCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<VerifyArgs>();
-  auto* cmd = app.add_subcommand("verify", "Compile a model, run compiled and source side by side, compare outputs");
+  auto* cmd = app.add_subcommand(
+      "verify", "Compile a model, run compiled and source side by side, compare outputs");
   cmd->add_option("model", a->model, "Source ONNX model")->required();
   cmd->add_option("--ep", a->eps, "Backends to compile for")->default_val("cpu");
-  cmd->add_option("--input", a->inputs, "name=file.npy|.pb (repeatable); missing inputs are random");
+  cmd->add_option("--input", a->inputs,
+                  "name=file.npy|.pb (repeatable); missing inputs are random");
   cmd->add_option("--shape", a->shapes, "name=1x3x224x224 for random inputs with dynamic dims");
-  cmd->add_option("--expected", a->expected, "name=file: also compare the compiled output with this");
+  cmd->add_option("--expected", a->expected,
+                  "name=file: also compare the compiled output with this");
   cmd->add_option("--rtol", a->rtol, "Relative tolerance")->default_val(1e-4);
   cmd->add_option("--atol", a->atol, "Absolute tolerance")->default_val(1e-5);
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_flag("--json", a->json, "Print a machine-readable report");
-  cmd->footer(std::string("\nExamples:\n  ortc verify model.onnx\n  ortc verify model.onnx --input x=x.npy --expected y=y.npy --json\n\n") +
+  cmd->footer(std::string("\nExamples:\n  ortc verify model.onnx\n  ortc verify model.onnx --input "
+                          "x=x.npy --expected y=y.npy --json\n\n") +
               kExitCodeHelp);
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });
 }

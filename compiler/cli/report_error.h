@@ -1,0 +1,15 @@
+// How every `ortc` command reports a failure: a JSON object on stdout with --json (so CI can
+// parse it; `report` may carry what was computed before the failure), else a line on stderr.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "ortc/status.h"
+
+namespace ortc::cli {
+
+// Returns the exit code: `exit_code` when given, else the one the status maps to.
+int ReportError(bool json, const Status& s, nlohmann::json report = nlohmann::json::object(),
+                int exit_code = -1);
+
+}  // namespace ortc::cli
