@@ -10,3 +10,4 @@ mkdir -p examples/out
 build/compiler/ortc partition examples/out/tiny_cnn.onnx --ep cuda,cpu
 build/compiler/ortc compile examples/out/tiny_cnn.onnx -o examples/out/
 build/compiler/ortc inspect examples/out/tiny_cnn_ctx.onnx
+build/compiler/ortc run examples/out/tiny_cnn_ctx.onnx --shape image=1x3x32x32 --bench 10

@@ -70,6 +70,7 @@ int Run(const std::string& path, bool json) {
       std::cout << ": " << n["status"].get<std::string>() << "\n";
     }
     std::cout << "  ONNX nodes kept:";
+    if (j["onnx_nodes"].empty()) std::cout << " none";
     for (const auto& [op, count] : j["onnx_nodes"].items()) std::cout << " " << op << "x" << count;
     std::cout << "\n";
     for (const auto& b : j["binaries"]) {
