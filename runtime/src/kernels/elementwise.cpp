@@ -194,7 +194,8 @@ bool BinaryFloat(KernelContext& c, F f) {
   float* py = y.mutable_data<float>();
   if (y.elements() == 0) return true;
   if (a.shape() == b.shape()) {
-    for (int64_t i = 0; i < y.elements(); ++i) py[i] = f(pa[i], pb[i]);
+    const int64_t n = y.elements();
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
     return true;
   }
   if (shape->empty()) {

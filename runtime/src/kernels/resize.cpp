@@ -188,11 +188,14 @@ Status ResizeKernel(KernelContext& c) {
   }
   Tensor& y = c.Output(0, x.dtype(), out_shape);
   const auto xs = Strides(x.shape());
-  const auto ys = Strides(out_shape);
+  const int64_t total = y.elements();
+  const bool fp32 = x.dtype() == DataType::kFloat;
+  const float* xf = fp32 ? x.data<float>() : nullptr;
+  std::vector<const std::vector<Tap>*> at(rank);
   std::vector<size_t> pick(rank);
-  for (int64_t i = 0; i < y.elements(); ++i) {
-    std::vector<const std::vector<Tap>*> at(rank);
-    for (int64_t a = 0; a < rank; ++a) at[a] = &taps[a][(i / ys[a]) % out_shape[a]];
+  std::vector<int64_t> out_at(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    for (int64_t a = 0; a < rank; ++a) at[a] = &taps[a][out_at[a]];
     double acc = 0;
     bool extrapolated = false;
     std::fill(pick.begin(), pick.end(), 0);
@@ -206,14 +209,22 @@ Status ResizeKernel(KernelContext& c) {
         src += tap.index * xs[a];
       }
       if (extrapolated) break;
-      acc += w * ReadAsDouble(x, src);
+      acc += w * (fp32 ? static_cast<double>(xf[src]) : ReadAsDouble(x, src));
       int64_t a = rank - 1;
       while (a >= 0 && ++pick[a] == at[a]->size()) pick[a--] = 0;
       if (a < 0) break;
     }
     double v = extrapolated ? extrapolation : acc;
     if (!IsFloatType(x.dtype())) v = std::round(v);
-    WriteFromDouble(y, i, v);
+    if (fp32) {
+      y.mutable_data<float>()[i] = static_cast<float>(v);
+    } else {
+      WriteFromDouble(y, i, v);
+    }
+    for (int64_t a = rank - 1; a >= 0; --a) {  // next output coordinate
+      if (++out_at[a] < out_shape[a]) break;
+      out_at[a] = 0;
+    }
   }
   return Status::Ok();
 }
