@@ -15,10 +15,14 @@
 #include "model_builder.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
+#include "test_data.h"
 
 using namespace ortc;
 using ortc::test::Attr;
+using ortc::test::LoadProto;
 using ortc::test::ModelBuilder;
+using ortc::test::RandomTensor;
+using ortc::test::SaveProto;
 using ortc::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -51,14 +55,6 @@ ModelBuilder CnnModel() {
   return b;
 }
 
-Tensor RandomInput(std::vector<int64_t> shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  Tensor t = Tensor::Allocate(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.elements(); ++i) t.mutable_data<float>()[i] = u(rng);
-  return t;
-}
-
 struct Compiled {
   TempDir dir;
   fs::path ctx, bin;
@@ -75,16 +71,6 @@ std::unique_ptr<Compiled> CompileCnn(int embed_mode = 0) {
   c->ctx = c->dir / "cnn_ctx.onnx";
   c->bin = c->dir / "cnn_cpu.bin";
   return c;
-}
-
-onnx::ModelProto LoadProto(const fs::path& p) {
-  onnx::ModelProto m;
-  REQUIRE(m.ParseFromString(ortc::test::ReadFile(p.string())));
-  return m;
-}
-
-void SaveProto(const onnx::ModelProto& m, const fs::path& p) {
-  ortc::test::WriteFile(p, m.SerializeAsString());
 }
 
 // Edits the (single) EPContext node of a ctx model.
@@ -163,7 +149,7 @@ TEST_CASE("a compiled model gives the numbers of its source model", "[runtime]")
   CHECK((*compiled)->load_report().onnx_nodes == 0);
   REQUIRE((*compiled)->load_report().backends.size() == 1);
   CHECK((*compiled)->load_report().backends[0].verdict == Verdict::kOptimal);
-  const Tensor x = RandomInput({2, 3, 8, 8}, 7);
+  const Tensor x = RandomTensor({2, 3, 8, 8}, 7);
   auto a = (*compiled)->Run({{"x", x}});
   auto b = (*source)->Run({{"x", x}});
   REQUIRE(a.ok());
@@ -182,9 +168,9 @@ TEST_CASE("Run checks its inputs", "[runtime]") {
   auto s = Session::Create(c->ctx);
   REQUIRE(s.ok());
   CHECK_THAT((*s)->Run({}).status().message(), Catch::Contains("'x' is missing"));
-  CHECK_THAT((*s)->Run({{"nope", RandomInput({1}, 1)}}).status().message(),
+  CHECK_THAT((*s)->Run({{"nope", RandomTensor({1}, 1)}}).status().message(),
              Catch::Contains("no input named 'nope'"));
-  CHECK_THAT((*s)->Run({{"x", RandomInput({2, 3, 8}, 1)}}).status().message(),
+  CHECK_THAT((*s)->Run({{"x", RandomTensor({2, 3, 8}, 1)}}).status().message(),
              Catch::Contains("must have shape"));
   CHECK_THAT(
       (*s)->Run({{"x", Tensor::Allocate(DataType::kInt64, {2, 3, 8, 8})}}).status().message(),
@@ -322,7 +308,7 @@ TEST_CASE("several threads may Run one session at once", "[runtime][threads]") {
   auto c = CompileCnn();
   auto s = Session::Create(c->ctx);
   REQUIRE(s.ok());
-  const Tensor x = RandomInput({2, 3, 8, 8}, 9);
+  const Tensor x = RandomTensor({2, 3, 8, 8}, 9);
   auto expected = (*s)->Run({{"x", x}});
   REQUIRE(expected.ok());
   std::vector<int> mismatches(4, 0);
@@ -373,7 +359,7 @@ TEST_CASE("the static memory plan keeps views of a buffer alive", "[runtime][mem
   auto compiled = Session::Create(dir / "alias_ctx.onnx");
   REQUIRE(compiled.ok());
   CHECK((*compiled)->load_report().arena_bytes > 0);  // the plan is in use
-  const Tensor x = RandomInput({4, 64}, 5);
+  const Tensor x = RandomTensor({4, 64}, 5);
   auto y = (*compiled)->Run({{"x", x}});
   REQUIRE(y.ok());
   for (int64_t i = 0; i < 256; ++i) {

@@ -93,26 +93,24 @@ Status Relu(KernelContext& c) {
   return Unary(
       c, [](double v) { return v > 0 ? v : 0.0; }, true);
 }
-Status Abs(KernelContext& c) {
+// Ops exact on 64-bit integers: int64 goes through int64 arithmetic, not double. `f` is
+// generic (called with int64_t or double).
+template <typename F>
+Status UnaryInt64Exact(KernelContext& c, F f) {
   const Tensor& x = c.in(0);
-  if (x.dtype() == DataType::kInt64) {
-    Tensor& y = c.Output(0, x.dtype(), x.shape());
-    for (int64_t i = 0; i < x.elements(); ++i)
-      y.mutable_data<int64_t>()[i] = std::llabs(x.data<int64_t>()[i]);
-    return Status::Ok();
-  }
-  return Unary(
-      c, [](double v) { return std::fabs(v); }, true);
+  if (x.dtype() != DataType::kInt64)
+    return Unary(
+        c, [&](double v) { return f(v); }, true);
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
+  const int64_t n = x.elements();
+  for (int64_t i = 0; i < n; ++i) y.mutable_data<int64_t>()[i] = f(x.data<int64_t>()[i]);
+  return Status::Ok();
+}
+Status Abs(KernelContext& c) {
+  return UnaryInt64Exact(c, [](auto v) { return v < 0 ? -v : v; });
 }
 Status Neg(KernelContext& c) {
-  const Tensor& x = c.in(0);
-  if (x.dtype() == DataType::kInt64) {
-    Tensor& y = c.Output(0, x.dtype(), x.shape());
-    for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<int64_t>()[i] = -x.data<int64_t>()[i];
-    return Status::Ok();
-  }
-  return Unary(
-      c, [](double v) { return -v; }, true);
+  return UnaryInt64Exact(c, [](auto v) { return -v; });
 }
 Status Sign(KernelContext& c) {
   return Unary(

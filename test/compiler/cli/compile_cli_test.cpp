@@ -9,9 +9,12 @@
 #include "format/ep_context.h"
 #include "model_builder.h"
 #include "run_ortc.h"
+#include "test_data.h"
 
 using namespace ortc;
 using ortc::test::Attr;
+using ortc::test::FilesIn;
+using ortc::test::LoadProto;
 using ortc::test::ModelBuilder;
 using ortc::test::ReadFile;
 using ortc::test::RunOrtc;
@@ -43,13 +46,6 @@ ModelBuilder TwoBranchModel() {
   return b;
 }
 
-onnx::ModelProto LoadProto(const fs::path& p) {
-  onnx::ModelProto m;
-  const std::string bytes = ReadFile(p.string());
-  REQUIRE(m.ParseFromString(bytes));
-  return m;
-}
-
 std::vector<format::EpContextNode> EpNodes(const onnx::ModelProto& m) {
   std::vector<format::EpContextNode> out;
   for (const auto& n : m.graph().node()) {
@@ -60,13 +56,6 @@ std::vector<format::EpContextNode> EpNodes(const onnx::ModelProto& m) {
     }
   }
   return out;
-}
-
-std::vector<std::string> FilesIn(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 }  // namespace
@@ -266,7 +255,8 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     auto r = RunOrtc("compile " + (dir / "late.onnx").string() + " --json");
     CHECK(r.exit_code == 4);
     CHECK_THAT(r.out, Catch::Contains("cannot be stored in a context binary"));
-    CHECK(FilesIn(dir.path()) == std::vector<std::string>{"late.onnx", "m.onnx"});  // no bin, no temp file
+    CHECK(FilesIn(dir.path()) ==
+          std::vector<std::string>{"late.onnx", "m.onnx"});  // no bin, no temp file
   }
 }
 

@@ -12,44 +12,28 @@
 #include "model_builder.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
+#include "test_data.h"
 
 using namespace ortc;
+using ortc::test::FilesIn;
 using ortc::test::ModelBuilder;
+using ortc::test::RandomFloats;
+using ortc::test::RandomTensor;
 using ortc::test::RunOrtc;
 using ortc::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<float> Values(unsigned seed, size_t n) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
 // y = MatMul(MatMul(x, W_a), W_b): weight names and which weights each model has vary.
 void MatMulModel(const fs::path& path, const std::string& na, unsigned sa, const std::string& nb,
                  unsigned sb) {
   ModelBuilder m;
   m.Input("x", {2, 64})
-      .Initializer(na, {64, 64}, Values(sa, 4096))
-      .Initializer(nb, {64, 64}, Values(sb, 4096));
+      .Initializer(na, {64, 64}, RandomFloats(sa, 4096))
+      .Initializer(nb, {64, 64}, RandomFloats(sb, 4096));
   m.Node("MatMul", {"x", na}, {"h"}).Node("MatMul", {"h", nb}, {"y"}).Output("y");
   m.Save(path);
-}
-
-std::vector<std::string> FilesIn(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-Tensor Input(unsigned seed) {
-  auto v = Values(seed, 128);
-  return Tensor::FromBytes(DataType::kFloat, {2, 64}, v.data(), v.size() * 4);
 }
 
 }  // namespace
@@ -104,7 +88,7 @@ TEST_CASE("sessions of a group share one mapping and may be destroyed in any ord
   auto q = Session::Create(dir / "q_ctx.onnx");
   REQUIRE(q.ok());
   CHECK(loader::BinaryOpenCount() == before + 1);  // the second session did not map or verify again
-  const Tensor x = Input(5);
+  const Tensor x = RandomTensor({2, 64}, 5);
   auto want_q = (*src_q)->Run({{"x", x}});
   p->reset();  // the first session goes first; the second still runs from the shared mapping
   auto got_q = (*q)->Run({{"x", x}});
@@ -140,7 +124,7 @@ TEST_CASE("weights packed for different ops that end up as the same bytes are st
           "[share]") {
   // Model g: Gemm(x, W, transB=1) stores W pre-transposed; model m: MatMul(x, W^T) stores W^T.
   TempDir dir;
-  const auto w = Values(21, 64 * 32);  // W is 32 x 64 (N x K)
+  const auto w = RandomFloats(21, 64 * 32);  // W is 32 x 64 (N x K)
   std::vector<float> wt(64 * 32);
   for (int n = 0; n < 32; ++n)
     for (int k = 0; k < 64; ++k) wt[k * 32 + n] = w[n * 64 + k];
@@ -173,8 +157,8 @@ TEST_CASE("a session can keep a private mapping", "[share][runtime]") {
   auto own = Session::Create(dir / "p_ctx.onnx", o);
   REQUIRE(own.ok());
   CHECK(loader::BinaryOpenCount() == before);  // not through the shared cache
-  auto a = (*shared)->Run({{"x", Input(1)}});
-  auto b = (*own)->Run({{"x", Input(1)}});
+  auto a = (*shared)->Run({{"x", RandomTensor({2, 64}, 1)}});
+  auto b = (*own)->Run({{"x", RandomTensor({2, 64}, 1)}});
   REQUIRE((a.ok() && b.ok()));
   CHECK(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].byte_size()) == 0);
 }

@@ -6,11 +6,13 @@
 
 #include "graph/model.h"
 #include "model_builder.h"
+#include "test_data.h"
 
 using ortc::StatusCode;
 using ortc::graph::LoadModelFromBuffer;
 using ortc::graph::LoadModelFromFile;
 using ortc::test::Attr;
+using ortc::test::BytesOf;
 using ortc::test::ModelBuilder;
 using ortc::test::TempDir;
 namespace fs = std::filesystem;
@@ -23,10 +25,6 @@ ModelBuilder SmallModel() {
   b.Node("MatMul", {"x", "w"}, {"m"}, {}, "matmul").Node("Relu", {"m"}, {"y"}, {}, "relu");
   b.Output("y");
   return b;
-}
-
-std::span<const std::byte> Bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
 // Writes `size` bytes as a sparse file (no disk blocks used for the zeros).
@@ -55,7 +53,7 @@ TEST_CASE("a small model loads from a file with shapes inferred", "[loader]") {
 
 TEST_CASE("a model loads from a memory buffer like from a file", "[loader]") {
   const std::string bytes = SmallModel().Serialize();
-  auto m = LoadModelFromBuffer(Bytes(bytes), "<buffer>");
+  auto m = LoadModelFromBuffer(BytesOf(bytes), "<buffer>");
   REQUIRE(m.ok());
   CHECK((*m)->display_name == "<buffer>");
   CHECK((*m)->graph.nodes.size() == 2);
@@ -67,7 +65,7 @@ TEST_CASE("nodes stored out of topological order are sorted", "[loader]") {
   b.Input("x", {2});
   b.Node("Neg", {"b"}, {"y"}, {}, "last").Node("Relu", {"a"}, {"b"}, {}, "middle");
   b.Node("Abs", {"x"}, {"a"}, {}, "first").Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "unsorted");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "unsorted");
   REQUIRE(m.ok());
   const auto& nodes = (*m)->graph.nodes;
   REQUIRE(nodes.size() == 3);
@@ -110,7 +108,7 @@ TEST_CASE("a graph with a cycle is refused", "[loader]") {
   b.Input("x", {2});
   b.Node("Add", {"x", "c"}, {"a"}, {}, "n1").Node("Relu", {"a"}, {"b"}, {}, "n2");
   b.Node("Neg", {"b"}, {"c"}, {}, "n3").Output("b");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "cyclic.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "cyclic.onnx");
   REQUIRE_FALSE(m.ok());
   CHECK(m.status().code() == StatusCode::kInvalidGraph);
   CHECK_THAT(m.status().message(),
@@ -120,7 +118,7 @@ TEST_CASE("a graph with a cycle is refused", "[loader]") {
 TEST_CASE("a dangling input is refused, naming node and value", "[loader]") {
   ModelBuilder b;
   b.Input("x", {2}).Node("Add", {"x", "ghost"}, {"y"}, {}, "adder").Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "dangling.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "dangling.onnx");
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(), Catch::Contains("'adder'") && Catch::Contains("'ghost'"));
 }
@@ -131,7 +129,7 @@ TEST_CASE("a value written twice is refused", "[loader]") {
       .Node("Relu", {"x"}, {"y"}, {}, "a")
       .Node("Neg", {"x"}, {"y"}, {}, "b")
       .Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "ssa.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "ssa.onnx");
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(), Catch::Contains("'b'") && Catch::Contains("already defines"));
 }
@@ -139,7 +137,7 @@ TEST_CASE("a value written twice is refused", "[loader]") {
 TEST_CASE("an undefined graph output is refused", "[loader]") {
   ModelBuilder b;
   b.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("nothing");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "out.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "out.onnx");
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(), Catch::Contains("'nothing'"));
 }
@@ -148,21 +146,21 @@ TEST_CASE("IR and opset limits: accepted up to IR 10 / opset 21, refused beyond"
   SECTION("IR 10, opset 21 loads") {
     ModelBuilder b(21, 10);
     b.Input("x", {2, 3}).Node("Relu", {"x"}, {"y"}).Output("y");
-    auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "new.onnx");
+    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "new.onnx");
     REQUIRE(m.ok());
     CHECK((*m)->graph.values[(*m)->graph.FindValue("y")].info.shape.ToString() == "[2,3]");
   }
   SECTION("IR 11 is refused") {
     ModelBuilder b(21, 11);
     b.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
-    auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "ir11.onnx");
+    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "ir11.onnx");
     REQUIRE_FALSE(m.ok());
     CHECK_THAT(m.status().message(), Catch::Contains("IR version 11"));
   }
   SECTION("opset 22 is refused") {
     ModelBuilder b(22, 10);
     b.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
-    auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "op22.onnx");
+    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "op22.onnx");
     REQUIRE_FALSE(m.ok());
     CHECK_THAT(m.status().message(), Catch::Contains("opset 22"));
   }
@@ -171,12 +169,12 @@ TEST_CASE("IR and opset limits: accepted up to IR 10 / opset 21, refused beyond"
 TEST_CASE("an op that does not exist at the model's opset is named with the opset", "[loader]") {
   ModelBuilder b(19, 9);  // Gelu appeared in opset 20
   b.Input("x", {2}).Node("Gelu", {"x"}, {"y"}, {}, "g").Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "gelu19.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "gelu19.onnx");
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(), Catch::Contains("Gelu") && Catch::Contains("opset 19"));
   ModelBuilder ok(20, 9);
   ok.Input("x", {2, 5}).Node("Gelu", {"x"}, {"y"}, {}, "g").Output("y");
-  auto m2 = LoadModelFromBuffer(Bytes(ok.Serialize()), "gelu20.onnx");
+  auto m2 = LoadModelFromBuffer(BytesOf(ok.Serialize()), "gelu20.onnx");
   REQUIRE(m2.ok());
   CHECK((*m2)->graph.nodes[0].since_version == 20);
   CHECK((*m2)->graph.values[(*m2)->graph.FindValue("y")].info.shape.ToString() == "[2,5]");
@@ -196,7 +194,7 @@ TEST_CASE("Constant nodes become initializers", "[loader]") {
   attr->set_type(onnx::AttributeProto::TENSOR);
   *attr->mutable_t() = t;
   b.Node("Add", {"x", "k"}, {"y"}).Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "const.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "const.onnx");
   REQUIRE(m.ok());
   const auto& g = (*m)->graph;
   REQUIRE(g.nodes.size() == 1);
@@ -217,7 +215,7 @@ TEST_CASE("a subgraph's outer-scope reads order the If node after their producer
          {Attr("then_branch", then_b.proto().graph()), Attr("else_branch", else_b.proto().graph())},
          "if");
   b.Node("Relu", {"x"}, {"outer"}, {}, "producer").Output("y");
-  auto m = LoadModelFromBuffer(Bytes(b.Serialize()), "if.onnx");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "if.onnx");
   REQUIRE(m.ok());
   const auto& g = (*m)->graph;
   CHECK(g.nodes[0].name == "producer");
@@ -304,13 +302,13 @@ TEST_CASE("external data from a buffer needs the data folder", "[loader][externa
   b.Input("x", {1, 4}).ExternalInitializer("w", {4, 2}, "weights.bin", 0);
   b.Node("MatMul", {"x", "w"}, {"y"}).Output("y");
   const std::string bytes = b.Serialize();
-  auto without = LoadModelFromBuffer(Bytes(bytes), "<buffer>");
+  auto without = LoadModelFromBuffer(BytesOf(bytes), "<buffer>");
   REQUIRE_FALSE(without.ok());
   CHECK(without.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(without.status().message(), Catch::Contains("folder"));
   ortc::graph::LoadOptions options;
   options.external_data_dir = dir.path();
-  auto with = LoadModelFromBuffer(Bytes(bytes), "<buffer>", options);
+  auto with = LoadModelFromBuffer(BytesOf(bytes), "<buffer>", options);
   REQUIRE(with.ok());
   CHECK(with.value()->graph.initializers[0].external->file ==
         fs::weakly_canonical(dir / "weights.bin"));
