@@ -1,0 +1,14 @@
+// Scaffold: no generator yet.
+#include "cuda/codegen/emitters.h"
+
+namespace ortc::backends::cuda::codegen {
+bool IsDataMovementOp(const std::string&) {
+  return false;
+}
+std::string DataMovementUnsupported(const OpDesc& op) {
+  return "no CUDA kernel generator for " + op.op_type;
+}
+Result<KernelSource> EmitDataMovement(const std::string&, const OpDesc& op) {
+  return NotImplemented(op.op_type);
+}
+}  // namespace ortc::backends::cuda::codegen

@@ -1,0 +1,41 @@
+// Internal to codegen: one emitter per op family, each in its own file; kernel_codegen.cpp
+// dispatches to them by op type.
+#pragma once
+
+#include "cuda/codegen/kernel_codegen.h"
+
+namespace ortc::backends::cuda::codegen {
+
+// prelude.cpp
+std::string Prelude();
+
+// elementwise_kernels.cpp: elementwise math, activations, comparisons, Where, Cast, fusion.
+bool IsElementwiseOp(const std::string& op_type);
+std::string ElementwiseUnsupported(const OpDesc& op);
+Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGroup& group);
+
+// normalization_kernels.cpp: Softmax, LogSoftmax, LayerNormalization, InstanceNormalization,
+// BatchNormalization (inference, when not folded into a Conv).
+bool IsNormalizationOp(const std::string& op_type);
+Result<KernelSource> EmitNormalization(const std::string& name, const OpDesc& op);
+
+// reduction_kernels.cpp: Reduce*, GlobalAveragePool, GlobalMaxPool.
+bool IsReductionOp(const std::string& op_type);
+Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op);
+
+// data_movement_kernels.cpp: Transpose, Concat, Slice, Gather, Split, Expand, Tile,
+// DepthToSpace, SpaceToDepth, Pad, Resize.
+bool IsDataMovementOp(const std::string& op_type);
+Result<KernelSource> EmitDataMovement(const std::string& name, const OpDesc& op);
+
+// pooling_kernels.cpp: MaxPool, AveragePool.
+bool IsPoolingOp(const std::string& op_type);
+Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
+
+// Family-specific attribute/shape limits ("" when fine).
+std::string NormalizationUnsupported(const OpDesc& op);
+std::string ReductionUnsupported(const OpDesc& op);
+std::string DataMovementUnsupported(const OpDesc& op);
+std::string PoolingUnsupported(const OpDesc& op);
+
+}  // namespace ortc::backends::cuda::codegen

@@ -1,0 +1,59 @@
+// Dispatch from op type to the emitter of its family.
+#include "cuda/codegen/kernel_codegen.h"
+
+#include "cuda/codegen/emitters.h"
+
+namespace ortc::backends::cuda::codegen {
+
+int64_t TensorDesc::elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+bool IsElementwise(const std::string& op_type) {
+  return IsElementwiseOp(op_type);
+}
+
+bool HasKernel(const std::string& op_type) {
+  return IsElementwiseOp(op_type) || IsNormalizationOp(op_type) || IsReductionOp(op_type) ||
+         IsDataMovementOp(op_type) || IsPoolingOp(op_type);
+}
+
+std::string Unsupported(const OpDesc& op) {
+  if (IsElementwiseOp(op.op_type)) return ElementwiseUnsupported(op);
+  if (IsNormalizationOp(op.op_type)) return NormalizationUnsupported(op);
+  if (IsReductionOp(op.op_type)) return ReductionUnsupported(op);
+  if (IsDataMovementOp(op.op_type)) return DataMovementUnsupported(op);
+  if (IsPoolingOp(op.op_type)) return PoolingUnsupported(op);
+  return "no CUDA kernel generator for " + op.op_type;
+}
+
+Result<KernelSource> EmitFused(const std::string& name, const FusedGroup& group) {
+  return EmitFusedElementwise(name, group);
+}
+
+Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op) {
+  if (std::string why = Unsupported(op); !why.empty()) return NotImplemented(why);
+  if (IsElementwiseOp(op.op_type)) {
+    FusedGroup g;
+    g.inputs = op.inputs;
+    FusedOp f{op, {}};
+    for (size_t i = 0; i < op.inputs.size(); ++i) f.args.push_back(static_cast<int>(i));
+    g.ops.push_back(std::move(f));
+    g.outputs = {0};
+    return EmitFusedElementwise(name, g);
+  }
+  if (IsNormalizationOp(op.op_type)) return EmitNormalization(name, op);
+  if (IsReductionOp(op.op_type)) return EmitReduction(name, op);
+  if (IsDataMovementOp(op.op_type)) return EmitDataMovement(name, op);
+  return EmitPooling(name, op);
+}
+
+std::string TranslationUnit(const std::vector<KernelSource>& kernels) {
+  std::string tu = Prelude();
+  for (const auto& k : kernels) tu += "\n" + k.source;
+  return tu;
+}
+
+}  // namespace ortc::backends::cuda::codegen

@@ -1,0 +1,76 @@
+// CUDA kernel generation: turns ONNX ops with static shapes into CUDA C++ kernels. The same
+// translation unit is compiled by NVRTC (toolchain/nvrtc.h) for the device and, in tests, as
+// host C++ with a small shim, so the kernels' semantics are checked without a GPU.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ortc/status.h"
+
+namespace ortc::backends::cuda::codegen {
+
+// A tensor as a kernel sees it: the element type stored on the device (after --precision) and
+// static dims.
+struct TensorDesc {
+  int32_t dtype = 0;  // onnx::TensorProto::DataType; 0 for an omitted optional input
+  std::vector<int64_t> dims;
+  int64_t elements() const;
+};
+
+// One ONNX op with everything fixed at compile time.
+struct OpDesc {
+  std::string op_type;
+  int since_version = 0;  // the opset version of the op's schema (semantics changed over time)
+  std::vector<onnx::AttributeProto> attributes;
+  std::vector<TensorDesc> inputs;
+  std::vector<TensorDesc> outputs;
+  // Per input: its raw little-endian bytes when it is a compile-time constant (Reshape shape,
+  // Slice starts, Resize scales, Pad pads, Clip bounds...), else nullopt.
+  std::vector<std::optional<std::string>> constants;
+};
+
+// One generated kernel and how to launch it.
+struct KernelSource {
+  std::string name;    // extern "C" entry point
+  std::string source;  // the kernel and its helpers (no prelude)
+  std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic shared memory
+  // Parameters: one device pointer per kernel input, then one per output, in order.
+  int num_inputs = 0, num_outputs = 0;
+  bool uses_block_sync = false;  // __shared__ + __syncthreads(): the host shim runs fibers
+};
+
+// A DAG of elementwise ops over a group's inputs, generated as one kernel.
+struct FusedOp {
+  OpDesc op;
+  // Per op input: >= 0 a group input; < 0 the output of op (-1 - j) of this group (j earlier).
+  std::vector<int> args;
+};
+struct FusedGroup {
+  std::vector<TensorDesc> inputs;
+  std::vector<FusedOp> ops;
+  std::vector<int> outputs;  // index of the op whose output is each group output, in order
+};
+
+// True for ops computed per element (with broadcasting) that EmitFused can chain.
+bool IsElementwise(const std::string& op_type);
+// True when EmitOp (or EmitFused, for elementwise ops) can generate the op. The CUDA capability
+// table claims only these, library calls (Conv, Gemm, MatMul...) and views (Reshape...).
+bool HasKernel(const std::string& op_type);
+// Why this particular op cannot be generated (attribute or shape limits), "" when it can.
+std::string Unsupported(const OpDesc& op);
+
+Result<KernelSource> EmitFused(const std::string& name, const FusedGroup& group);
+Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op);
+
+// Prelude (element types, fp16/bf16 conversion with round-to-nearest-even, math helpers) plus
+// the kernels: the one text both NVRTC and the host shim compile.
+std::string TranslationUnit(const std::vector<KernelSource>& kernels);
+
+}  // namespace ortc::backends::cuda::codegen
