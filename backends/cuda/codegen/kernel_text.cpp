@@ -176,6 +176,28 @@ uint32_t GridFor(int64_t n) {
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, kMaxGrid)));
 }
 
+uint32_t RowBlockSize(int64_t row) {
+  uint32_t b = 32;
+  while (b < kBlockSize && b < row) b *= 2;
+  return b;
+}
+
+std::string BlockReduceCode(const std::string& var, const std::string& combine, uint32_t block,
+                            const std::string& in) {
+  std::string s;
+  s += in + "red[threadIdx.x] = " + var + ";\n";
+  s += in + "__syncthreads();\n";
+  s += in + "for (unsigned s = " + std::to_string(block / 2) + "u; s > 0; s >>= 1) {\n";
+  s += in + "  if (threadIdx.x < s) red[threadIdx.x] = " + combine +
+       "(red[threadIdx.x], red[threadIdx.x + s]);\n";
+  s += in + "  __syncthreads();\n";
+  s += in + "}\n";
+  s += in + var + " = red[0];\n";
+  // Nobody may overwrite red[0] before every thread has read it.
+  s += in + "__syncthreads();\n";
+  return s;
+}
+
 std::string DtypeName(int32_t t) {
   return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t));
 }

@@ -45,4 +45,13 @@ uint32_t GridFor(int64_t n);
 
 std::string DtypeName(int32_t dtype);
 
+// Block size for one-block-per-row kernels: a power of two (the tree reduction halves it),
+// at least a warp, at most kBlockSize, no larger than needed for `row` elements.
+uint32_t RowBlockSize(int64_t row);
+// Statements reducing the float `var` of every thread of the block into `var` of every thread,
+// through `__shared__ float red[block]` (declared by the kernel) and __syncthreads(); `combine`
+// names a prelude function such as ortc_add or ortc_max. Every thread must execute it.
+std::string BlockReduceCode(const std::string& var, const std::string& combine, uint32_t block,
+                            const std::string& indent);
+
 }  // namespace ortc::backends::cuda::codegen
