@@ -11,7 +11,8 @@ using onnx::TensorProto;
 
 bool IsStorageType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16 ||
-         t == TensorProto::INT32 || t == TensorProto::INT64 || t == TensorProto::BOOL;
+         t == TensorProto::INT32 || t == TensorProto::INT64 || t == TensorProto::BOOL ||
+         t == TensorProto::INT8 || t == TensorProto::UINT8;
 }
 bool IsFloatType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
@@ -28,14 +29,18 @@ std::string StorageCType(int32_t t) {
       return "ortc_i32";
     case TensorProto::INT64:
       return "ortc_i64";
+    case TensorProto::INT8:
+      return "ortc_i8";
     default:
-      return "ortc_u8";
+      return "ortc_u8";  // UINT8, BOOL
   }
 }
 
 std::string ComputeCType(int32_t t) {
   if (IsFloatType(t)) return "float";
   if (t == TensorProto::BOOL) return "bool";
+  // 8-bit integers compute in int32, as C++ promotes them anyway.
+  if (t == TensorProto::INT8 || t == TensorProto::UINT8) return "ortc_i32";
   return StorageCType(t);
 }
 
@@ -154,6 +159,12 @@ std::optional<std::vector<double>> ConstantValues(const OpDesc& op, size_t i) {
       break;
     case TensorProto::BOOL:
       for (char c : b) v.push_back(c != 0);
+      break;
+    case TensorProto::INT8:
+      for (char c : b) v.push_back(static_cast<signed char>(c));
+      break;
+    case TensorProto::UINT8:
+      for (char c : b) v.push_back(static_cast<unsigned char>(c));
       break;
     default:
       return std::nullopt;

@@ -11,10 +11,12 @@
 
 namespace ortc::backends::cuda::codegen {
 
-// float32, float16, bfloat16, int32, int64 and bool are the storage types kernels handle.
+// float32, float16, bfloat16, int32, int64, int8, uint8 and bool are the storage types kernels
+// handle.
 bool IsStorageType(int32_t dtype);
 bool IsFloatType(int32_t dtype);
-// The C type of one stored element ("float", "ortc_u16", "ortc_i32", "ortc_i64", "ortc_u8").
+// The C type of one stored element ("float", "ortc_u16", "ortc_i32", "ortc_i64", "ortc_i8",
+// "ortc_u8").
 std::string StorageCType(int32_t dtype);
 // The C type a kernel computes in: float for every float type, the integer type, or bool.
 std::string ComputeCType(int32_t dtype);

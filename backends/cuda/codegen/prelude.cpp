@@ -15,6 +15,7 @@ std::string Prelude() {
 #define ORTC_DEV inline
 #endif
 
+typedef signed char ortc_i8;
 typedef unsigned char ortc_u8;
 typedef unsigned short ortc_u16;
 typedef unsigned int ortc_u32;

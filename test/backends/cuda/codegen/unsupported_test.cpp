@@ -35,6 +35,10 @@ TEST_CASE("kernel generators refuse unsupported variants with a reason", "[cuda]
                     {AttrInt("to", TensorProto::STRING)})),
              Catch::Contains("STRING"));
   CHECK_THAT(Why(Op("Add", 14, {T(F, s), T(I32, s)}, {T(F, s)})), Catch::Contains("mixed"));
+  CHECK_THAT(Why(Op("Add", 14, {T(TensorProto::INT8, s), T(TensorProto::INT8, s)},
+                    {T(TensorProto::INT8, s)})),
+             Catch::Contains("INT8"));
+  CHECK(Why(Op("Cast", 19, {T(TensorProto::INT8, s)}, {T(F, s)}, {AttrInt("to", F)})) == "");
   CHECK_THAT(Why(Op("And", 7, {T(I32, s), T(I32, s)}, {T(B, s)})), Catch::Contains("bool"));
   CHECK_THAT(
       Why(Op("LayerNormalization", 17, {T(F, {2, 4}), T(F, {4})}, {T(F, {2, 4}), T(F, {2, 1})})),
