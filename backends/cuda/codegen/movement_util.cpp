@@ -313,14 +313,18 @@ KernelSource Finish(const KernelText& k, int64_t largest_index) {
   ks.name = k.name;
   ks.num_inputs = static_cast<int>(k.input_types.size());
   ks.num_outputs = static_cast<int>(k.output_types.size());
-  std::string params;
+  // Parameters are untyped pointers (as the launch passes them); typed views come first.
+  std::string params, views;
   auto add = [&](const std::string& type, bool in, size_t idx) {
     if (!params.empty()) params += ", ";
-    const std::string p = (in ? "in" : "out") + std::to_string(idx);
-    if (type.empty())
-      params += std::string(in ? "const void* " : "void* ") + p;
-    else
-      params += std::string(in ? "const " : "") + type + "* __restrict__ " + p;
+    const std::string p = Var(in ? "in" : "out", idx);
+    params += std::string(in ? "const void* " : "void* ") + p + "_";
+    if (type.empty()) {
+      views += "  (void)" + p + "_;\n";
+    } else {
+      views += std::string("  ") + (in ? "const " : "") + type + "* __restrict__ " + p + " = (" +
+               (in ? "const " : "") + type + "*)" + p + "_;\n";
+    }
   };
   for (size_t i = 0; i < k.input_types.size(); ++i) add(k.input_types[i], true, i);
   for (size_t i = 0; i < k.output_types.size(); ++i) add(k.output_types[i], false, i);
@@ -328,6 +332,7 @@ KernelSource Finish(const KernelText& k, int64_t largest_index) {
   std::string& s = ks.source;
   s += "// " + k.name + "\n" + k.globals;
   s += "extern \"C\" __global__ void " + k.name + "(" + params + ") {\n";
+  s += views;
   s += "  typedef " + I + " I;\n";
   s += "  for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < (I)" +
        std::to_string(k.total) + "LL; i += (I)blockDim.x * (I)gridDim.x) {\n";

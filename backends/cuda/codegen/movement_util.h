@@ -52,9 +52,9 @@ std::string BitsOf(int32_t dtype, uint64_t bits);        // "(ortc_u16)15360ull"
 // computed (the graph's shape inference and the emitter must agree).
 std::string CheckOutputDims(const OpDesc& op, size_t k, const std::vector<int64_t>& dims);
 
-// Kernel skeleton: the signature (one pointer per input, then per output; `param_types` gives
-// each parameter's element type, "" for an unused one), then a grid-stride loop over `total`
-// elements with the index `i` of type `I`, around `body`. Fills grid/block/params.
+// Kernel skeleton: the signature (one untyped pointer per input, then per output, each viewed
+// inside as `inK` / `outK` of its element type; "" leaves it unused), then a grid-stride loop
+// over `total` elements with the index `i` of type `I` around `body`. Fills grid/block/params.
 struct KernelText {
   std::string name;
   std::vector<std::string> input_types, output_types;  // pointee types; "" = const void*
