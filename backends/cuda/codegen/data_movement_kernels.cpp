@@ -56,7 +56,7 @@ Result<KernelSource> AffineCopy(const std::string& name, const OpDesc& op, Affin
 Result<KernelSource> Transpose(const std::string& name, const OpDesc& op) {
   const auto& in = op.inputs[0].dims;
   const auto rank = static_cast<int64_t>(in.size());
-  std::vector<int64_t> perm = AttrInts(op, "perm");
+  std::vector<int64_t> perm = IntsAttr(op, "perm");
   if (perm.empty()) {
     for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
   }
@@ -80,9 +80,9 @@ Result<KernelSource> Slice(const std::string& name, const OpDesc& op) {
   const auto rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> starts, ends, axes, steps;
   if (op.since_version < 10) {
-    starts = AttrInts(op, "starts");
-    ends = AttrInts(op, "ends");
-    axes = AttrInts(op, "axes");
+    starts = IntsAttr(op, "starts");
+    ends = IntsAttr(op, "ends");
+    axes = IntsAttr(op, "axes");
   } else {
     auto s = ConstInts(op, 1, "starts");
     if (!s.ok()) return s.status();
@@ -179,7 +179,7 @@ Result<KernelSource> Tile(const std::string& name, const OpDesc& op) {
 Result<KernelSource> DepthSpace(const std::string& name, const OpDesc& op, bool to_space) {
   const auto& in = op.inputs[0].dims;
   if (in.size() != 4) return NotImplemented(op.op_type + ": input must be 4-D");
-  const int64_t b = AttrInt(op, "blocksize", 0);
+  const int64_t b = IntAttr(op, "blocksize", 0);
   if (b <= 0) return InvalidArgument(op.op_type + ": blocksize must be positive");
   const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
   std::vector<int64_t> view, perm, out;
@@ -187,7 +187,7 @@ Result<KernelSource> DepthSpace(const std::string& name, const OpDesc& op, bool 
     if (C % (b * b) != 0)
       return InvalidArgument("DepthToSpace: channels are not a multiple of blocksize^2");
     const int64_t c = C / (b * b);
-    const std::string mode = AttrString(op, "mode", "DCR");
+    const std::string mode = StringAttr(op, "mode", "DCR");
     if (mode == "DCR") {
       view = {N, b, b, c, H, W};
       perm = {0, 3, 4, 1, 5, 2};
@@ -216,7 +216,7 @@ Result<KernelSource> DepthSpace(const std::string& name, const OpDesc& op, bool 
 
 Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
   const auto& first = op.inputs[0].dims;
-  int64_t axis = AttrInt(op, "axis", 0);
+  int64_t axis = IntAttr(op, "axis", 0);
   if (!NormaliseAxis(axis, static_cast<int64_t>(first.size())))
     return InvalidArgument("Concat: axis out of range");
   std::vector<int64_t> out = first;
@@ -258,7 +258,7 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
 
 Result<KernelSource> Split(const std::string& name, const OpDesc& op) {
   const auto& in = op.inputs[0].dims;
-  int64_t axis = AttrInt(op, "axis", 0);
+  int64_t axis = IntAttr(op, "axis", 0);
   if (!NormaliseAxis(axis, static_cast<int64_t>(in.size())))
     return InvalidArgument("Split: axis out of range");
   const auto n = static_cast<int64_t>(op.outputs.size());
@@ -268,10 +268,10 @@ Result<KernelSource> Split(const std::string& name, const OpDesc& op) {
     auto s = ConstInts(op, 1, "split");
     if (!s.ok()) return s.status();
     sizes = *s;
-  } else if (op.since_version < 13 && FindAttr(op, "split")) {
-    sizes = AttrInts(op, "split");
-  } else if (FindAttr(op, "num_outputs")) {
-    if (AttrInt(op, "num_outputs", 0) != n)
+  } else if (op.since_version < 13 && FindAttribute(op, "split")) {
+    sizes = IntsAttr(op, "split");
+  } else if (FindAttribute(op, "num_outputs")) {
+    if (IntAttr(op, "num_outputs", 0) != n)
       return InvalidArgument("Split: num_outputs differs from the number of outputs");
     const int64_t chunk = (dim + n - 1) / n;
     for (int64_t k = 0; k < n; ++k)
@@ -312,7 +312,7 @@ Result<KernelSource> Gather(const std::string& name, const OpDesc& op) {
   if (it != onnx::TensorProto::INT32 && it != onnx::TensorProto::INT64)
     return InvalidArgument("Gather: indices must be int32 or int64");
   const auto& in = op.inputs[0].dims;
-  int64_t axis = AttrInt(op, "axis", 0);
+  int64_t axis = IntAttr(op, "axis", 0);
   if (!NormaliseAxis(axis, static_cast<int64_t>(in.size())))
     return InvalidArgument("Gather: axis out of range");
   std::vector<int64_t> out(in.begin(), in.begin() + axis);

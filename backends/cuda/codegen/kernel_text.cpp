@@ -210,6 +210,7 @@ std::string BlockReduceCode(const std::string& var, const std::string& combine, 
 }
 
 std::string DtypeName(int32_t t) {
+  if (!onnx::TensorProto::DataType_IsValid(t)) return "type " + std::to_string(t);
   return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t));
 }
 

@@ -8,36 +8,8 @@
 
 namespace ortc::backends::cuda::codegen::movement {
 
-const onnx::AttributeProto* FindAttr(const OpDesc& op, const std::string& name) {
-  for (const auto& a : op.attributes) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-int64_t AttrInt(const OpDesc& op, const std::string& name, int64_t fallback) {
-  const auto* a = FindAttr(op, name);
-  return a ? a->i() : fallback;
-}
-
-float AttrFloat(const OpDesc& op, const std::string& name, float fallback) {
-  const auto* a = FindAttr(op, name);
-  return a ? a->f() : fallback;
-}
-
-std::string AttrString(const OpDesc& op, const std::string& name, const std::string& fallback) {
-  const auto* a = FindAttr(op, name);
-  return a ? a->s() : fallback;
-}
-
-std::vector<int64_t> AttrInts(const OpDesc& op, const std::string& name) {
-  const auto* a = FindAttr(op, name);
-  if (!a) return {};
-  return {a->ints().begin(), a->ints().end()};
-}
-
 std::vector<float> AttrFloats(const OpDesc& op, const std::string& name) {
-  const auto* a = FindAttr(op, name);
+  const auto* a = FindAttribute(op, name);
   if (!a) return {};
   return {a->floats().begin(), a->floats().end()};
 }
@@ -166,31 +138,8 @@ std::string BitsType(int32_t dtype) {
   }
 }
 
-bool IsFloatType(int32_t dtype) {
-  return dtype == onnx::TensorProto::FLOAT || dtype == onnx::TensorProto::FLOAT16 ||
-         dtype == onnx::TensorProto::BFLOAT16;
-}
-
-std::string DtypeName(int32_t dtype) {
-  if (onnx::TensorProto::DataType_IsValid(dtype))
-    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype));
-  return "type " + std::to_string(dtype);
-}
-
 std::string FloatStorageType(int32_t dtype) {
   return dtype == onnx::TensorProto::FLOAT ? "float" : "ortc_u16";
-}
-
-std::string LoadFloat(int32_t dtype, const std::string& element) {
-  if (dtype == onnx::TensorProto::FLOAT16) return "ortc_h2f(" + element + ")";
-  if (dtype == onnx::TensorProto::BFLOAT16) return "ortc_bf2f(" + element + ")";
-  return element;
-}
-
-std::string StoreFloat(int32_t dtype, const std::string& value) {
-  if (dtype == onnx::TensorProto::FLOAT16) return "ortc_f2h(" + value + ")";
-  if (dtype == onnx::TensorProto::BFLOAT16) return "ortc_f2bf(" + value + ")";
-  return value;
 }
 
 namespace {

@@ -6,15 +6,11 @@
 #include <vector>
 
 #include "cuda/codegen/kernel_codegen.h"
+#include "cuda/codegen/kernel_text.h"
 
 namespace ortc::backends::cuda::codegen::movement {
 
-// Attributes: the default when absent (ONNX defaults are per op, so callers pass them).
-const onnx::AttributeProto* FindAttr(const OpDesc& op, const std::string& name);
-int64_t AttrInt(const OpDesc& op, const std::string& name, int64_t fallback);
-float AttrFloat(const OpDesc& op, const std::string& name, float fallback);
-std::string AttrString(const OpDesc& op, const std::string& name, const std::string& fallback);
-std::vector<int64_t> AttrInts(const OpDesc& op, const std::string& name);
+// Attributes, IsFloatType, DtypeName, LoadExpr and StoreExpr come from kernel_text.h.
 std::vector<float> AttrFloats(const OpDesc& op, const std::string& name);
 
 // True when input i exists (not omitted).
@@ -29,13 +25,9 @@ Result<std::vector<double>> ConstFloats(const OpDesc& op, size_t i, const std::s
 // for types without a fixed size (string) or unknown ones.
 std::string BitsType(int32_t dtype);
 size_t ElementBytes(int32_t dtype);  // 0 when unknown
-bool IsFloatType(int32_t dtype);     // float32, float16, bfloat16
-std::string DtypeName(int32_t dtype);
 // For float types: the pointer element type of a compute kernel ("float" or "ortc_u16") and the
-// expressions converting an element to float and a float back (round to nearest even).
+// LoadExpr / StoreExpr (kernel_text.h) convert an element to float and back.
 std::string FloatStorageType(int32_t dtype);
-std::string LoadFloat(int32_t dtype, const std::string& element);
-std::string StoreFloat(int32_t dtype, const std::string& value);
 // The bits of `value` as an element of `dtype` (float16/bfloat16 rounded to nearest even), as a
 // literal of BitsType(dtype).
 std::string BitsLiteral(int32_t dtype, double value);

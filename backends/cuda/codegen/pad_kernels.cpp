@@ -15,8 +15,8 @@ Result<KernelSource> EmitPad(const std::string& name, const OpDesc& op) {
   std::string value = BitsLiteral(dt, 0.0);
   bool value_on_device = false;  // a non-constant constant_value input is read at run time
   if (op.since_version < 11) {
-    pads = AttrInts(op, op.since_version < 2 ? "paddings" : "pads");
-    value = BitsLiteral(dt, AttrFloat(op, "value", 0.f));
+    pads = IntsAttr(op, op.since_version < 2 ? "paddings" : "pads");
+    value = BitsLiteral(dt, FloatAttr(op, "value", 0.f));
   } else {
     auto p = ConstInts(op, 1, "pads");
     if (!p.ok()) return p.status();
@@ -52,7 +52,7 @@ Result<KernelSource> EmitPad(const std::string& name, const OpDesc& op) {
     before[a] = pads[k];
     after[a] = pads[k + axes.size()];
   }
-  const std::string mode = AttrString(op, "mode", "constant");
+  const std::string mode = StringAttr(op, "mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect" &&
       !(mode == "wrap" && op.since_version >= 19))
     return NotImplemented("Pad: mode '" + mode + "' is not supported");

@@ -19,10 +19,10 @@ Result<Window> MakeWindow(const OpDesc& op, const std::vector<int64_t>& in) {
   const size_t n = in.size();
   Window w;
   w.in = in;
-  w.kernel = AttrInts(op, "kernel_shape");
-  w.strides = AttrInts(op, "strides");
-  w.dilations = AttrInts(op, "dilations");
-  std::vector<int64_t> pads = AttrInts(op, "pads");
+  w.kernel = IntsAttr(op, "kernel_shape");
+  w.strides = IntsAttr(op, "strides");
+  w.dilations = IntsAttr(op, "dilations");
+  std::vector<int64_t> pads = IntsAttr(op, "pads");
   if (w.strides.empty()) w.strides.assign(n, 1);
   if (w.dilations.empty()) w.dilations.assign(n, 1);
   if (pads.empty()) pads.assign(2 * n, 0);
@@ -32,11 +32,11 @@ Result<Window> MakeWindow(const OpDesc& op, const std::vector<int64_t>& in) {
                            ": kernel_shape, strides, dilations or pads do not match the input");
   w.begin.assign(pads.begin(), pads.begin() + n);
   w.end.assign(pads.begin() + n, pads.end());
-  const std::string auto_pad = AttrString(op, "auto_pad", "NOTSET");
+  const std::string auto_pad = StringAttr(op, "auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
       auto_pad != "SAME_LOWER")
     return InvalidArgument(op.op_type + ": unknown auto_pad '" + auto_pad + "'");
-  const bool ceil_mode = AttrInt(op, "ceil_mode", 0) != 0;
+  const bool ceil_mode = IntAttr(op, "ceil_mode", 0) != 0;
   w.out.resize(n);
   for (size_t d = 0; d < n; ++d) {
     if (w.kernel[d] <= 0 || w.strides[d] <= 0 || w.dilations[d] <= 0 || w.begin[d] < 0 ||
@@ -76,7 +76,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
   if (!IsFloatType(dt)) return NotImplemented(op.op_type + " on " + DtypeName(dt));
   if (op.outputs.size() > 1 && op.outputs[1].dtype != 0)
     return NotImplemented("MaxPool: the Indices output is not generated");
-  if (AttrInt(op, "storage_order", 0) != 0)
+  if (IntAttr(op, "storage_order", 0) != 0)
     return NotImplemented("MaxPool: storage_order=1 (column-major indices) is not generated");
   const auto& dims = op.inputs[0].dims;
   if (dims.size() < 3 || dims.size() > 5)
@@ -87,7 +87,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
   std::vector<int64_t> out = {dims[0], dims[1]};
   out.insert(out.end(), w->out.begin(), w->out.end());
   if (std::string why = CheckOutputDims(op, 0, out); !why.empty()) return InvalidArgument(why);
-  const bool count_pad = !max && AttrInt(op, "count_include_pad", 0) != 0;
+  const bool count_pad = !max && IntAttr(op, "count_include_pad", 0) != 0;
 
   KernelText k;
   k.name = name;
@@ -122,7 +122,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
     }
     offset += " + " + p + " * " + Lit(in_strides[d]);
   }
-  const std::string load = LoadFloat(dt, "in0[" + offset + "]");
+  const std::string load = LoadExpr(dt, "in0[" + offset + "]");
   k.body += indent + "++count;\n";
   if (max) {
     k.body += indent + "const float v = " + load + ";\n";
@@ -139,7 +139,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
   k.body += "    (void)count;\n";
   const std::string result =
       max ? "(any ? best : ortc_from_bits(0xff800000u))" : "(count ? acc / (float)count : 0.f)";
-  k.body += "    out0[i] = " + StoreFloat(dt, result) + ";\n";
+  k.body += "    out0[i] = " + StoreExpr(dt, result) + ";\n";
   return Finish(k, std::max(Product(dims), k.total));
 }
 

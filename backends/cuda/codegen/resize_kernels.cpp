@@ -66,7 +66,7 @@ struct Plan {
 
 Result<Plan> OutputShape(const OpDesc& op, const std::vector<int64_t>& in) {
   const auto rank = static_cast<int64_t>(in.size());
-  std::vector<int64_t> axes = AttrInts(op, "axes");
+  std::vector<int64_t> axes = IntsAttr(op, "axes");
   if (op.since_version < 18 && !axes.empty())
     return InvalidArgument("Resize: axes before opset 18");
   if (axes.empty()) {
@@ -83,7 +83,7 @@ Result<Plan> OutputShape(const OpDesc& op, const std::vector<int64_t>& in) {
     auto sizes = ConstInts(op, sizes_at, "sizes");
     if (!sizes.ok()) return sizes.status();
     if (sizes->size() != axes.size()) return InvalidArgument("Resize: sizes do not match the axes");
-    const std::string policy = AttrString(op, "keep_aspect_ratio_policy", "stretch");
+    const std::string policy = StringAttr(op, "keep_aspect_ratio_policy", "stretch");
     if (policy != "stretch")
       return NotImplemented("Resize: keep_aspect_ratio_policy '" + policy + "'");
     for (size_t k = 0; k < axes.size(); ++k) {
@@ -116,15 +116,15 @@ Result<KernelSource> EmitResize(const std::string& name, const OpDesc& op) {
   const auto& in = op.inputs[0].dims;
   const int32_t dt = op.inputs[0].dtype;
   const auto rank = static_cast<int64_t>(in.size());
-  std::string mode = AttrString(op, "mode", "nearest");
+  std::string mode = StringAttr(op, "mode", "nearest");
   if (mode == "cubic") return NotImplemented("Resize: cubic mode is not generated");
   if (mode != "nearest" && mode != "linear")
     return InvalidArgument("Resize: unknown mode '" + mode + "'");
   const bool legacy = op.since_version < 11;
   const std::string coord =
-      legacy ? "asymmetric" : AttrString(op, "coordinate_transformation_mode", "half_pixel");
+      legacy ? "asymmetric" : StringAttr(op, "coordinate_transformation_mode", "half_pixel");
   const std::string rounding =
-      legacy ? "floor" : AttrString(op, "nearest_mode", "round_prefer_floor");
+      legacy ? "floor" : StringAttr(op, "nearest_mode", "round_prefer_floor");
   if (coord == "tf_crop_and_resize")
     return NotImplemented("Resize: tf_crop_and_resize is not generated");
   if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
@@ -134,7 +134,7 @@ Result<KernelSource> EmitResize(const std::string& name, const OpDesc& op) {
   if (rounding != "round_prefer_floor" && rounding != "round_prefer_ceil" && rounding != "floor" &&
       rounding != "ceil")
     return InvalidArgument("Resize: unknown nearest_mode '" + rounding + "'");
-  if (AttrInt(op, "antialias", 0) != 0) return NotImplemented("Resize: antialias is not generated");
+  if (IntAttr(op, "antialias", 0) != 0) return NotImplemented("Resize: antialias is not generated");
   const bool linear = mode == "linear";
   if (linear && !IsFloatType(dt))
     return NotImplemented("Resize: linear mode on " + DtypeName(dt) + " is not generated");
@@ -216,12 +216,12 @@ Result<KernelSource> EmitResize(const std::string& name, const OpDesc& op) {
     prev_w = "w" + n;
     prev_s = "s" + n;
   }
-  k.body += indent + "acc += " + prev_w + " * " + LoadFloat(dt, "in0[" + prev_s + "]") + ";\n";
+  k.body += indent + "acc += " + prev_w + " * " + LoadExpr(dt, "in0[" + prev_s + "]") + ";\n";
   for (size_t j = 0; j < resized.size(); ++j) {
     indent.resize(indent.size() - 2);
     k.body += indent + "}\n";
   }
-  k.body += "    out0[i] = " + StoreFloat(dt, "acc") + ";\n";
+  k.body += "    out0[i] = " + StoreExpr(dt, "acc") + ";\n";
   return Finish(k, std::max(Product(in), k.total));
 }
 
