@@ -37,11 +37,23 @@ struct DeviceDescription {
   std::string cpu_arch;  // "x86_64", "aarch64"
   bool little_endian = true;
   std::vector<std::string> cpu_isa;  // e.g. "sse4.2", "avx2", "avx512f"
-  // CUDA (empty when no driver is present).
-  int cuda_driver_version = 0;          // e.g. 13000
-  std::vector<std::string> cuda_archs;  // e.g. "sm_80"
+  // CUDA, as the CUDA backend library reports it. Without a usable driver, driver version is 0
+  // and cuda_unavailable_reason says why ("no CUDA driver found (libcuda.so.1: ...)").
+  int cuda_driver_version = 0;          // cuDriverGetVersion format, e.g. 13000 for 13.0
+  std::vector<std::string> cuda_archs;  // per device, e.g. "sm_80"; the first one is used
+  std::string cudnn_version;            // "9.1.0"; empty when cuDNN cannot be loaded
+  std::string cublas_version;           // "13.0.0"; empty when cuBLASLt cannot be loaded
+  std::string cuda_unavailable_reason;
+  std::string cudnn_reason, cublas_reason;  // why the library is missing
 
+  // The CPU, plus CUDA through the CUDA backend library when it loads (its absence is
+  // recorded in cuda_unavailable_reason). The CUDA part is asked once per process.
   static DeviceDescription Detect();
+  // The CPU only; no backend library is loaded.
+  static DeviceDescription DetectHost();
+  // {"cpu": {"arch", "little_endian", "isa"}, "cuda": {"driver_version", "archs",
+  // "cudnn_version", "cublas_version", "unavailable_reason", "cudnn_reason", "cublas_reason"}}.
+  // Unnamed CPU fields are this machine's; without a "cuda" object the device has no CUDA.
   static Result<DeviceDescription> FromJson(const std::string& json);
 };
 

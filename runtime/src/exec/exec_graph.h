@@ -48,6 +48,8 @@ struct ExecOp {
   std::vector<int> inputs, outputs;  // value ids, -1 when omitted
   std::map<std::string, Attribute> attrs;
   KernelFn kernel = nullptr;
+  // Set by the loader for ops it binds itself (a plugin graph): what their kernel needs.
+  std::shared_ptr<const void> state;
 
   bool Has(const std::string& n) const { return attrs.count(n) > 0; }
   int64_t Int(const std::string& n, int64_t fallback) const;
@@ -81,7 +83,7 @@ struct ExecGraph {
   std::map<std::string, int> index;
 };
 
-// Binds each op to its CPU kernel; fails naming the first op without one.
+// Binds each op without a kernel to its CPU kernel; fails naming the first op without one.
 Status BindKernels(ExecGraph* graph);
 
 // Runs the graph on the given inputs (in ExecGraph::inputs order). Thread-safe: all state of

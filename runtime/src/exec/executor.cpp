@@ -46,6 +46,7 @@ int ExecGraph::FindValue(const std::string& name) const {
 
 Status BindKernels(ExecGraph* graph) {
   for (auto& op : graph->ops) {
+    if (op.kernel) continue;  // bound by the loader (plugin graphs)
     op.kernel = FindKernel(op.domain, op.op_type);
     if (!op.kernel) {
       return NotImplemented("the CPU runtime has no kernel for " +

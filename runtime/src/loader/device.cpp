@@ -1,11 +1,69 @@
-// Device description: detection on this machine, or parsing an injected JSON description.
+// Device description: detection on this machine (CPU directly, CUDA through the CUDA backend
+// library), or parsing an injected JSON description.
 #include <nlohmann/json.hpp>
 
 #include <bit>
+#include <mutex>
 
 #include "ortc/runtime.h"
+#include "plugin/backend_library.h"
 
 namespace ortc {
+namespace {
+
+// Reads the "cuda" object (the plugin's describe_device output has the same keys).
+void ApplyCuda(const nlohmann::json& c, DeviceDescription* d) {
+  auto str = [&](const char* key) {
+    return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string();
+  };
+  d->cuda_driver_version = c.contains("driver_version") ? c["driver_version"].get<int>() : 0;
+  d->cuda_archs =
+      c.contains("archs") ? c["archs"].get<std::vector<std::string>>() : std::vector<std::string>{};
+  d->cudnn_version = str("cudnn_version");
+  d->cublas_version = str("cublas_version");
+  d->cuda_unavailable_reason = str("unavailable_reason");
+  d->cudnn_reason = str("cudnn_reason");
+  d->cublas_reason = str("cublas_reason");
+}
+
+// Asked once per process: loading the driver is not free and the answer does not change.
+void DetectCuda(DeviceDescription* d) {
+  static std::once_flag once;
+  static DeviceDescription cuda;
+  std::call_once(once, [] {
+    auto lib = plugin::GetBackend("cuda");
+    if (!lib.ok()) {
+      cuda.cuda_unavailable_reason =
+          "the CUDA backend library is not available (" + lib.status().message() + ")";
+      return;
+    }
+    auto text = (*lib)->DescribeDevice();
+    if (!text.ok()) {
+      cuda.cuda_unavailable_reason = text.status().message();
+      return;
+    }
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    try {
+      if (j.is_object())
+        ApplyCuda(j, &cuda);
+      else
+        cuda.cuda_unavailable_reason = "the CUDA backend library's device description is not JSON";
+    } catch (const std::exception& e) {
+      cuda = DeviceDescription();
+      cuda.cuda_unavailable_reason =
+          std::string("the CUDA backend library's device description is malformed: ") + e.what();
+    }
+  });
+  d->cuda_driver_version = cuda.cuda_driver_version;
+  d->cuda_archs = cuda.cuda_archs;
+  d->cudnn_version = cuda.cudnn_version;
+  d->cublas_version = cuda.cublas_version;
+  d->cuda_unavailable_reason = cuda.cuda_unavailable_reason;
+  d->cudnn_reason = cuda.cudnn_reason;
+  d->cublas_reason = cuda.cublas_reason;
+}
+
+}  // namespace
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
@@ -19,7 +77,7 @@ std::string_view VerdictName(Verdict v) {
   return "?";
 }
 
-DeviceDescription DeviceDescription::Detect() {
+DeviceDescription DeviceDescription::DetectHost() {
   DeviceDescription d;
 #if defined(__x86_64__)
   d.cpu_arch = "x86_64";
@@ -34,6 +92,13 @@ DeviceDescription DeviceDescription::Detect() {
   d.cpu_arch = "unknown";
 #endif
   d.little_endian = std::endian::native == std::endian::little;
+  d.cuda_unavailable_reason = "CUDA was not detected";
+  return d;
+}
+
+DeviceDescription DeviceDescription::Detect() {
+  DeviceDescription d = DetectHost();
+  DetectCuda(&d);
   return d;
 }
 
@@ -41,7 +106,8 @@ Result<DeviceDescription> DeviceDescription::FromJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return InvalidArgument("device description is not a JSON object");
-  DeviceDescription d = Detect();
+  DeviceDescription d = DetectHost();
+  d.cuda_unavailable_reason = "the device description has no \"cuda\" object";
   try {
     if (j.contains("cpu")) {
       const auto& c = j["cpu"];
@@ -50,9 +116,9 @@ Result<DeviceDescription> DeviceDescription::FromJson(const std::string& text) {
       if (c.contains("isa")) d.cpu_isa = c["isa"].get<std::vector<std::string>>();
     }
     if (j.contains("cuda")) {
-      const auto& c = j["cuda"];
-      if (c.contains("driver_version")) d.cuda_driver_version = c["driver_version"].get<int>();
-      if (c.contains("archs")) d.cuda_archs = c["archs"].get<std::vector<std::string>>();
+      if (!j["cuda"].is_object())
+        return InvalidArgument("device description: \"cuda\" is not an object");
+      ApplyCuda(j["cuda"], &d);
     }
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("device description: ") + e.what());

@@ -30,6 +30,11 @@ Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpCo
   if (!bin.FindGraph(node.partition_name)) {
     return InvalidGraph(where + ": graph '" + node.partition_name + "' is not in the binary");
   }
+  if (v.backend == "cuda") {
+    auto cuda = GateCuda(CudaFactsOf(bin.manifest()), device, where);
+    if (!cuda.ok()) return cuda.status();
+    return *cuda;
+  }
   if (v.backend == "cpu") {
     // ISA levels in increasing order: a binary packed for a lower level than the device's best
     // runs, but a recompile would use the better instructions.

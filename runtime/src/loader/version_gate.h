@@ -11,6 +11,19 @@ namespace ortc::loader {
 // Backend name from an EPContext `source` ("ortc.cpu" -> "cpu"); empty when not ortc's.
 std::string BackendOfSource(const std::string& source);
 
+// What the CUDA gate reads from a binary's manifest (backends/cuda/cuda_binary_keys.h).
+struct CudaBinaryFacts {
+  int min_driver = 0;                         // cuDriverGetVersion format; 0 when not recorded
+  std::vector<std::string> targets;           // "sm_80" (cubin), "compute_90" (PTX)
+  std::string cudnn_version, cublas_version;  // empty when the programs do not call the library
+};
+CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest);
+
+// The CUDA hardware and SDK fit, pure: an UNSUPPORTED verdict is an INVALID_GRAPH error whose
+// message names both sides and the remedy; `where` prefixes it.
+Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescription& device,
+                                const std::string& where);
+
 // Checks the pairing (backend, content id, graph) and the hardware fit. Errors are
 // INVALID_GRAPH; an unsupported verdict is returned as an error too.
 Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpContextNode& node,

@@ -1,0 +1,183 @@
+// Text helpers shared by the kernel emitters (see kernel_text.h).
+#include "cuda/codegen/kernel_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace ortc::backends::cuda::codegen {
+
+using onnx::TensorProto;
+
+bool IsStorageType(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16 ||
+         t == TensorProto::INT32 || t == TensorProto::INT64 || t == TensorProto::BOOL;
+}
+bool IsFloatType(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
+}
+
+std::string StorageCType(int32_t t) {
+  switch (t) {
+    case TensorProto::FLOAT:
+      return "float";
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
+      return "ortc_u16";
+    case TensorProto::INT32:
+      return "ortc_i32";
+    case TensorProto::INT64:
+      return "ortc_i64";
+    default:
+      return "ortc_u8";
+  }
+}
+
+std::string ComputeCType(int32_t t) {
+  if (IsFloatType(t)) return "float";
+  if (t == TensorProto::BOOL) return "bool";
+  return StorageCType(t);
+}
+
+std::string LoadExpr(int32_t t, const std::string& e) {
+  switch (t) {
+    case TensorProto::FLOAT16:
+      return "ortc_h2f(" + e + ")";
+    case TensorProto::BFLOAT16:
+      return "ortc_bf2f(" + e + ")";
+    case TensorProto::BOOL:
+      return "(" + e + " != 0)";
+    default:
+      return e;
+  }
+}
+
+std::string StoreExpr(int32_t t, const std::string& v) {
+  switch (t) {
+    case TensorProto::FLOAT16:
+      return "ortc_f2h(" + v + ")";
+    case TensorProto::BFLOAT16:
+      return "ortc_f2bf(" + v + ")";
+    case TensorProto::BOOL:
+      return "(ortc_u8)((" + v + ") ? 1 : 0)";
+    case TensorProto::FLOAT:
+      return "(float)(" + v + ")";
+    default:
+      return "(" + StorageCType(t) + ")(" + v + ")";
+  }
+}
+
+std::string FloatLiteral(float v) {
+  if (!std::isfinite(v)) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    char b[40];
+    std::snprintf(b, sizeof b, "ortc_from_bits(0x%08xu)", u);
+    return b;
+  }
+  char b[64];
+  std::snprintf(b, sizeof b, "%af", static_cast<double>(v));
+  return std::string("(") + b + ")";
+}
+
+std::string IntLiteral(int64_t v) {
+  // The most negative value has no literal of its own.
+  if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
+  return "(" + std::to_string(v) + "LL)";
+}
+
+const onnx::AttributeProto* FindAttribute(const OpDesc& op, const std::string& name) {
+  for (const auto& a : op.attributes)
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+int64_t IntAttr(const OpDesc& op, const std::string& name, int64_t fallback) {
+  const auto* a = FindAttribute(op, name);
+  return a ? a->i() : fallback;
+}
+float FloatAttr(const OpDesc& op, const std::string& name, float fallback) {
+  const auto* a = FindAttribute(op, name);
+  return a ? a->f() : fallback;
+}
+std::string StringAttr(const OpDesc& op, const std::string& name, const std::string& fallback) {
+  const auto* a = FindAttribute(op, name);
+  return a ? a->s() : fallback;
+}
+std::vector<int64_t> IntsAttr(const OpDesc& op, const std::string& name) {
+  const auto* a = FindAttribute(op, name);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+
+namespace {
+// IEEE half / bfloat16 bits to float, for decoding constants on the compiler side.
+float HalfBits(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0    ? std::ldexp(static_cast<float>(m), -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : std::ldexp(static_cast<float>(m + 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+}  // namespace
+
+std::optional<std::vector<double>> ConstantValues(const OpDesc& op, size_t i) {
+  if (i >= op.constants.size() || !op.constants[i] || i >= op.inputs.size()) return std::nullopt;
+  const std::string& b = *op.constants[i];
+  const int32_t t = op.inputs[i].dtype;
+  std::vector<double> v;
+  auto read = [&](size_t at, auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, b.data() + at, sizeof x);
+    return x;
+  };
+  switch (t) {
+    case TensorProto::FLOAT:
+      for (size_t k = 0; k + 4 <= b.size(); k += 4) v.push_back(read(k, float{}));
+      break;
+    case TensorProto::FLOAT16:
+      for (size_t k = 0; k + 2 <= b.size(); k += 2) v.push_back(HalfBits(read(k, uint16_t{})));
+      break;
+    case TensorProto::BFLOAT16:
+      for (size_t k = 0; k + 2 <= b.size(); k += 2) {
+        const uint32_t u = static_cast<uint32_t>(read(k, uint16_t{})) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        v.push_back(f);
+      }
+      break;
+    case TensorProto::INT32:
+      for (size_t k = 0; k + 4 <= b.size(); k += 4) v.push_back(read(k, int32_t{}));
+      break;
+    case TensorProto::INT64:
+      for (size_t k = 0; k + 8 <= b.size(); k += 8)
+        v.push_back(static_cast<double>(read(k, int64_t{})));
+      break;
+    case TensorProto::BOOL:
+      for (char c : b) v.push_back(c != 0);
+      break;
+    default:
+      return std::nullopt;
+  }
+  return v;
+}
+
+std::string KernelParams(int num_inputs, int num_outputs) {
+  std::string s;
+  for (int i = 0; i < num_inputs + num_outputs; ++i) {
+    if (i) s += ", ";
+    s += (i < num_inputs ? "const void* p" : "void* p") + std::to_string(i);
+  }
+  return s;
+}
+
+uint32_t GridFor(int64_t n) {
+  constexpr int64_t kMaxGrid = 4096;
+  const int64_t blocks = (n + kBlockSize - 1) / kBlockSize;
+  return static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, kMaxGrid)));
+}
+
+std::string DtypeName(int32_t t) {
+  return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t));
+}
+
+}  // namespace ortc::backends::cuda::codegen

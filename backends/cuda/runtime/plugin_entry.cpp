@@ -1,0 +1,95 @@
+// The two exported symbols of libortc_backend_cuda.so and its function table
+// (backends/plugin_abi/ortc_backend_plugin.h). Nothing throws across the boundary.
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "device_info.h"
+#include "graph_instance.h"
+
+namespace ortc::cuda_rt {
+namespace {
+
+// Catches what the standard library may throw (bad_alloc) at the boundary.
+template <typename F>
+OrtcPluginStatus Guard(F&& f) {
+  try {
+    ClearError();
+    return f();
+  } catch (const std::exception& e) {
+    return Fail(ORTC_PLUGIN_EP_FAIL, std::string("CUDA backend: ") + e.what());
+  } catch (...) {
+    return Fail(ORTC_PLUGIN_EP_FAIL, "CUDA backend: unknown exception");
+  }
+}
+
+OrtcPluginStatus DescribeDevice(OrtcBackend*, char* buffer, size_t capacity, size_t* length) {
+  return Guard([&] {
+    const std::string json = DescribeDeviceJson();
+    if (length) *length = json.size();
+    if (!buffer || capacity <= json.size())
+      return Fail(ORTC_PLUGIN_BUFFER_TOO_SMALL,
+                  "the device description needs " + std::to_string(json.size() + 1) + " bytes");
+    std::memcpy(buffer, json.c_str(), json.size() + 1);
+    return ORTC_PLUGIN_OK;
+  });
+}
+
+OrtcPluginStatus LoadGraph(OrtcBackend*, const OrtcGraphLoadInfo* info, OrtcGraph** out) {
+  return Guard([&] {
+    if (!info || !out) return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "load_graph: null argument");
+    std::unique_ptr<GraphInstance> g;
+    ORTC_PLUGIN_TRY(GraphInstance::Load(*info, &g));
+    *out = reinterpret_cast<OrtcGraph*>(g.release());
+    return ORTC_PLUGIN_OK;
+  });
+}
+
+OrtcPluginStatus RunGraph(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_t num_inputs,
+                          OrtcTensorRef* outputs, uint32_t num_outputs) {
+  return Guard([&] {
+    if (!graph) return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "run_graph: null graph");
+    return reinterpret_cast<GraphInstance*>(graph)->Run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+void ReleaseGraph(OrtcGraph* graph) {
+  delete reinterpret_cast<GraphInstance*>(graph);
+}
+
+const char* GetLastError(OrtcBackend*) {
+  return LastError();
+}
+
+OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
+                         sizeof(OrtcBackend),
+                         "cuda",
+                         "ortc CUDA backend 0.1.0",
+                         &DescribeDevice,
+                         &LoadGraph,
+                         &RunGraph,
+                         &ReleaseGraph,
+                         &GetLastError};
+
+}  // namespace
+}  // namespace ortc::cuda_rt
+
+extern "C" {
+
+__attribute__((visibility("default"))) OrtcPluginStatus ortc_backend_create(
+    uint32_t host_abi_version, const OrtcHostApi* host, OrtcBackend** out) {
+  if (host_abi_version != ORTC_BACKEND_ABI_VERSION) return ORTC_PLUGIN_ABI_MISMATCH;
+  if (host &&
+      (host->abi_version != ORTC_BACKEND_ABI_VERSION || host->struct_size < sizeof(OrtcHostApi)))
+    return ORTC_PLUGIN_ABI_MISMATCH;
+  if (!out) return ORTC_PLUGIN_INVALID_ARGUMENT;
+  // One table for the process: vendor libraries and the device are process-wide anyway.
+  *out = &ortc::cuda_rt::g_backend;
+  return ORTC_PLUGIN_OK;
+}
+
+__attribute__((visibility("default"))) void ortc_backend_release(OrtcBackend*) {
+  // The table is static; graphs own their resources and the libraries stay loaded.
+}
+
+}  // extern "C"

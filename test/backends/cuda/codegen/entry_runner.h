@@ -1,0 +1,22 @@
+// Runs one catalog entry both ways: its generated kernel through the host shim, and the CPU
+// runtime kernels (in float32 for fp16/bf16 tensors, on the same rounded inputs); compares.
+#pragma once
+
+#include <string>
+
+#include "catalog.h"
+#include "host_module.h"
+
+namespace ortc::test::cuda {
+
+struct EntryCheck {
+  std::string skipped;   // why the CPU comparison was not made ("" when it was)
+  std::string mismatch;  // first differences ("" when all elements agree)
+  int64_t elements = 0;  // output elements compared
+};
+
+// Random inputs from `seed`; the kernel must be in `module`.
+Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource& kernel,
+                              const HostModule& module, unsigned seed);
+
+}  // namespace ortc::test::cuda
