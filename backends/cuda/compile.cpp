@@ -66,7 +66,7 @@ Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgr
   out.weights = std::move(plan->weights);
   out.arena_bytes = plan->arena_bytes;
   out.notes = {{"precision", PrecisionName(options.precision)},
-               {"layout", plan->conv_layout == fb::TensorLayout::NHWC ? "NHWC" : "NCHW"}};
+               {"layout", plan->conv_layout == fb::TensorLayout::NHWC ? "nhwc" : "nchw"}};
   return out;
 }
 

@@ -3,6 +3,7 @@
 // with; the runtime compares majors with what it loads.
 #include "cuda/identity.h"
 
+#include "cuda/cuda_binary_keys.h"
 #include "cuda/toolchain/nvrtc.h"
 
 #if defined(ORTC_HAVE_CUDA_HEADERS) && __has_include(<cuda.h>)
@@ -39,12 +40,14 @@ BinaryIdentity CudaIdentity(const CudaOptions& options) {
   if (auto info = toolchain::LoadNvrtc(); info.ok())
     nvrtc = std::to_string(info->major) + "." + std::to_string(info->minor);
   id.sdk_version = "CUDA " + toolkit;
-  id.versions = {{"cuda.toolkit", toolkit}, {"cuda.nvrtc", nvrtc}, {"cuda.min_driver", min_driver}};
+  namespace k = ortc::cuda_keys;
+  id.versions = {
+      {k::kToolkitVersion, toolkit}, {k::kNvrtcVersion, nvrtc}, {k::kMinDriver, min_driver}};
 #ifdef ORTC_CUDNN_VERSION
-  id.versions.push_back({"cudnn", ORTC_CUDNN_VERSION});
+  id.versions.push_back({k::kCudnnVersion, ORTC_CUDNN_VERSION});
 #endif
 #ifdef ORTC_CUBLAS_VERSION
-  id.versions.push_back({"cublas", ORTC_CUBLAS_VERSION});
+  id.versions.push_back({k::kCublasVersion, ORTC_CUBLAS_VERSION});
 #endif
   id.versions.push_back({"cuda.precision", PrecisionName(options.precision)});
   id.versions.push_back({"cuda.layout", options.precision == Precision::kFp32 ? "NCHW" : "NHWC"});

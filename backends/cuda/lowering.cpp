@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <set>
 
 #include "cuda/op_desc.h"
 #include "cuda/packing.h"
@@ -71,6 +72,7 @@ class Lowerer {
       }
     }
     (*stats)["layout_transposes"] += transposes_;
+    (*stats)["nhwc_fused_kernels"] += nhwc_groups_;
     bool library = false;
     for (const auto& s : plan_.steps)
       library = library || s.kind == StepKind::kConv || s.kind == StepKind::kGemm;
@@ -334,6 +336,30 @@ class Lowerer {
     return Status::Ok();
   }
 
+  // An elementwise group runs on NHWC data when its tensors are the NHWC outputs of
+  // convolutions of its own shape (or single values): the layout change then costs nothing,
+  // while a transpose on each side would cost two passes over the tensor.
+  bool RunsNhwc(const Unit& u, const std::set<int>& group_inputs) const {
+    if (!nhwc_convs_) return false;
+    const auto dims = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
+    if (dims.size() != 4) return false;
+    bool any_nhwc = false;
+    for (int v : group_inputs) {
+      const auto d = StaticDims(ir_.values[v].info);
+      if (Elements(d) <= 1) continue;
+      if (d != dims || nhwc_[v] < 0) return false;
+      any_nhwc = true;
+    }
+    for (int k : u.ops) {
+      if (ir_.values[ir_.ops[k].outputs[0]].kind == ValueKind::kOutput) return false;
+    }
+    return any_nhwc;
+  }
+
+  static void ToNhwc(codegen::TensorDesc* d, const std::vector<int64_t>& logical) {
+    if (d->dims == logical) d->dims = {logical[0], logical[2], logical[3], logical[1]};
+  }
+
   Status Fused(const Unit& u) {
     codegen::FusedGroup group;
     PlanStep s;
@@ -343,11 +369,25 @@ class Lowerer {
     std::map<int, int> input_of;  // value -> group input index
     std::vector<int> members(ir_.ops.size(), 0);
     for (int k : u.ops) members[k] = 1;
+    std::set<int> outside_inputs;
+    std::set<int> inner;
+    for (int k : u.ops) inner.insert(ir_.ops[k].outputs[0]);
+    for (int k : u.ops) {
+      for (int v : ir_.ops[k].inputs) {
+        if (v >= 0 && !inner.count(v)) outside_inputs.insert(v);
+      }
+    }
+    const bool nhwc = RunsNhwc(u, outside_inputs);
+    const auto logical = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
     for (size_t j = 0; j < u.ops.size(); ++j) {
       const IrOp& op = ir_.ops[u.ops[j]];
       auto desc = OpDescFromIr(ir_, op);
       if (!desc.ok()) return desc.status();
       codegen::FusedOp f{std::move(desc).value(), {}};
+      if (nhwc) {
+        for (auto& d : f.op.inputs) ToNhwc(&d, logical);
+        for (auto& d : f.op.outputs) ToNhwc(&d, logical);
+      }
       for (int v : op.inputs) {
         if (v < 0) {
           f.args.push_back(0);  // omitted optional input: never read (codegen checks dtype 0)
@@ -360,8 +400,10 @@ class Lowerer {
         auto it = input_of.find(v);
         if (it == input_of.end()) {
           it = input_of.emplace(v, static_cast<int>(group.inputs.size())).first;
-          group.inputs.push_back({ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)});
-          s.launch.inputs.push_back(Buffer(v));
+          codegen::TensorDesc d{ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)};
+          if (nhwc) ToNhwc(&d, logical);
+          group.inputs.push_back(d);
+          s.launch.inputs.push_back(nhwc && nhwc_[v] >= 0 ? nhwc_[v] : Buffer(v));
         }
         f.args.push_back(it->second);
       }
@@ -378,10 +420,16 @@ class Lowerer {
       }
       if (!outside) continue;
       group.outputs.push_back(static_cast<int>(j));
-      s.launch.outputs.push_back(Buffer(v));
+      if (nhwc) {
+        nhwc_[v] = NewLayoutBuffer(v, fb::TensorLayout::NHWC);
+        s.launch.outputs.push_back(nhwc_[v]);
+      } else {
+        s.launch.outputs.push_back(Buffer(v));
+      }
     }
     s.launch.fused = std::move(group);
     plan_.steps.push_back(std::move(s));
+    if (nhwc) nhwc_groups_++;
     return Status::Ok();
   }
 
@@ -433,6 +481,7 @@ class Lowerer {
   std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet
   bool nhwc_convs_ = false;
   int transposes_ = 0;
+  int nhwc_groups_ = 0;
 };
 
 }  // namespace
