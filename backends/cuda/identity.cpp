@@ -49,8 +49,8 @@ BinaryIdentity CudaIdentity(const CudaOptions& options) {
 #ifdef ORTC_CUBLAS_VERSION
   id.versions.push_back({k::kCublasVersion, ORTC_CUBLAS_VERSION});
 #endif
-  id.versions.push_back({"cuda.precision", PrecisionName(options.precision)});
-  id.versions.push_back({"cuda.layout", options.precision == Precision::kFp32 ? "NCHW" : "NHWC"});
+  id.versions.push_back({k::kPrecision, PrecisionName(options.precision)});
+  id.versions.push_back({k::kLayout, options.precision == Precision::kFp32 ? "nchw" : "nhwc"});
   id.hardware_targets = options.cubin_archs;
   id.hardware_targets.push_back(options.ptx_arch);
   for (const auto& t : id.hardware_targets)
