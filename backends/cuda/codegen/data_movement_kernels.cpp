@@ -241,7 +241,10 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
   std::string chain = "    ";
   for (size_t j = 0; j < op.inputs.size(); ++j) {
     const int64_t width = op.inputs[j].dims[axis] * inner;
-    if (width == 0) continue;
+    if (width == 0) {
+      k.input_types[j] = "";  // an empty input is never read
+      continue;
+    }
     const bool last = offset + width == row;
     if (!last) chain += "if (col < " + Lit(offset + width) + ") ";
     chain += "out0[i] = in" + std::to_string(j) + "[o * " + Lit(width) + " + (col - " +

@@ -17,7 +17,8 @@ enum class Kind { F, I32, I64, B };
 
 Kind KindOf(int32_t dtype) {
   if (IsFloatType(dtype)) return Kind::F;
-  if (dtype == TensorProto::INT32) return Kind::I32;
+  if (dtype == TensorProto::INT32 || dtype == TensorProto::INT8 || dtype == TensorProto::UINT8)
+    return Kind::I32;
   if (dtype == TensorProto::INT64) return Kind::I64;
   return Kind::B;
 }
@@ -175,7 +176,10 @@ std::string CheckOp(const OpDesc& op) {
       }
     }
   }
-  if (ArithmeticOps().count(t) && k0 == Kind::B) return t + " on bool is not supported";
+  const bool small_int =
+      op.inputs[0].dtype == TensorProto::INT8 || op.inputs[0].dtype == TensorProto::UINT8;
+  if ((ArithmeticOps().count(t) || CompareOps().count(t)) && (k0 == Kind::B || small_int))
+    return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
   if ((t == "Not" || t == "And" || t == "Or") &&
       (k0 != Kind::B || (n > 1 && KindOf(op.inputs[1].dtype) != Kind::B)))
     return t + " needs bool inputs";

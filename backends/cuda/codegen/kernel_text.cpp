@@ -11,7 +11,8 @@ using onnx::TensorProto;
 
 bool IsStorageType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16 ||
-         t == TensorProto::INT32 || t == TensorProto::INT64 || t == TensorProto::BOOL;
+         t == TensorProto::INT32 || t == TensorProto::INT64 || t == TensorProto::BOOL ||
+         t == TensorProto::INT8 || t == TensorProto::UINT8;
 }
 bool IsFloatType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
@@ -28,14 +29,18 @@ std::string StorageCType(int32_t t) {
       return "ortc_i32";
     case TensorProto::INT64:
       return "ortc_i64";
+    case TensorProto::INT8:
+      return "ortc_i8";
     default:
-      return "ortc_u8";
+      return "ortc_u8";  // UINT8, BOOL
   }
 }
 
 std::string ComputeCType(int32_t t) {
   if (IsFloatType(t)) return "float";
   if (t == TensorProto::BOOL) return "bool";
+  // 8-bit integers compute in int32, as C++ promotes them anyway.
+  if (t == TensorProto::INT8 || t == TensorProto::UINT8) return "ortc_i32";
   return StorageCType(t);
 }
 
@@ -155,6 +160,12 @@ std::optional<std::vector<double>> ConstantValues(const OpDesc& op, size_t i) {
     case TensorProto::BOOL:
       for (char c : b) v.push_back(c != 0);
       break;
+    case TensorProto::INT8:
+      for (char c : b) v.push_back(static_cast<signed char>(c));
+      break;
+    case TensorProto::UINT8:
+      for (char c : b) v.push_back(static_cast<unsigned char>(c));
+      break;
     default:
       return std::nullopt;
   }
@@ -174,6 +185,28 @@ uint32_t GridFor(int64_t n) {
   constexpr int64_t kMaxGrid = 4096;
   const int64_t blocks = (n + kBlockSize - 1) / kBlockSize;
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, kMaxGrid)));
+}
+
+uint32_t RowBlockSize(int64_t row) {
+  uint32_t b = 32;
+  while (b < kBlockSize && b < row) b *= 2;
+  return b;
+}
+
+std::string BlockReduceCode(const std::string& var, const std::string& combine, uint32_t block,
+                            const std::string& in) {
+  std::string s;
+  s += in + "red[threadIdx.x] = " + var + ";\n";
+  s += in + "__syncthreads();\n";
+  s += in + "for (unsigned s = " + std::to_string(block / 2) + "u; s > 0; s >>= 1) {\n";
+  s += in + "  if (threadIdx.x < s) red[threadIdx.x] = " + combine +
+       "(red[threadIdx.x], red[threadIdx.x + s]);\n";
+  s += in + "  __syncthreads();\n";
+  s += in + "}\n";
+  s += in + var + " = red[0];\n";
+  // Nobody may overwrite red[0] before every thread has read it.
+  s += in + "__syncthreads();\n";
+  return s;
 }
 
 std::string DtypeName(int32_t t) {

@@ -11,10 +11,12 @@
 
 namespace ortc::backends::cuda::codegen {
 
-// float32, float16, bfloat16, int32, int64 and bool are the storage types kernels handle.
+// float32, float16, bfloat16, int32, int64, int8, uint8 and bool are the storage types kernels
+// handle.
 bool IsStorageType(int32_t dtype);
 bool IsFloatType(int32_t dtype);
-// The C type of one stored element ("float", "ortc_u16", "ortc_i32", "ortc_i64", "ortc_u8").
+// The C type of one stored element ("float", "ortc_u16", "ortc_i32", "ortc_i64", "ortc_i8",
+// "ortc_u8").
 std::string StorageCType(int32_t dtype);
 // The C type a kernel computes in: float for every float type, the integer type, or bool.
 std::string ComputeCType(int32_t dtype);
@@ -44,5 +46,14 @@ constexpr uint32_t kBlockSize = 256;
 uint32_t GridFor(int64_t n);
 
 std::string DtypeName(int32_t dtype);
+
+// Block size for one-block-per-row kernels: a power of two (the tree reduction halves it),
+// at least a warp, at most kBlockSize, no larger than needed for `row` elements.
+uint32_t RowBlockSize(int64_t row);
+// Statements reducing the float `var` of every thread of the block into `var` of every thread,
+// through `__shared__ float red[block]` (declared by the kernel) and __syncthreads(); `combine`
+// names a prelude function such as ortc_add or ortc_max. Every thread must execute it.
+std::string BlockReduceCode(const std::string& var, const std::string& combine, uint32_t block,
+                            const std::string& indent);
 
 }  // namespace ortc::backends::cuda::codegen

@@ -323,7 +323,7 @@ KernelSource Finish(const KernelText& k, int64_t largest_index) {
       views += "  (void)" + p + "_;\n";
     } else {
       views += std::string("  ") + (in ? "const " : "") + type + "* __restrict__ " + p + " = (" +
-               (in ? "const " : "") + type + "*)" + p + "_;\n";
+               (in ? "const " : "") + type + "*)" + p + "_;\n  (void)" + p + ";\n";
     }
   };
   for (size_t i = 0; i < k.input_types.size(); ++i) add(k.input_types[i], true, i);
@@ -359,7 +359,9 @@ std::string Decompose(const std::string& index, const std::vector<int64_t>& dims
            "r /= " + Lit(dims[d]) + ";\n";
     }
   }
-  s += "    (void)" + prefix + "r;\n";
+  s += "    (void)" + prefix + "r;";
+  for (size_t d = 0; d < dims.size(); ++d) s += " (void)" + Var(prefix, d) + ";";
+  s += "\n";
   return s;
 }
 

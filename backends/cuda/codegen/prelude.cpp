@@ -15,6 +15,7 @@ std::string Prelude() {
 #define ORTC_DEV inline
 #endif
 
+typedef signed char ortc_i8;
 typedef unsigned char ortc_u8;
 typedef unsigned short ortc_u16;
 typedef unsigned int ortc_u32;
@@ -92,6 +93,9 @@ ORTC_DEV ortc_u16 ortc_f2bf(float f) {
 ORTC_DEV bool ortc_isnan(float v) { return v != v; }
 ORTC_DEV float ortc_max(float a, float b) { return ortc_isnan(a) || ortc_isnan(b) ? a + b : (a > b ? a : b); }
 ORTC_DEV float ortc_min(float a, float b) { return ortc_isnan(a) || ortc_isnan(b) ? a + b : (a < b ? a : b); }
+// Combiners for block reductions (a function name each).
+ORTC_DEV float ortc_add(float a, float b) { return a + b; }
+ORTC_DEV float ortc_mul(float a, float b) { return a * b; }
 ORTC_DEV float ortc_sigmoid(float v) {
   if (v >= 0.f) return 1.f / (1.f + expf(-v));
   const float e = expf(v);

@@ -1,14 +1,195 @@
-// Scaffold: no generator yet.
+// Reduction kernels: Reduce{Mean,Sum,Max,Min,Prod,L2,SumSquare} over any axes and the global
+// pools, one block per output element with a shared-memory tree reduction.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
 #include "cuda/codegen/emitters.h"
+#include "cuda/codegen/kernel_text.h"
 
 namespace ortc::backends::cuda::codegen {
-bool IsReductionOp(const std::string&) {
-  return false;
+namespace {
+
+// Which axes are reduced; `identity` when noop_with_empty_axes applies (output = input).
+struct Plan {
+  std::vector<bool> reduced;
+  bool identity = false;
+};
+
+Result<Plan> PlanOf(const OpDesc& op) {
+  const auto& d = op.inputs[0].dims;
+  const auto rank = static_cast<int64_t>(d.size());
+  Plan p;
+  const std::string& t = op.op_type;
+  if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
+    if (rank < 3) return NotImplemented(t + " needs [N, C, spatial...] input");
+    p.reduced.assign(d.size(), false);
+    for (size_t a = 2; a < d.size(); ++a) p.reduced[a] = true;
+    return p;
+  }
+  // Axes: an input since opset 18 (13 for ReduceSum), an attribute before.
+  const int input_since = t == "ReduceSum" ? 13 : 18;
+  std::vector<int64_t> axes;
+  if (op.since_version >= input_since) {
+    if (op.inputs.size() > 1 && op.inputs[1].dtype != 0) {
+      auto v = ConstantValues(op, 1);
+      if (!v) return NotImplemented(t + " with axes computed at run time is not supported");
+      for (double a : *v) axes.push_back(static_cast<int64_t>(a));
+    }
+  } else {
+    axes = IntsAttr(op, "axes");
+  }
+  if (axes.empty() && IntAttr(op, "noop_with_empty_axes", 0) != 0) {
+    p.identity = true;
+    return p;
+  }
+  p.reduced.assign(d.size(), axes.empty());
+  for (int64_t a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return InvalidArgument(t + ": axis out of range");
+    p.reduced[static_cast<size_t>(a)] = true;
+  }
+  return p;
 }
+
+struct Reducer {
+  std::string init, combine, accumulate;  // accumulate: statement using `acc` and `v`
+  std::string finish;                     // expression of `acc` (and the count)
+};
+
+Reducer ReducerOf(const std::string& t, int64_t count) {
+  const std::string n = FloatLiteral(static_cast<float>(count));
+  if (t == "ReduceMax" || t == "GlobalMaxPool")
+    return {FloatLiteral(-INFINITY), "ortc_max", "acc = ortc_max(acc, v);", "acc"};
+  if (t == "ReduceMin")
+    return {FloatLiteral(INFINITY), "ortc_min", "acc = ortc_min(acc, v);", "acc"};
+  if (t == "ReduceProd") return {"1.f", "ortc_mul", "acc *= v;", "acc"};
+  if (t == "ReduceL2") return {"0.f", "ortc_add", "acc += v * v;", "sqrtf(acc)"};
+  if (t == "ReduceSumSquare") return {"0.f", "ortc_add", "acc += v * v;", "acc"};
+  if (t == "ReduceMean" || t == "GlobalAveragePool")
+    return {"0.f", "ortc_add", "acc += v;", "acc / " + n};
+  return {"0.f", "ortc_add", "acc += v;", "acc"};  // ReduceSum
+}
+
+Result<KernelSource> EmitIdentity(const std::string& name, const OpDesc& op) {
+  const int64_t n = op.inputs[0].elements();
+  const std::string t = StorageCType(op.inputs[0].dtype);
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void " << name << "("
+    << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
+    << "  const " << t << "* __restrict__ in0 = (const " << t << "*)p0;\n"
+    << "  " << t << "* __restrict__ out0 = (" << t << "*)p" << op.inputs.size() << ";\n"
+    << "  for (ortc_i64 i = (ortc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < " << IntLiteral(n)
+    << "; i += (ortc_i64)gridDim.x * blockDim.x) out0[i] = in0[i];\n}\n";
+  KernelSource k;
+  k.name = name;
+  k.source = s.str();
+  k.num_inputs = static_cast<int>(op.inputs.size());
+  k.num_outputs = 1;
+  k.grid = {GridFor(n), 1, 1};
+  k.block = {kBlockSize, 1, 1};
+  return k;
+}
+
+// Offset expression of a linear index over `dims` (with input strides `strides`).
+std::string OffsetCode(const std::string& index, const std::vector<int64_t>& dims,
+                       const std::vector<int64_t>& strides, const std::string& prefix,
+                       const std::string& in, std::string* offset) {
+  std::ostringstream s;
+  s << in << "ortc_i64 " << prefix << "r = " << index << ";\n";
+  std::string o;
+  for (size_t k = dims.size(); k-- > 0;) {
+    s << in << "const ortc_i64 " << prefix << k << " = " << prefix << "r % " << IntLiteral(dims[k])
+      << ";\n";
+    if (k > 0) s << in << prefix << "r /= " << IntLiteral(dims[k]) << ";\n";
+    o += (o.empty() ? "" : " + ") + prefix + std::to_string(k) + " * " + IntLiteral(strides[k]);
+  }
+  *offset = o.empty() ? "0" : o;
+  return s.str();
+}
+
+}  // namespace
+
+bool IsReductionOp(const std::string& t) {
+  return t == "ReduceMean" || t == "ReduceSum" || t == "ReduceMax" || t == "ReduceMin" ||
+         t == "ReduceProd" || t == "ReduceL2" || t == "ReduceSumSquare" ||
+         t == "GlobalAveragePool" || t == "GlobalMaxPool";
+}
+
 std::string ReductionUnsupported(const OpDesc& op) {
-  return "no CUDA kernel generator for " + op.op_type;
+  const std::string& t = op.op_type;
+  if (!IsReductionOp(t)) return "no CUDA kernel generator for " + t;
+  if (op.inputs.empty() || op.outputs.empty()) return t + " without inputs or outputs";
+  if (!IsFloatType(op.inputs[0].dtype) || op.outputs[0].dtype != op.inputs[0].dtype)
+    return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
+  for (int64_t v : op.inputs[0].dims)
+    if (v < 0) return t + ": dynamic dimension";
+  auto plan = PlanOf(op);
+  if (!plan.ok()) return plan.status().message();
+  if (plan.value().identity) return "";
+  int64_t count = 1;
+  for (size_t a = 0; a < plan.value().reduced.size(); ++a)
+    if (plan.value().reduced[a]) count *= op.inputs[0].dims[a];
+  if (count == 0) return t + " over an empty axis is not supported";
+  return "";
 }
-Result<KernelSource> EmitReduction(const std::string&, const OpDesc& op) {
-  return NotImplemented(op.op_type);
+
+Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
+  if (std::string why = ReductionUnsupported(op); !why.empty()) return NotImplemented(why);
+  auto plan_or = PlanOf(op);
+  if (!plan_or.ok()) return plan_or.status();
+  const Plan& plan = plan_or.value();
+  if (plan.identity) return EmitIdentity(name, op);
+
+  // Kept and reduced axes with their input strides; outputs enumerate the kept axes in order
+  // (keepdims only inserts size-1 axes, which do not change the order of elements).
+  const auto& d = op.inputs[0].dims;
+  std::vector<int64_t> stride(d.size(), 1);
+  for (size_t k = d.size(); k-- > 1;) stride[k - 1] = stride[k] * d[k];
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  for (size_t a = 0; a < d.size(); ++a) {
+    (plan.reduced[a] ? red_dims : kept_dims).push_back(d[a]);
+    (plan.reduced[a] ? red_strides : kept_strides).push_back(stride[a]);
+  }
+  int64_t outputs = 1, count = 1;
+  for (int64_t v : kept_dims) outputs *= v;
+  for (int64_t v : red_dims) count *= v;
+  const Reducer r = ReducerOf(op.op_type, count);
+  const uint32_t block = RowBlockSize(count);
+  const int32_t dt = op.inputs[0].dtype;
+  const std::string st = StorageCType(dt);
+  const std::string in = "    ";
+
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void " << name << "("
+    << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
+    << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
+    << "  " << st << "* __restrict__ out0 = (" << st << "*)p" << op.inputs.size() << ";\n"
+    << "  __shared__ float red[" << block << "];\n"
+    << "  for (ortc_i64 o = blockIdx.x; o < " << IntLiteral(outputs) << "; o += gridDim.x) {\n";
+  std::string base, offset;
+  s << OffsetCode("o", kept_dims, kept_strides, "k", in, &base);
+  s << in << "const ortc_i64 base = " << base << ";\n"
+    << in << "float acc = " << r.init << ";\n"
+    << in << "for (ortc_i64 j = threadIdx.x; j < " << IntLiteral(count) << "; j += " << block
+    << "u) {\n"
+    << OffsetCode("j", red_dims, red_strides, "q", in + "  ", &offset) << in
+    << "  const float v = " << LoadExpr(dt, "in0[base + " + offset + "]") << ";\n"
+    << in << "  " << r.accumulate << "\n"
+    << in << "}\n"
+    << BlockReduceCode("acc", r.combine, block, in) << in
+    << "if (threadIdx.x == 0) out0[o] = " << StoreExpr(dt, r.finish) << ";\n"
+    << "  }\n}\n";
+
+  KernelSource k;
+  k.name = name;
+  k.source = s.str();
+  k.num_inputs = static_cast<int>(op.inputs.size());
+  k.num_outputs = 1;
+  k.grid = {static_cast<uint32_t>(std::clamp<int64_t>(outputs, 1, 65535)), 1, 1};
+  k.block = {block, 1, 1};
+  k.uses_block_sync = true;
+  return k;
 }
+
 }  // namespace ortc::backends::cuda::codegen

@@ -88,10 +88,10 @@ Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescript
   BackendVerdict v;
   v.backend = cuda_keys::kBackend;
   if (device.cuda_driver_version <= 0) {
+    // The plugin's reason reads "no CUDA driver found (libcuda.so.1: ...)"; other reasons
+    // (the plugin itself missing) are given as they are.
     const std::string& r = device.cuda_unavailable_reason;
-    return Unsupported(where, r.rfind("no CUDA driver found", 0) == 0
-                                  ? r
-                                  : "no CUDA driver found" + (r.empty() ? "" : " (" + r + ")"));
+    return Unsupported(where, r.empty() ? "no CUDA driver found" : r);
   }
   if (bin.min_driver > 0 && device.cuda_driver_version < bin.min_driver) {
     return Unsupported(where, "the binary needs CUDA driver " + DriverText(bin.min_driver) +

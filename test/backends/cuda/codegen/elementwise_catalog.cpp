@@ -169,6 +169,12 @@ std::vector<CatalogEntry> ElementwiseCatalog() {
   v.push_back(
       Entry("Where_i64", Op("Where", 16, {T(B, {3, 1}), T(I64, {5}), T(I64, s)}, {T(I64, s)})));
 
+  constexpr int32_t U8 = TensorProto::UINT8, I8 = TensorProto::INT8;
+  v.push_back(Entry("Where_u8", Op("Where", 16, {T(B, {3, 1}), T(U8, s), T(U8, {5})}, {T(U8, s)}),
+                    {{0, 1}, {0, 255}, {0, 255}}));
+  v.push_back(Entry("Identity_i8", Op("Identity", 16, {T(I8, s)}, {T(I8, s)}), {{-128, 127}}));
+  v.push_back(Entry("Identity_i64", Op("Identity", 16, {T(I64, s)}, {T(I64, s)})));
+
   // Cast between every pair of storage kinds that matter.
   struct C {
     int32_t from, to;
@@ -190,7 +196,11 @@ std::vector<CatalogEntry> ElementwiseCatalog() {
                                    {F, B, "f32_bool", {-1, 1}},
                                    {I32, B, "i32_bool", {-2, 2}},
                                    {B, I64, "bool_i64", {0, 1}},
-                                   {F, F, "f32_f32", {-3, 3}}}) {
+                                   {F, F, "f32_f32", {-3, 3}},
+                                   {F, TensorProto::INT8, "f32_i8", {-100, 100}},
+                                   {TensorProto::UINT8, F, "u8_f32", {0, 255}},
+                                   {TensorProto::INT8, I32, "i8_i32", {-128, 127}},
+                                   {I32, TensorProto::UINT8, "i32_u8", {0, 255}}}) {
     v.push_back(Entry(std::string("Cast_") + c.tag,
                       Op("Cast", 19, {T(c.from, s)}, {T(c.to, s)}, {AttrInt("to", c.to)}),
                       {c.range}));

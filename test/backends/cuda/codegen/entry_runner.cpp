@@ -50,6 +50,10 @@ double ReadRef(const Tensor& t, int64_t i) {
       return t.data<int32_t>()[i];
     case DataType::kInt64:
       return static_cast<double>(t.data<int64_t>()[i]);
+    case DataType::kInt8:
+      return t.data<int8_t>()[i];
+    case DataType::kUint8:
+      return t.data<uint8_t>()[i];
     default:
       return t.data<uint8_t>()[i] != 0;
   }
@@ -83,6 +87,10 @@ double ReadStorage(const std::string& bytes, int32_t dtype, int64_t i) {
       std::memcpy(&v, p, 8);
       return static_cast<double>(v);
     }
+    case TensorProto::INT8:
+      return static_cast<int8_t>(*p);
+    case TensorProto::UINT8:
+      return static_cast<uint8_t>(*p);
     default:
       return static_cast<uint8_t>(*p) != 0;
   }
@@ -120,6 +128,14 @@ void Put(Buffer& b, int32_t dtype, int64_t i, double v) {
       const auto x = static_cast<int64_t>(v);
       std::memcpy(p, &x, 8);
       b.ref.mutable_data<int64_t>()[i] = x;
+      return;
+    }
+    case TensorProto::INT8:
+    case TensorProto::UINT8: {
+      const auto x = dtype == TensorProto::INT8 ? static_cast<uint8_t>(static_cast<int8_t>(v))
+                                                : static_cast<uint8_t>(v);
+      *p = static_cast<char>(x);
+      static_cast<uint8_t*>(b.ref.mutable_raw())[i] = x;
       return;
     }
     default: {

@@ -76,8 +76,9 @@ Result<HostModule> HostModule::CompileText(const std::string& tu,
       return InvalidArgument("host compile of the generated kernels failed (" + src.string() +
                              "):\n" + ReadFile(log).substr(0, 8000));
     }
+    // The source stays next to the object, for reading a failing kernel.
+    fs::rename(src, dir / (std::string(hash) + ".cpp"), ec);
     fs::rename(out, so, ec);
-    fs::remove(src, ec);
     fs::remove(log, ec);
   }
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
