@@ -40,6 +40,11 @@ struct CompiledGraph {
   std::vector<bundle::TensorDescSpec> inputs, outputs;
   uint64_t arena_bytes = 0;
   std::map<std::string, int> stats;  // e.g. folded ops, fused patterns
+  // Named byte blobs stored beside the program (CUDA: cubins, PTX, kernel source), written as
+  // artefact sections of the binary; names are unique in a binary ("<graph>/sm_80.cubin").
+  std::vector<std::pair<std::string, std::string>> artefacts;
+  // key=value pairs appended to the EPContext node's notes (e.g. precision, layout).
+  std::vector<std::pair<std::string, std::string>> notes;
 };
 
 // What a backend records about its binaries (versions, targets) for the bin header and the

@@ -1,4 +1,5 @@
-// The CUDA capability table: ops of CNNs and transformers, float types, known ranks.
+// The CUDA capability table: library ops and views with their limits, then every op the
+// kernel generator covers (asked through codegen::Unsupported with the node's static shapes).
 // Shape arithmetic (Shape, ConstantOfShape, Range...) deliberately stays on the CPU: it is
 // host-side metadata and moving it to the device would only add copies.
 #include "cuda/capability.h"
@@ -6,6 +7,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "capability_table.h"
+#include "cuda/codegen/kernel_codegen.h"
+#include "cuda/op_desc.h"
 
 namespace ortc::backends::cuda {
 namespace {
@@ -13,77 +16,113 @@ namespace {
 using onnx::TensorProto;
 const std::vector<int32_t> kFloats = {TensorProto::FLOAT, TensorProto::FLOAT16,
                                       TensorProto::BFLOAT16};
-const std::vector<int32_t> kFloatsAndInts = {TensorProto::FLOAT, TensorProto::FLOAT16,
-                                             TensorProto::BFLOAT16, TensorProto::INT32,
-                                             TensorProto::INT64};
-const std::vector<int32_t> kAnyNumeric = {
-    TensorProto::FLOAT, TensorProto::FLOAT16, TensorProto::BFLOAT16, TensorProto::INT32,
-    TensorProto::INT64, TensorProto::INT8,    TensorProto::UINT8,    TensorProto::BOOL};
 
-std::string SpatialRank1To3(const graph::Graph& g, const graph::Node& n) {
-  const auto& shape = g.values[n.inputs[0]].info.shape;
-  if (shape.rank_known && (shape.dims.size() < 3 || shape.dims.size() > 5)) {
-    return n.op_type + " on rank " + std::to_string(shape.dims.size()) +
-           " input: only 1-D to 3-D spatial data is supported";
+bool IsConstant(const graph::Graph& g, int v) {
+  return v >= 0 && g.values[v].initializer >= 0;
+}
+
+std::vector<int64_t> Ints(const graph::Node& n, const std::string& name) {
+  const auto* a = FindAttribute(n, name);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::string ConvLimits(const graph::Graph& g, const graph::Node& n) {
+  const auto x = StaticDims(g.values[n.inputs[0]].info);
+  if (x.size() != 3 && x.size() != 4) {
+    return n.op_type + " on rank " + std::to_string(x.size()) +
+           " input: only 1-D and 2-D convolutions are lowered";
+  }
+  if (n.inputs.size() < 2 || !IsConstant(g, n.inputs[1]))
+    return n.op_type + " with a non-constant filter is not lowered";
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !IsConstant(g, n.inputs[2]))
+    return n.op_type + " with a non-constant bias is not lowered";
+  const std::string auto_pad = StringAttribute(n, "auto_pad", "NOTSET");
+  const size_t spatial = x.size() - 2;
+  if (n.op_type == "ConvTranspose") {
+    if (auto_pad != "NOTSET" && auto_pad != "VALID")
+      return "ConvTranspose with auto_pad " + auto_pad + " is not lowered";
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const auto w = StaticDims(g.values[n.inputs[1]].info);
+    const auto y = StaticDims(g.values[n.outputs[0]].info);
+    auto strides = Ints(n, "strides"), dilations = Ints(n, "dilations");
+    strides.resize(spatial, 1);
+    dilations.resize(spatial, 1);
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t total =
+          (y[2 + i] - 1) * strides[i] + (w[2 + i] - 1) * dilations[i] + 1 - x[2 + i];
+      if (total > 0 && total % 2 != 0)
+        return "Conv with auto_pad " + auto_pad + " needs asymmetric pads (cuDNN takes symmetric)";
+    }
+  }
+  const auto pads = Ints(n, "pads");
+  for (size_t i = 0; i < pads.size() / 2; ++i) {
+    if (pads[i] != pads[i + pads.size() / 2])
+      return n.op_type + " with asymmetric pads is not lowered (cuDNN takes symmetric pads)";
   }
   return "";
 }
 
-std::string ResizeModes(const graph::Graph&, const graph::Node& n) {
-  const std::string mode = StringAttribute(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") return "Resize mode '" + mode + "' is not supported";
-  const std::string ctm = StringAttribute(n, "coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize")
-    return "Resize coordinate mode tf_crop_and_resize is not supported";
-  if (IntAttribute(n, "antialias", 0) != 0) return "Resize with antialias is not supported";
-  return "";
-}
-
-std::string PadModes(const graph::Graph&, const graph::Node& n) {
-  const std::string mode = StringAttribute(n, "mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    return "Pad mode '" + mode + "' is not supported";
+std::string MatMulLimits(const graph::Graph& g, const graph::Node& n) {
+  const auto a = StaticDims(g.values[n.inputs[0]].info);
+  const auto b = StaticDims(g.values[n.inputs[1]].info);
+  const auto y = StaticDims(g.values[n.outputs[0]].info);
+  if (a.size() < 2 || b.size() < 2) return n.op_type + " with a 1-D operand is not lowered";
+  if (n.op_type == "Gemm") {
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const auto c = StaticDims(g.values[n.inputs[2]].info);
+      const int64_t m = y[0], nn = y[1];
+      const bool vec = (c == std::vector<int64_t>{nn} || c == std::vector<int64_t>{1, nn});
+      if (!(c == std::vector<int64_t>{m, nn}) && !(vec && IsConstant(g, n.inputs[2])))
+        return "Gemm with C of shape other than a constant [N] or [M, N] is not lowered";
+    }
+    return "";
   }
+  auto elements = [](const std::vector<int64_t>& d, size_t tail) {
+    int64_t e = 1;
+    for (size_t i = 0; i + tail < d.size(); ++i) e *= d[i];
+    return e;
+  };
+  const int64_t batch = elements(y, 2), ba = elements(a, 2), bb = elements(b, 2);
+  if ((ba != batch && ba != 1) || (bb != batch && bb != 1))
+    return "MatMul batch broadcasting other than 1-vs-N is not lowered";
   return "";
 }
 
-std::string PoolLimits(const graph::Graph& g, const graph::Node& n) {
-  if (IntAttribute(n, "storage_order", 0) != 0)
-    return "MaxPool with column-major storage_order is not supported";
-  if (n.outputs.size() > 1 && n.outputs[1] >= 0) return "MaxPool's Indices output is not supported";
-  return SpatialRank1To3(g, n);
+// BatchNormalization is taken when it folds into the Conv before it (constant parameters, the
+// Conv's output read by it alone), else when the generator has a kernel for it.
+std::string BatchNormLimits(const graph::Graph& g, const graph::Node& n) {
+  if (IntAttribute(n, "training_mode", 0) != 0) return "BatchNormalization in training mode";
+  bool params = n.inputs.size() == 5;
+  for (size_t i = 1; i < n.inputs.size(); ++i) params = params && IsConstant(g, n.inputs[i]);
+  const auto& x = g.values[n.inputs[0]];
+  if (params && x.producer >= 0 && x.consumers.size() == 1 && !x.is_graph_output &&
+      g.nodes[x.producer].op_type == "Conv" && g.nodes[x.producer].inputs.size() >= 2 &&
+      IsConstant(g, g.nodes[x.producer].inputs[1])) {
+    return "";
+  }
+  if (!codegen::HasKernel("BatchNormalization"))
+    return "BatchNormalization that does not fold into a Conv (no kernel generator yet)";
+  auto desc = OpDescFromNode(g, n);
+  return desc.ok() ? codegen::Unsupported(*desc) : desc.status().message();
+}
+
+std::string DropoutLimits(const graph::Graph& g, const graph::Node& n) {
+  if (n.outputs.size() > 1 && n.outputs[1] >= 0) return "Dropout's mask output is not lowered";
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !IsConstant(g, n.inputs[2]))
+    return "Dropout with a run-time training_mode is not lowered";
+  return "";
 }
 
 CapabilityTable BuildTable() {
   CapabilityTable t;
   t.RequireKnownRanks(true);
-  const OpCapability floats{.dtypes = kFloats};
-  t.Add({"Conv", "ConvTranspose"}, OpCapability{.dtypes = kFloats, .check = SpatialRank1To3});
-  t.Add({"MatMul", "Gemm", "BatchNormalization", "LayerNormalization", "InstanceNormalization",
-         "Softmax", "LogSoftmax", "GlobalAveragePool", "GlobalMaxPool"},
-        floats);
-  t.Add({"MaxPool", "AveragePool"}, OpCapability{.dtypes = kFloats, .check = PoolLimits});
-  // Elementwise math and activations: fused into generated kernels.
-  t.Add({"Relu",  "LeakyRelu", "Sigmoid",    "Tanh",     "HardSigmoid", "HardSwish", "Gelu",
-         "Elu",   "Selu",      "Softplus",   "Softsign", "PRelu",       "Erf",       "Exp",
-         "Log",   "Sqrt",      "Reciprocal", "Sin",      "Cos",         "Floor",     "Ceil",
-         "Round", "Clip",      "Pow",        "Mish"},
-        floats);
-  t.Add({"Add", "Sub", "Mul", "Div", "Abs", "Neg", "Min", "Max", "Sign"},
-        OpCapability{.dtypes = kFloatsAndInts});
-  t.Add({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"},
-        OpCapability{.dtypes = kFloatsAndInts});
-  t.Add({"Where", "Not", "And", "Or", "Cast", "Identity", "Dropout"},
-        OpCapability{.dtypes = kAnyNumeric});
-  t.Add({"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
-         "ReduceSumSquare"},
-        floats);
-  // Data movement.
-  t.Add({"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
-         "Split", "Expand", "Tile", "DepthToSpace", "SpaceToDepth"},
-        OpCapability{.dtypes = kAnyNumeric});
-  t.Add({"Resize"}, OpCapability{.dtypes = kFloats, .check = ResizeModes});
-  t.Add({"Pad"}, OpCapability{.dtypes = kFloats, .check = PadModes});
+  t.Add({"Conv", "ConvTranspose"}, OpCapability{.dtypes = kFloats, .check = ConvLimits});
+  t.Add({"MatMul", "Gemm"}, OpCapability{.dtypes = kFloats, .check = MatMulLimits});
+  t.Add({"BatchNormalization"}, OpCapability{.dtypes = kFloats, .check = BatchNormLimits});
+  // Views: an alias of the input's bytes (a copy when the view is a graph output).
+  t.Add({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}, OpCapability{});
+  t.Add({"Dropout"}, OpCapability{.check = DropoutLimits});
   return t;
 }
 
@@ -100,31 +139,50 @@ bool IsShapeVector(const graph::Graph& g, const graph::Node& node) {
          (!node.outputs.empty() && is_int_vector(node.outputs[0]));
 }
 
-class Cuda final : public Backend {
- public:
-  std::string_view name() const override { return "cuda"; }
-  std::string_view ep_source() const override { return "ortc.cuda"; }
-  std::string_view status_line() const override {
-    return "capability table only: decides placement; code generation comes with the CUDA backend";
-  }
-  NodeSupport Supports(const graph::Graph& g, const graph::Node& node) const override {
-    static const CapabilityTable table = BuildTable();
-    if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "ConstantOfShape" ||
-                                node.op_type == "Range" || node.op_type == "Size")) {
-      return NodeSupport::No("shape arithmetic stays on the CPU");
+// "" when every input and output has a static shape, else the refusal naming the first
+// dynamic dimension.
+std::string DynamicShape(const graph::Graph& g, const graph::Node& node) {
+  for (const auto& list : {node.inputs, node.outputs}) {
+    for (int v : list) {
+      if (v < 0) continue;
+      const auto& shape = g.values[v].info.shape;
+      if (!shape.rank_known) continue;  // the table's rank rule reports it
+      for (const auto& d : shape.dims) {
+        if (d.known()) continue;
+        return "dynamic shape (dim '" + (d.symbol.empty() ? std::string("?") : d.symbol) +
+               "'): CUDA kernels are specialized to static shapes; fix it with --input-shape";
+      }
     }
-    if (table.Has(node.op_type) && IsShapeVector(g, node)) {
-      return NodeSupport::No("shape arithmetic (1-D integer tensor) stays on the CPU");
-    }
-    return table.Check(g, node);
   }
-};
+  return "";
+}
 
 }  // namespace
 
-const Backend& CudaBackend() {
-  static const Cuda backend;
-  return backend;
+NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
+  static const CapabilityTable table = BuildTable();
+  if (!node.domain.empty())
+    return NodeSupport::No("op " + node.domain + "." + node.op_type + " is not supported");
+  if (node.op_type == "Shape" || node.op_type == "ConstantOfShape" || node.op_type == "Range" ||
+      node.op_type == "Size") {
+    return NodeSupport::No("shape arithmetic stays on the CPU");
+  }
+  const bool generated = codegen::HasKernel(node.op_type);
+  if (!table.Has(node.op_type) && !generated)
+    return NodeSupport::No("op " + node.op_type + " is not supported");
+  if (IsShapeVector(g, node))
+    return NodeSupport::No("shape arithmetic (1-D integer tensor) stays on the CPU");
+  if (node.has_subgraphs) return NodeSupport::No("nodes with subgraphs run on the CPU");
+  if (std::string why = DynamicShape(g, node); !why.empty()) return NodeSupport::No(why);
+  if (table.Has(node.op_type)) return table.Check(g, node);
+  for (int v : node.inputs) {
+    if (v >= 0 && !g.values[v].info.shape.rank_known)
+      return NodeSupport::No("input " + g.values[v].name + " has an unknown rank");
+  }
+  auto desc = OpDescFromNode(g, node);
+  if (!desc.ok()) return NodeSupport::No(desc.status().message());
+  if (std::string why = codegen::Unsupported(*desc); !why.empty()) return NodeSupport::No(why);
+  return NodeSupport::Yes();
 }
 
 }  // namespace ortc::backends::cuda

@@ -22,6 +22,9 @@ struct CompileArgs {
   std::string eps = "cpu";
   std::string output;
   std::vector<std::string> provider_options;
+  std::vector<std::string> input_shapes;
+  std::string precision;    // cuda:precision
+  std::string target_arch;  // cuda:target_arch
   bool json = false;
   bool quiet = false;
 };
@@ -139,6 +142,13 @@ int Run(CompileArgs& args) {
   o.output = args.output;
   Status s = ParseProviderOptions(args.provider_options, &o.provider_options);
   if (!s.ok()) return Fail(args, s);
+  // --precision and --target-arch are shorthands for CUDA provider options.
+  if (!args.precision.empty()) o.provider_options["cuda"]["precision"] = args.precision;
+  if (!args.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = args.target_arch;
+  for (const auto& text : args.input_shapes) {
+    s = graph::ParseInputShape(text, &o.input_shapes);
+    if (!s.ok()) return Fail(args, s);
+  }
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
   o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
@@ -196,6 +206,16 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                 "Fail instead of replacing existing outputs");
   cmd->add_option("--provider-option", args->provider_options,
                   "Backend option, as backend:key=value (repeatable)");
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable): CUDA kernels are "
+                  "specialized to static shapes");
+  cmd->add_option("--precision", args->precision,
+                  "CUDA precision of weights and activations: fp32 (default), fp16 or bf16 "
+                  "(inputs and outputs keep the model's types; accumulation stays fp32)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option("--target-arch", args->target_arch,
+                  "CUDA architectures to build cubins for, comma-separated (default "
+                  "sm_80,sm_86,sm_89,sm_90); PTX of the newest is added for newer GPUs");
   cmd->add_option("--max-partitions", o.max_partitions,
                   "Fail when a backend would get more than N groups")
       ->check(CLI::NonNegativeNumber);
@@ -207,6 +227,7 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "model_cpu.bin\n"
       "  ortc compile model.onnx -o out/ --json         # into out/, report for CI\n"
       "  ortc compile model.onnx --embed-mode 1         # one self-contained model_ctx.onnx\n"
+      "  ortc compile model.onnx --ep cuda,cpu --input-shape x=1x3x224x224 --precision fp16\n"
       "  ortc compile model.onnx --external-initializers-file weights.data\n"
       "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +

@@ -9,6 +9,27 @@
 namespace ortc::cli {
 namespace {
 
+void PrintCudaProgram(const nlohmann::json& c, const std::string& indent) {
+  if (c.contains("error")) {
+    std::cout << indent << "cuda program: " << c["error"].get<std::string>() << "\n";
+    return;
+  }
+  std::cout << indent << "cuda: " << c["precision"].get<std::string>() << ", conv layout "
+            << c["conv_layout"].get<std::string>() << ", " << c["step_count"] << " steps (";
+  bool first = true;
+  for (const auto& [kind, n] : c["steps"].items()) {
+    std::cout << (first ? "" : ", ") << kind << " " << n;
+    first = false;
+  }
+  std::cout << "), " << c["kernels"].size() << " kernels, workspace "
+            << partition::FormatBytes(c["workspace_bytes"].get<int64_t>()) << "\n";
+  for (const auto& m : c["modules"]) {
+    std::cout << indent << "  module " << m["target"].get<std::string>() << " ("
+              << m["kind"].get<std::string>() << ") "
+              << partition::FormatBytes(m["bytes"].get<int64_t>()) << "\n";
+  }
+}
+
 void PrintBinary(const nlohmann::json& j, const std::string& indent) {
   std::cout << indent << "format " << j["format"].get<std::string>() << ", backend "
             << j["backend"].get<std::string>() << ", producer " << j["producer"].get<std::string>()
@@ -32,6 +53,7 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
     std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"]
               << " weights (" << partition::FormatBytes(g["weight_bytes"].get<int64_t>())
               << "), arena " << partition::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
+    if (g.contains("cuda")) PrintCudaProgram(g["cuda"], indent + "    ");
     for (const char* side : {"inputs", "outputs"}) {
       std::cout << indent << "    " << side << ":";
       for (const auto& d : g[side]) {

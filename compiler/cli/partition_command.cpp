@@ -20,6 +20,7 @@ struct PartitionArgs {
   std::string eps = "cpu";
   bool json = false;
   int max_partitions = 0;
+  std::vector<std::string> input_shapes;
 };
 
 std::string BackendHelp() {
@@ -59,7 +60,12 @@ int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* repor
 int Run(const PartitionArgs& args) {
   auto backends = ParseBackends(args.eps);
   if (!backends.ok()) return Fail(args, backends.status());
-  auto model = graph::LoadModelFromFile(args.model);
+  graph::LoadOptions load;
+  for (const auto& text : args.input_shapes) {
+    Status s = graph::ParseInputShape(text, &load.input_shapes);
+    if (!s.ok()) return Fail(args, s);
+  }
+  auto model = graph::LoadModelFromFile(args.model, load);
   if (!model.ok()) return Fail(args, model.status());
   for (const auto& w : (*model)->warnings) spdlog::debug("{}", w);
   const auto partition = partition::PartitionGraph((*model)->graph, *backends);
@@ -90,10 +96,14 @@ void AddPartitionCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-partitions", args->max_partitions,
                   "Fail when any backend would get more than N groups (0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable); CUDA takes only "
+                  "nodes with static shapes");
   cmd->footer(
       "\n" + BackendHelp() +
       "\n\nExamples:\n"
       "  ortc partition model.onnx --ep cuda,cpu\n"
+      "  ortc partition model.onnx --ep cuda,cpu --input-shape x=1x3x224x224\n"
       "  ortc partition model.onnx --ep cuda --json > partition.json\n"
       "  ortc partition model.onnx --ep cuda --max-partitions 1   # fail if CUDA is split\n\n" +
       kExitCodeHelp);

@@ -103,7 +103,9 @@ Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Back
 Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Backend*>& order,
                   ModelJob* job, std::map<std::string, double>* seconds) {
   auto t = Clock::now();
-  auto loaded = graph::LoadModelFromFile(job->source);
+  graph::LoadOptions load;
+  load.input_shapes = o.input_shapes;
+  auto loaded = graph::LoadModelFromFile(job->source, load);
   if (!loaded.ok()) return loaded.status();
   job->model = std::move(loaded).value();
   if (HasEpContextNodes(*job->model)) {
@@ -240,6 +242,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         auto compiled = b->Compile(model, sg, opts);
         if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
         for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
+        for (auto& [name, bytes] : compiled->artefacts) {
+          // 256 B: GPU copies and module loads read artefacts in place.
+          (*writer)->AddArtefact(name, std::move(bytes), 256);
+        }
+        std::string graph_notes;
+        for (const auto& [k, v] : compiled->notes) graph_notes += ";" + k + "=" + v;
         bundle::GraphSpec spec{
             sg.name, compiled->inputs,     compiled->outputs, std::move(compiled->program),
             {},      compiled->arena_bytes};
@@ -267,6 +275,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         node.partition_name = sg.name;
         node.source = std::string(b->ep_source());
         node.max_size = static_cast<int64_t>(spec.arena_bytes);
+        node.notes = graph_notes;  // the binary's content id is prepended once it is known
         job.ep_nodes[gi] = std::move(node);
         (*writer)->AddGraph(std::move(spec));
         first = false;
@@ -292,7 +301,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       for (size_t gi = 0; gi < job.partition.groups.size(); ++gi) {
         auto& ep = job.ep_nodes[gi];
         if (job.partition.groups[gi].backend != b || !ep) continue;
-        ep->notes = notes;
+        ep->notes = notes + ep->notes;
         if (payload && ep->main_context == 1) ep->ep_cache_context = *payload;
       }
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "graph/input_shapes.h"
 #include "ortc/status.h"
 
 namespace ortc::compile {
@@ -31,6 +32,8 @@ struct CompileOptions {
   bool error_if_output_exists = false;
   std::map<std::string, backends::ProviderOptions> provider_options;  // backend -> options
   int max_partitions = 0;
+  // --input-shape: fixed shapes for graph inputs, applied to every model before shape inference.
+  graph::InputShapes input_shapes;
   // Called as work progresses: phase name, done and total units (bytes while writing).
   std::function<void(const std::string& phase, int64_t done, int64_t total)> progress;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/input_shapes.h"
 #include "ortc/status.h"
 
 namespace ortc::graph {
@@ -33,6 +34,8 @@ struct LoadOptions {
   // session.model_external_initializers_file_folder_path). Ignored for file loads.
   std::filesystem::path external_data_dir;
   bool infer_shapes = true;
+  // Fixed shapes for graph inputs (--input-shape), applied before shape inference.
+  InputShapes input_shapes;
 };
 
 Result<std::unique_ptr<Model>> LoadModelFromFile(const std::filesystem::path& path,

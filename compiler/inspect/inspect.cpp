@@ -9,6 +9,7 @@
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
 #include "graph/graph.h"
+#include "inspect/cuda_program.h"
 
 namespace ortc::inspect {
 namespace {
@@ -94,6 +95,7 @@ nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
     referenced_bytes += graph_bytes;
     jg["weights"] = g->weights() ? g->weights()->size() : 0;
     jg["weight_bytes"] = graph_bytes;
+    if (m.backend()->str() == "cuda") jg["cuda"] = DescribeCudaProgram(bin.ProgramBytes(*g));
     j["graphs"].push_back(jg);
   }
   j["weights"] = {{"stored", m.weights()->size()},
@@ -161,6 +163,9 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
                {"hardware_architecture", ep->hardware_architecture},
                {"max_size", ep->max_size},
                {"content_id", format::NotesValue(ep->notes, "content_id")}});
+    for (const char* key : {"precision", "layout"}) {
+      if (std::string v = format::NotesValue(ep->notes, key); !v.empty()) jn[key] = v;
+    }
     std::shared_ptr<const format::ContextBinary> bin;
     std::string status = "ok";
     if (ep->embed_mode == 1 && ep->main_context == 1) {

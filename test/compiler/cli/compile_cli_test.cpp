@@ -225,10 +225,11 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(r.out, Catch::Contains("no node was compiled"));
     CHECK(FilesIn(dir.path()) == std::vector<std::string>{"empty.onnx", "m.onnx"});
   }
-  SECTION("a backend that cannot compile yet") {
+  SECTION("the CUDA backend compiles a static model on its own") {
     auto r = RunOrtc("compile " + model + " --ep cuda --json");
-    CHECK(r.exit_code == 4);
-    CHECK_THAT(r.out, Catch::Contains("cannot compile yet"));
+    CHECK(r.exit_code == 0);
+    CHECK(std::filesystem::exists(dir / "m_cuda.bin"));
+    CHECK_FALSE(std::filesystem::exists(dir / "m_cpu.bin"));  // cpu was not named in --ep
   }
   SECTION("bad provider option") {
     auto r = RunOrtc("compile " + model + " --provider-option cpu-threads --json");

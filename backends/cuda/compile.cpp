@@ -1,0 +1,85 @@
+// The CUDA compile pipeline for one graph: fold -> BN into Conv -> precision -> lower ->
+// generate kernels -> NVRTC -> memory plan -> program + artefacts.
+#include "cuda/compile.h"
+
+#include "cpu/packing.h"
+#include "cuda/kernels.h"
+#include "cuda/lowering.h"
+#include "cuda/op_desc.h"
+#include "cuda/program_writer.h"
+#include "cuda/toolchain/nvrtc.h"
+#include "lowering/constant_folding.h"
+
+namespace ortc::backends::cuda {
+namespace {
+
+bundle::TensorDescSpec Desc(const lowering::IrValue& v) {
+  return {v.name, v.info.dtype, StaticDims(v.info), {}};
+}
+
+}  // namespace
+
+Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph& sg,
+                                      const CudaOptions& options) {
+  auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
+  if (!ir.ok()) return ir.status();
+  for (const auto& v : ir->values) {
+    if (v.kind != lowering::ValueKind::kWeight && !v.info.shape.is_static()) {
+      return InvalidArgument("value " + v.name + " has shape " + v.info.shape.ToString() +
+                             ": CUDA kernels need static shapes; fix them with --input-shape");
+    }
+  }
+  PlannedGraph out;
+  // Descriptors keep the model's types (the program casts at its boundary).
+  for (int v : ir->inputs) out.inputs.push_back(Desc(ir->values[v]));
+  for (int v : ir->outputs) out.outputs.push_back(Desc(ir->values[v]));
+  auto folded = lowering::FoldConstants(&ir.value());
+  if (!folded.ok()) return folded.status();
+  auto bn = cpu::FoldBatchNormIntoConv(&ir.value());
+  if (!bn.ok()) return bn.status();
+  ir->Compact();
+  ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
+  auto plan = LowerToPlan(*ir, options, &out.stats);
+  if (!plan.ok()) return plan.status();
+  out.plan = std::move(plan).value();
+  ORTC_RETURN_IF_ERROR(GenerateKernels(&out.plan, &out.kernels));
+  FinalizePlan(&out.plan);
+  out.stats["folded_ops"] += folded->folded_ops;
+  out.stats["batchnorms_folded"] += *bn;
+  out.stats["kernels"] += static_cast<int>(out.kernels.size());
+  out.stats["steps"] += static_cast<int>(out.plan.steps.size());
+  return out;
+}
+
+Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgraph& sg,
+                                          const CudaOptions& options) {
+  auto planned = PlanCudaSubgraph(model, sg, options);
+  if (!planned.ok()) return planned.status();
+  Plan& plan = planned->plan;
+  CompiledGraph out;
+  if (!planned->kernels.empty()) {
+    const std::string source = codegen::TranslationUnit(planned->kernels);
+    auto images = toolchain::CompileModule(source, options.cubin_archs, options.ptx_arch);
+    if (!images.ok()) return images.status().WithContext("NVRTC compile of " + sg.name);
+    for (auto& image : *images) {
+      const std::string name = sg.name + "/" + image.target + (image.is_ptx ? ".ptx" : ".cubin");
+      plan.modules.push_back({image.target,
+                              image.is_ptx ? fb::ModuleKind::Ptx : fb::ModuleKind::Cubin, name,
+                              image.bytes.size()});
+      out.artefacts.push_back({name, std::move(image.bytes)});
+    }
+    plan.source_artefact = sg.name + "/kernels.cu";
+    out.artefacts.push_back({plan.source_artefact, source});
+  }
+  out.stats = std::move(planned->stats);
+  out.inputs = std::move(planned->inputs);
+  out.outputs = std::move(planned->outputs);
+  out.program = SerializeProgram(plan);
+  out.weights = std::move(plan.weights);
+  out.arena_bytes = plan.arena_bytes;
+  out.notes = {{"precision", PrecisionName(options.precision)},
+               {"layout", plan.conv_layout == fb::TensorLayout::NHWC ? "nhwc" : "nchw"}};
+  return out;
+}
+
+}  // namespace ortc::backends::cuda

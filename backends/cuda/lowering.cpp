@@ -1,0 +1,496 @@
+// Units -> plan: buffers (inputs, outputs, weights, arena, aliases), library-call steps,
+// kernel requests, and the NHWC layout of reduced-precision convolutions.
+#include "cuda/lowering.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+
+#include "cuda/op_desc.h"
+#include "cuda/packing.h"
+#include "graph/graph.h"
+
+namespace ortc::backends::cuda {
+namespace {
+
+using lowering::IrOp;
+using lowering::SubgraphIr;
+using lowering::ValueKind;
+
+int64_t Elements(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+uint64_t Bytes(int32_t dtype, const std::vector<int64_t>& dims) {
+  return static_cast<uint64_t>((Elements(dims) * graph::DataTypeBits(dtype) + 7) / 8);
+}
+
+const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
+
+class Lowerer {
+ public:
+  Lowerer(const SubgraphIr& ir, const CudaOptions& o) : ir_(ir), o_(o) {
+    nchw_.assign(ir.values.size(), -1);
+    nhwc_.assign(ir.values.size(), -1);
+    plan_.graph = ir.name;
+    plan_.precision = o.precision == Precision::kFp16   ? fb::Precision::FP16
+                      : o.precision == Precision::kBf16 ? fb::Precision::BF16
+                                                        : fb::Precision::FP32;
+    nhwc_convs_ = o.precision != Precision::kFp32;
+    plan_.conv_layout = nhwc_convs_ ? fb::TensorLayout::NHWC : fb::TensorLayout::NCHW;
+  }
+
+  Result<Plan> Run(const std::vector<Unit>& units, std::map<std::string, int>* stats) {
+    for (size_t i = 0; i < ir_.inputs.size(); ++i) plan_.inputs.push_back(Buffer(ir_.inputs[i]));
+    for (size_t i = 0; i < ir_.outputs.size(); ++i) plan_.outputs.push_back(Buffer(ir_.outputs[i]));
+    for (const auto& u : units) {
+      switch (u.kind) {
+        case Unit::kConv:
+          ORTC_RETURN_IF_ERROR(Conv(u));
+          (*stats)["conv_calls"]++;
+          break;
+        case Unit::kGemm:
+          ORTC_RETURN_IF_ERROR(Gemm(u));
+          (*stats)["gemm_calls"]++;
+          break;
+        case Unit::kFused:
+          ORTC_RETURN_IF_ERROR(Fused(u));
+          (*stats)["fused_kernels"]++;
+          (*stats)["fused_ops"] += static_cast<int>(u.ops.size());
+          break;
+        case Unit::kView:
+          View(u);
+          (*stats)["views"]++;
+          break;
+        case Unit::kOp:
+          ORTC_RETURN_IF_ERROR(Op(u));
+          (*stats)["op_kernels"]++;
+          break;
+      }
+    }
+    (*stats)["layout_transposes"] += transposes_;
+    (*stats)["nhwc_fused_kernels"] += nhwc_groups_;
+    bool library = false;
+    for (const auto& s : plan_.steps)
+      library = library || s.kind == StepKind::kConv || s.kind == StepKind::kGemm;
+    plan_.workspace_bytes = library ? static_cast<uint64_t>(o_.workspace_bytes) : 0;
+    return std::move(plan_);
+  }
+
+ private:
+  // The buffer holding value v in its own (NCHW / plain) layout.
+  int Buffer(int v) {
+    if (nchw_[v] >= 0) return nchw_[v];
+    if (nhwc_[v] >= 0) return nchw_[v] = Transpose(v, nhwc_[v], kToNchw, fb::TensorLayout::NCHW);
+    const auto& value = ir_.values[v];
+    PlanBuffer b;
+    b.name = value.name;
+    b.dtype = value.info.dtype;
+    b.dims = StaticDims(value.info);
+    b.byte_size = Bytes(b.dtype, b.dims);
+    b.layout = b.dims.size() == 4 ? fb::TensorLayout::NCHW : fb::TensorLayout::Plain;
+    switch (value.kind) {
+      case ValueKind::kInput:
+        b.kind = fb::BufferKind::Input;
+        b.io_index = Index(ir_.inputs, v);
+        break;
+      case ValueKind::kOutput:
+        b.kind = fb::BufferKind::Output;
+        b.io_index = Index(ir_.outputs, v);
+        break;
+      case ValueKind::kWeight:
+        b.kind = fb::BufferKind::Weight;
+        b.weight_slot = AddWeight(value, b.dims, value.layout, *value.bytes);
+        break;
+      default:
+        b.kind = fb::BufferKind::Arena;
+    }
+    plan_.buffers.push_back(std::move(b));
+    return nchw_[v] = static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  // The buffer holding 4-D value v as NHWC (a transposed copy made once, when needed).
+  int NhwcBuffer(int v) {
+    if (nhwc_[v] >= 0) return nhwc_[v];
+    return nhwc_[v] = Transpose(v, Buffer(v), kToNhwc, fb::TensorLayout::NHWC);
+  }
+
+  // A new arena buffer for 4-D value v in `layout` (dims stay logical NCHW).
+  int NewLayoutBuffer(int v, fb::TensorLayout layout) {
+    const auto& value = ir_.values[v];
+    PlanBuffer b;
+    b.name = value.name + (layout == fb::TensorLayout::NHWC ? ".nhwc" : ".nchw");
+    b.dtype = value.info.dtype;
+    b.dims = StaticDims(value.info);
+    b.byte_size = Bytes(b.dtype, b.dims);
+    b.layout = layout;
+    plan_.buffers.push_back(std::move(b));
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  int Transpose(int v, int from, const std::vector<int64_t>& perm, fb::TensorLayout to,
+                int into = -1) {
+    const int dst = into >= 0 ? into : NewLayoutBuffer(v, to);
+    codegen::OpDesc d;
+    d.op_type = "Transpose";
+    d.since_version = 13;
+    onnx::AttributeProto a;
+    a.set_name("perm");
+    a.set_type(onnx::AttributeProto::INTS);
+    for (int64_t p : perm) a.add_ints(p);
+    d.attributes.push_back(a);
+    std::vector<int64_t> in = plan_.buffers[from].dims, out(4);
+    if (plan_.buffers[from].layout == fb::TensorLayout::NHWC) in = {in[0], in[2], in[3], in[1]};
+    for (int i = 0; i < 4; ++i) out[i] = in[perm[i]];
+    d.inputs.push_back({plan_.buffers[from].dtype, in});
+    d.outputs.push_back({plan_.buffers[from].dtype, out});
+    d.constants.push_back(std::nullopt);
+    PlanStep s;
+    s.name = ir_.values[v].name + (to == fb::TensorLayout::NHWC ? ".to_nhwc" : ".to_nchw");
+    s.kind = StepKind::kLaunch;
+    s.launch.op = std::move(d);
+    s.launch.inputs = {from};
+    s.launch.outputs = {dst};
+    plan_.steps.push_back(std::move(s));
+    transposes_++;
+    return dst;
+  }
+
+  int AddWeight(const lowering::IrValue& value, const std::vector<int64_t>& dims,
+                const std::string& layout, const bundle::ByteSource& bytes) {
+    bundle::WeightSpec w;
+    w.dtype = value.info.dtype;
+    w.dims = dims;
+    w.layout = layout;
+    w.alignment = 256;
+    w.bytes = bytes;
+    plan_.weights.push_back(std::move(w));
+    return static_cast<int>(plan_.weights.size()) - 1;
+  }
+
+  static int Index(const std::vector<int>& list, int v) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == v) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  std::vector<std::string> Sources(const Unit& u) const {
+    std::vector<std::string> names;
+    for (int k : u.ops) names.push_back(ir_.ops[k].name);
+    return names;
+  }
+
+  // A weight as a 1-D vector (bias) buffer.
+  int VectorWeight(int v) {
+    const auto& value = ir_.values[v];
+    PlanBuffer b;
+    b.name = value.name;
+    b.kind = fb::BufferKind::Weight;
+    b.dtype = value.info.dtype;
+    b.dims = {Elements(StaticDims(value.info))};
+    b.byte_size = Bytes(b.dtype, b.dims);
+    b.weight_slot = AddWeight(value, b.dims, "plain", *value.bytes);
+    plan_.buffers.push_back(std::move(b));
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  static std::vector<int64_t> Ints(const IrOp& op, const std::string& name,
+                                   std::vector<int64_t> fallback) {
+    const auto* a = op.Attr(name);
+    if (!a || a->ints_size() == 0) return fallback;
+    return {a->ints().begin(), a->ints().end()};
+  }
+
+  Status Conv(const Unit& u) {
+    const IrOp& op = ir_.ops[u.ops[0]];
+    PlanStep s;
+    s.name = op.name;
+    s.sources = Sources(u);
+    s.kind = StepKind::kConv;
+    PlanConv& c = s.conv;
+    const int x = op.inputs[0], w = op.inputs[1];
+    c.x_dims = StaticDims(ir_.values[x].info);
+    c.w_dims = StaticDims(ir_.values[w].info);
+    c.y_dims = StaticDims(ir_.values[u.out].info);
+    const size_t spatial = c.x_dims.size() - 2;
+    c.transposed = op.op_type == "ConvTranspose";
+    c.group = op.IntAttr("group", 1);
+    c.strides = Ints(op, "strides", std::vector<int64_t>(spatial, 1));
+    c.dilations = Ints(op, "dilations", std::vector<int64_t>(spatial, 1));
+    c.pads = Ints(op, "pads", std::vector<int64_t>(2 * spatial, 0));
+    const std::string auto_pad = op.Attr("auto_pad") ? op.Attr("auto_pad")->s() : "NOTSET";
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      for (size_t i = 0; i < spatial; ++i) {
+        const int64_t in = c.x_dims[2 + i], k = c.w_dims[2 + i];
+        const int64_t total = c.transposed
+                                  ? 0
+                                  : std::max<int64_t>(0, (c.y_dims[2 + i] - 1) * c.strides[i] +
+                                                             (k - 1) * c.dilations[i] + 1 - in);
+        c.pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        c.pads[spatial + i] = total - c.pads[i];
+      }
+    } else if (auto_pad == "VALID") {
+      c.pads.assign(2 * spatial, 0);
+    }
+    for (size_t i = 0; i < spatial; ++i) {
+      if (c.pads[i] != c.pads[spatial + i])
+        return NotImplemented("node " + op.name + ": asymmetric convolution pads");
+    }
+    c.activation = u.activation;
+    c.alpha2 = u.z >= 0 ? 1.0f : 0.0f;
+    c.compute_dtype = onnx::TensorProto::FLOAT;
+    const bool nhwc = nhwc_convs_ && c.x_dims.size() == 4;
+    c.layout = nhwc ? fb::TensorLayout::NHWC : fb::TensorLayout::NCHW;
+    if (u.bias >= 0) c.bias = VectorWeight(u.bias);
+    if (nhwc) {
+      c.x = NhwcBuffer(x);
+      if (u.z >= 0) c.z = NhwcBuffer(u.z);
+      c.w = PackedFilter(w);
+      c.y = NewLayoutBuffer(u.out, fb::TensorLayout::NHWC);
+      const int y = nhwc_[u.out] = c.y;
+      plan_.steps.push_back(std::move(s));
+      // A program output is NCHW: transposed straight into the output buffer.
+      if (ir_.values[u.out].kind == ValueKind::kOutput)
+        Transpose(u.out, y, kToNchw, fb::TensorLayout::NCHW, Buffer(u.out));
+      return Status::Ok();
+    }
+    c.x = Buffer(x);
+    if (u.z >= 0) c.z = Buffer(u.z);
+    c.w = Buffer(w);
+    c.y = Buffer(u.out);
+    plan_.steps.push_back(std::move(s));
+    return Status::Ok();
+  }
+
+  // KCRS filter repacked KRSC for NHWC convolutions.
+  int PackedFilter(int w) {
+    const auto& value = ir_.values[w];
+    PlanBuffer b;
+    b.name = value.name + ".krsc";
+    b.kind = fb::BufferKind::Weight;
+    b.dtype = value.info.dtype;
+    b.dims = StaticDims(value.info);
+    b.byte_size = Bytes(b.dtype, b.dims);
+    b.layout = fb::TensorLayout::NHWC;
+    auto all = value.bytes->ReadAll();
+    std::string packed =
+        all.ok() ? PackFilterKcrsToKrsc(**all, b.dims,
+                                        static_cast<int>(graph::DataTypeBits(b.dtype) / 8))
+                 : std::string();
+    b.weight_slot = AddWeight(
+        value, b.dims, "KRSC",
+        bundle::ByteSource::Memory(std::make_shared<const std::string>(std::move(packed))));
+    plan_.buffers.push_back(std::move(b));
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  Status Gemm(const Unit& u) {
+    const IrOp& op = ir_.ops[u.ops[0]];
+    PlanStep s;
+    s.name = op.name;
+    s.sources = Sources(u);
+    s.kind = StepKind::kGemm;
+    PlanGemm& g = s.gemm;
+    const auto a = StaticDims(ir_.values[op.inputs[0]].info);
+    const auto b = StaticDims(ir_.values[op.inputs[1]].info);
+    const auto y = StaticDims(ir_.values[u.out].info);
+    if (a.size() < 2 || b.size() < 2)
+      return NotImplemented("node " + op.name + ": " + op.op_type + " with a 1-D operand");
+    g.compute_dtype = onnx::TensorProto::FLOAT;
+    if (op.op_type == "Gemm") {
+      g.trans_a = op.IntAttr("transA", 0) != 0;
+      g.trans_b = op.IntAttr("transB", 0) != 0;
+      g.alpha = op.FloatAttr("alpha", 1.0f);
+      g.m = g.trans_a ? a[1] : a[0];
+      g.k = g.trans_a ? a[0] : a[1];
+      g.n = g.trans_b ? b[0] : b[1];
+      if (op.inputs.size() > 2 && op.inputs[2] >= 0 && op.inputs[2] != u.bias) {
+        const auto cd = StaticDims(ir_.values[op.inputs[2]].info);
+        if (cd != std::vector<int64_t>{g.m, g.n})
+          return NotImplemented("node " + op.name + ": Gemm's C must be [N] or [M, N]");
+        g.c = Buffer(op.inputs[2]);
+        g.beta = op.FloatAttr("beta", 1.0f);
+      }
+    } else {
+      g.m = a[a.size() - 2];
+      g.k = a.back();
+      g.n = b.back();
+      const int64_t batch_a = Elements(a) / (g.m * g.k), batch_b = Elements(b) / (g.k * g.n);
+      g.batch = Elements(y) / (g.m * g.n);
+      if ((batch_a != g.batch && batch_a != 1) || (batch_b != g.batch && batch_b != 1))
+        return NotImplemented("node " + op.name + ": MatMul batch broadcasting beyond 1 vs N");
+      g.stride_a = batch_a == 1 ? 0 : g.m * g.k;
+      g.stride_b = batch_b == 1 ? 0 : g.k * g.n;
+      g.stride_y = g.m * g.n;
+    }
+    g.epilogue = u.activation;
+    g.a = Buffer(op.inputs[0]);
+    g.b = Buffer(op.inputs[1]);
+    if (u.bias >= 0) g.bias = VectorWeight(u.bias);
+    g.y = Buffer(u.out);
+    plan_.steps.push_back(std::move(s));
+    return Status::Ok();
+  }
+
+  // An elementwise group runs on NHWC data when its tensors are the NHWC outputs of
+  // convolutions of its own shape (or single values): the layout change then costs nothing,
+  // while a transpose on each side would cost two passes over the tensor.
+  bool RunsNhwc(const Unit& u, const std::set<int>& group_inputs) const {
+    if (!nhwc_convs_) return false;
+    const auto dims = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
+    if (dims.size() != 4) return false;
+    bool any_nhwc = false;
+    for (int v : group_inputs) {
+      const auto d = StaticDims(ir_.values[v].info);
+      if (Elements(d) <= 1) continue;
+      if (d != dims || nhwc_[v] < 0) return false;
+      any_nhwc = true;
+    }
+    for (int k : u.ops) {
+      if (ir_.values[ir_.ops[k].outputs[0]].kind == ValueKind::kOutput) return false;
+    }
+    return any_nhwc;
+  }
+
+  static void ToNhwc(codegen::TensorDesc* d, const std::vector<int64_t>& logical) {
+    if (d->dims == logical) d->dims = {logical[0], logical[2], logical[3], logical[1]};
+  }
+
+  Status Fused(const Unit& u) {
+    codegen::FusedGroup group;
+    PlanStep s;
+    s.name = ir_.ops[u.ops[0]].name;
+    s.sources = Sources(u);
+    std::map<int, int> produced;  // value -> -1 - j
+    std::map<int, int> input_of;  // value -> group input index
+    std::vector<int> members(ir_.ops.size(), 0);
+    for (int k : u.ops) members[k] = 1;
+    std::set<int> outside_inputs;
+    std::set<int> inner;
+    for (int k : u.ops) inner.insert(ir_.ops[k].outputs[0]);
+    for (int k : u.ops) {
+      for (int v : ir_.ops[k].inputs) {
+        if (v >= 0 && !inner.count(v)) outside_inputs.insert(v);
+      }
+    }
+    const bool nhwc = RunsNhwc(u, outside_inputs);
+    const auto logical = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
+    for (size_t j = 0; j < u.ops.size(); ++j) {
+      const IrOp& op = ir_.ops[u.ops[j]];
+      auto desc = OpDescFromIr(ir_, op);
+      if (!desc.ok()) return desc.status();
+      codegen::FusedOp f{std::move(desc).value(), {}};
+      if (nhwc) {
+        for (auto& d : f.op.inputs) ToNhwc(&d, logical);
+        for (auto& d : f.op.outputs) ToNhwc(&d, logical);
+      }
+      for (int v : op.inputs) {
+        if (v < 0) {
+          f.args.push_back(0);  // omitted optional input: never read (codegen checks dtype 0)
+          continue;
+        }
+        if (auto it = produced.find(v); it != produced.end()) {
+          f.args.push_back(it->second);
+          continue;
+        }
+        auto it = input_of.find(v);
+        if (it == input_of.end()) {
+          it = input_of.emplace(v, static_cast<int>(group.inputs.size())).first;
+          codegen::TensorDesc d{ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)};
+          if (nhwc) ToNhwc(&d, logical);
+          group.inputs.push_back(d);
+          s.launch.inputs.push_back(nhwc && nhwc_[v] >= 0 ? nhwc_[v] : Buffer(v));
+        }
+        f.args.push_back(it->second);
+      }
+      produced[op.outputs[0]] = -1 - static_cast<int>(j);
+      group.ops.push_back(std::move(f));
+    }
+    // Outputs: values read outside the group or by the program.
+    for (size_t j = 0; j < u.ops.size(); ++j) {
+      const int v = ir_.ops[u.ops[j]].outputs[0];
+      bool outside = ir_.values[v].kind == ValueKind::kOutput;
+      for (size_t k = 0; k < ir_.ops.size() && !outside; ++k) {
+        if (members[k] || ir_.ops[k].removed) continue;
+        for (int in : ir_.ops[k].inputs) outside = outside || in == v;
+      }
+      if (!outside) continue;
+      group.outputs.push_back(static_cast<int>(j));
+      if (nhwc) {
+        nhwc_[v] = NewLayoutBuffer(v, fb::TensorLayout::NHWC);
+        s.launch.outputs.push_back(nhwc_[v]);
+      } else {
+        s.launch.outputs.push_back(Buffer(v));
+      }
+    }
+    s.launch.fused = std::move(group);
+    plan_.steps.push_back(std::move(s));
+    if (nhwc) nhwc_groups_++;
+    return Status::Ok();
+  }
+
+  void View(const Unit& u) {
+    const IrOp& op = ir_.ops[u.ops[0]];
+    const int in = op.inputs[0], out = op.outputs[0];
+    const int src = Buffer(in);
+    if (ir_.values[out].kind == ValueKind::kOutput) {
+      PlanStep s;
+      s.name = op.name;
+      s.sources = Sources(u);
+      s.kind = StepKind::kCopy;
+      s.copy = {src, Buffer(out), plan_.buffers[src].byte_size};
+      plan_.steps.push_back(std::move(s));
+      return;
+    }
+    PlanBuffer b;
+    b.name = ir_.values[out].name;
+    b.kind = fb::BufferKind::Alias;
+    b.dtype = ir_.values[out].info.dtype;
+    b.dims = StaticDims(ir_.values[out].info);
+    b.byte_size = Bytes(b.dtype, b.dims);
+    b.alias_of =
+        plan_.buffers[src].kind == fb::BufferKind::Alias ? plan_.buffers[src].alias_of : src;
+    b.offset = plan_.buffers[src].kind == fb::BufferKind::Alias ? plan_.buffers[src].offset : 0;
+    plan_.buffers.push_back(std::move(b));
+    nchw_[out] = static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  Status Op(const Unit& u) {
+    const IrOp& op = ir_.ops[u.ops[0]];
+    auto desc = OpDescFromIr(ir_, op);
+    if (!desc.ok()) return desc.status();
+    if (std::string why = codegen::Unsupported(*desc); !why.empty())
+      return NotImplemented("node " + op.name + ": " + why);
+    PlanStep s;
+    s.name = op.name;
+    s.sources = Sources(u);
+    s.launch.op = std::move(desc).value();
+    for (int v : op.inputs) s.launch.inputs.push_back(v >= 0 ? Buffer(v) : -1);
+    for (int v : op.outputs) s.launch.outputs.push_back(v >= 0 ? Buffer(v) : -1);
+    plan_.steps.push_back(std::move(s));
+    return Status::Ok();
+  }
+
+  const SubgraphIr& ir_;
+  const CudaOptions& o_;
+  Plan plan_;
+  std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet
+  bool nhwc_convs_ = false;
+  int transposes_ = 0;
+  int nhwc_groups_ = 0;
+};
+
+}  // namespace
+
+Result<Plan> LowerToPlan(const SubgraphIr& ir, const CudaOptions& options,
+                         std::map<std::string, int>* stats) {
+  auto units = SelectUnits(ir);
+  if (!units.ok()) return units.status();
+  return Lowerer(ir, options).Run(*units, stats);
+}
+
+}  // namespace ortc::backends::cuda

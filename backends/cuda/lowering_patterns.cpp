@@ -1,0 +1,255 @@
+// Pattern selection for CUDA lowering: which IR ops become one library call, one fused
+// elementwise kernel, a generated op or a view.
+#include <algorithm>
+#include <set>
+
+#include "cuda/codegen/kernel_codegen.h"
+#include "cuda/lowering.h"
+#include "cuda/op_desc.h"
+
+namespace ortc::backends::cuda {
+namespace {
+
+using lowering::IrOp;
+using lowering::SubgraphIr;
+using lowering::ValueKind;
+
+bool IsView(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Identity" || op == "Dropout";
+}
+
+struct Graph {
+  const SubgraphIr& ir;
+  std::vector<int> producer;              // per value: op index or -1
+  std::vector<std::vector<int>> readers;  // per value: live op indices (each once)
+  std::set<int> outputs;
+
+  explicit Graph(const SubgraphIr& g)
+      : ir(g), producer(g.values.size(), -1), readers(g.values.size()) {
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const auto& op = g.ops[i];
+      if (op.removed) continue;
+      for (int v : op.outputs) {
+        if (v >= 0) producer[v] = static_cast<int>(i);
+      }
+      for (int v : op.inputs) {
+        if (v >= 0 && (readers[v].empty() || readers[v].back() != static_cast<int>(i)))
+          readers[v].push_back(static_cast<int>(i));
+      }
+    }
+    outputs.insert(g.outputs.begin(), g.outputs.end());
+  }
+  // The one op reading v, when v is not a program output.
+  int SoleReader(int v) const {
+    if (outputs.count(v) || readers[v].size() != 1) return -1;
+    return readers[v][0];
+  }
+  bool IsWeight(int v) const { return v >= 0 && ir.values[v].kind == ValueKind::kWeight; }
+  std::vector<int64_t> Dims(int v) const { return StaticDims(ir.values[v].info); }
+};
+
+int64_t Elements(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// A constant holding one value per channel in the layouts bias adds use: [C], [1,C], [C,1,1],
+// [1,C,1,1] (channel axis 1 of an output of rank `rank`, or the last axis for GEMM).
+bool IsChannelVector(const std::vector<int64_t>& d, int64_t channels, bool last_axis) {
+  if (Elements(d) != channels) return false;
+  if (d.size() <= 1) return last_axis || d.size() == 1;
+  if (last_axis) return d.back() == channels;
+  // Leading dims other than the channel's are 1.
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] != 1 && d[i] != channels) return false;
+  }
+  return d.size() >= 2 && (d.size() == 2 ? d[0] == channels : true);
+}
+
+// Conv/ConvTranspose (+ per-channel bias Add) (+ residual Add as z) (+ Relu).
+void MatchConv(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
+  const IrOp& conv = g.ir.ops[i];
+  u->kind = Unit::kConv;
+  u->ops = {i};
+  u->out = conv.outputs[0];
+  u->bias = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
+  const auto ydims = g.Dims(u->out);
+  const int64_t channels = ydims.size() > 1 ? ydims[1] : 0;
+  const bool transposed = conv.op_type == "ConvTranspose";
+  while (true) {
+    const int r = g.SoleReader(u->out);
+    if (r < 0 || (*claimed)[r]) break;
+    const IrOp& op = g.ir.ops[r];
+    if (op.op_type == "Add" && op.inputs.size() == 2 && u->activation == fb::Activation::None) {
+      const int other = op.inputs[0] == u->out ? op.inputs[1] : op.inputs[0];
+      if (other == u->out) break;
+      if (u->bias < 0 && g.IsWeight(other) && IsChannelVector(g.Dims(other), channels, false)) {
+        u->bias = other;
+      } else if (u->z < 0 && !transposed && !g.IsWeight(other) && g.Dims(other) == ydims &&
+                 g.ir.values[other].info.dtype == g.ir.values[u->out].info.dtype) {
+        u->z = other;
+      } else {
+        break;
+      }
+    } else if (op.op_type == "Relu") {
+      u->activation = fb::Activation::Relu;
+    } else {
+      break;
+    }
+    u->ops.push_back(r);
+    u->out = op.outputs[0];
+    if (u->activation != fb::Activation::None) break;
+  }
+}
+
+// MatMul / Gemm (+ bias Add over the last axis) (+ Relu / Gelu).
+void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
+  const IrOp& mm = g.ir.ops[i];
+  u->kind = Unit::kGemm;
+  u->ops = {i};
+  u->out = mm.outputs[0];
+  const auto ydims = g.Dims(u->out);
+  const int64_t n = ydims.empty() ? 0 : ydims.back();
+  if (mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0 &&
+      mm.FloatAttr("beta", 1.0f) == 1.0f && g.IsWeight(mm.inputs[2]) &&
+      IsChannelVector(g.Dims(mm.inputs[2]), n, true)) {
+    u->bias = mm.inputs[2];
+  }
+  while (true) {
+    const int r = g.SoleReader(u->out);
+    if (r < 0 || (*claimed)[r]) break;
+    const IrOp& op = g.ir.ops[r];
+    if (op.op_type == "Add" && op.inputs.size() == 2 && u->bias < 0 &&
+        !(mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0)) {
+      const int other = op.inputs[0] == u->out ? op.inputs[1] : op.inputs[0];
+      if (!g.IsWeight(other) || !IsChannelVector(g.Dims(other), n, true)) break;
+      u->bias = other;
+    } else if (op.op_type == "Relu") {
+      u->activation = fb::Activation::Relu;
+    } else if (op.op_type == "Gelu" && op.Attr("approximate") == nullptr) {
+      u->activation = fb::Activation::Gelu;
+    } else {
+      break;
+    }
+    u->ops.push_back(r);
+    u->out = op.outputs[0];
+    if (u->activation != fb::Activation::None) break;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Unit>> SelectUnits(const SubgraphIr& ir) {
+  Graph g(ir);
+  const int n = static_cast<int>(ir.ops.size());
+  std::vector<bool> claimed(n, false);
+  std::vector<Unit> units;
+  // Library calls.
+  for (int i = 0; i < n; ++i) {
+    const IrOp& op = ir.ops[i];
+    if (op.removed || claimed[i]) continue;
+    Unit u;
+    if ((op.op_type == "Conv" || op.op_type == "ConvTranspose") && op.inputs.size() >= 2 &&
+        g.IsWeight(op.inputs[1])) {
+      MatchConv(g, i, &claimed, &u);
+    } else if (op.op_type == "MatMul" || op.op_type == "Gemm") {
+      MatchGemm(g, i, &claimed, &u);
+    } else {
+      continue;
+    }
+    for (int k : u.ops) claimed[k] = true;
+    units.push_back(std::move(u));
+  }
+  // Elementwise DAGs: an op joins the group of an operand's producer when its output has the
+  // group's shape and all its other operands existed before the group's first op (so the group
+  // runs as one kernel at its last op without reordering around other steps).
+  std::vector<int> group_of(n, -1);
+  std::vector<Unit> fused;
+  for (int i = 0; i < n; ++i) {
+    const IrOp& op = ir.ops[i];
+    if (op.removed || claimed[i] || !codegen::IsElementwise(op.op_type) || op.outputs.size() != 1)
+      continue;
+    const auto dims = g.Dims(op.outputs[0]);
+    int join = -1;
+    for (int v : op.inputs) {
+      const int p = v >= 0 ? g.producer[v] : -1;
+      if (p < 0 || group_of[p] < 0) continue;
+      const Unit& cand = fused[group_of[p]];
+      if (g.Dims(ir.ops[cand.ops[0]].outputs[0]) != dims) continue;
+      bool ok = true;
+      for (int w : op.inputs) {
+        const int q = w >= 0 ? g.producer[w] : -1;
+        if (q >= 0 && group_of[q] != group_of[p] && q > cand.ops[0]) ok = false;
+      }
+      if (ok) {
+        join = group_of[p];
+        break;
+      }
+    }
+    if (join < 0) {
+      join = static_cast<int>(fused.size());
+      fused.push_back(Unit{Unit::kFused, {}, -1, -1, fb::Activation::None, -1});
+    }
+    fused[join].ops.push_back(i);
+    group_of[i] = join;
+    claimed[i] = true;
+  }
+  for (auto& f : fused) units.push_back(std::move(f));
+  for (int i = 0; i < n; ++i) {
+    const IrOp& op = ir.ops[i];
+    if (op.removed || claimed[i]) continue;
+    Unit u;
+    u.ops = {i};
+    if (IsView(op.op_type)) {
+      u.kind = Unit::kView;
+    } else if (codegen::HasKernel(op.op_type)) {
+      u.kind = Unit::kOp;
+    } else {
+      return NotImplemented("CUDA lowering has no kernel for " + op.op_type + " (node " + op.name +
+                            ")");
+    }
+    units.push_back(std::move(u));
+  }
+  // Execution order: units topologically sorted, ties by their first op (deterministic).
+  std::vector<int> unit_of(n, -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (int k : units[u].ops) unit_of[k] = static_cast<int>(u);
+  }
+  std::vector<std::set<int>> deps(units.size());
+  std::vector<std::vector<int>> users(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (int k : units[u].ops) {
+      for (int v : ir.ops[k].inputs) {
+        const int p = v >= 0 ? g.producer[v] : -1;
+        if (p >= 0 && unit_of[p] >= 0 && unit_of[p] != static_cast<int>(u) &&
+            deps[u].insert(unit_of[p]).second) {
+          users[unit_of[p]].push_back(static_cast<int>(u));
+        }
+      }
+    }
+  }
+  std::set<std::pair<int, int>> ready;  // (first op, unit)
+  std::vector<size_t> waiting(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    waiting[u] = deps[u].size();
+    if (waiting[u] == 0) ready.insert({units[u].ops[0], static_cast<int>(u)});
+  }
+  std::vector<Unit> ordered;
+  while (!ready.empty()) {
+    const int u = ready.begin()->second;
+    ready.erase(ready.begin());
+    ordered.push_back(units[u]);
+    for (int w : users[u]) {
+      if (--waiting[w] == 0) ready.insert({units[w].ops[0], w});
+    }
+  }
+  if (ordered.size() != units.size())
+    return Status(StatusCode::kEpFail,
+                  "CUDA lowering formed a cycle between fused steps of " + ir.name);
+  units = std::move(ordered);
+  return units;
+}
+
+}  // namespace ortc::backends::cuda

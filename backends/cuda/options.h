@@ -1,0 +1,30 @@
+// CUDA compile options (from --precision, --target-arch and --provider-option cuda:key=value):
+// precision, target architectures and the library workspace cap.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+
+namespace ortc::backends::cuda {
+
+enum class Precision { kFp32, kFp16, kBf16 };
+
+struct CudaOptions {
+  Precision precision = Precision::kFp32;
+  std::vector<std::string> cubin_archs;  // "sm_80"..., ascending
+  std::string ptx_arch;                  // "compute_90": PTX of the newest arch
+  // The most device memory one cuDNN / cuBLASLt call may use as workspace.
+  int64_t workspace_bytes = 64ll << 20;
+};
+
+// Keys: precision (fp32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb.
+Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options);
+
+// ONNX element type activations and float weights are stored in on the device.
+int32_t DeviceFloatType(Precision p);
+std::string PrecisionName(Precision p);  // "fp32", "fp16", "bf16"
+
+}  // namespace ortc::backends::cuda

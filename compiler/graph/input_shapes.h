@@ -1,0 +1,26 @@
+// `--input-shape name=1x3x224x224`: fixes a graph input's symbolic dimensions before shape
+// inference, so backends that specialize kernels to static shapes (CUDA) can take the graph.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ortc/status.h"
+
+namespace ortc::graph {
+
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// Parses "name=1x3x224x224" (dims >= 1, separated by 'x') into `out`; a name given twice is
+// an error.
+Status ParseInputShape(const std::string& text, InputShapes* out);
+
+// Rewrites the named graph inputs' declared shapes. Errors: an unknown input name (listing the
+// inputs), a rank that differs from the model's, a dim that contradicts a fixed dim.
+Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph);
+
+}  // namespace ortc::graph

@@ -1,0 +1,25 @@
+// Shared helpers of the CUDA compile tests: plan a whole small model as one CUDA graph.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cuda/compile.h"
+#include "graph/model.h"
+#include "model_builder.h"
+
+namespace ortc::test::cuda {
+
+struct Planned {
+  std::unique_ptr<graph::Model> model;
+  backends::cuda::PlannedGraph graph;
+};
+
+// Saves the model, loads it (shape inference included) and plans all its nodes as one group.
+Planned PlanAll(const ModelBuilder& builder,
+                backends::cuda::Precision precision = backends::cuda::Precision::kFp32);
+
+// Steps of the plan whose `sources` name the node.
+int StepsWithSource(const backends::cuda::Plan& plan, const std::string& node);
+
+}  // namespace ortc::test::cuda
