@@ -45,6 +45,9 @@ struct CompiledGraph {
   std::vector<std::pair<std::string, std::string>> artefacts;
   // key=value pairs appended to the EPContext node's notes (e.g. precision, layout).
   std::vector<std::pair<std::string, std::string>> notes;
+  // Manifest versions this graph adds to its binary (e.g. a vendor library it calls): the
+  // runtime requires a library only when the binary names it.
+  std::vector<std::pair<std::string, std::string>> binary_versions;
 };
 
 // What a backend records about its binaries (versions, targets) for the bin header and the

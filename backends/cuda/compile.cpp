@@ -3,6 +3,7 @@
 #include "cuda/compile.h"
 
 #include "cpu/packing.h"
+#include "cuda/identity.h"
 #include "cuda/kernels.h"
 #include "cuda/lowering.h"
 #include "cuda/op_desc.h"
@@ -77,6 +78,12 @@ Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgr
   out.program = SerializeProgram(plan);
   out.weights = std::move(plan.weights);
   out.arena_bytes = plan.arena_bytes;
+  bool calls_cudnn = false, calls_cublas = false;
+  for (const auto& step : plan.steps) {
+    calls_cudnn = calls_cudnn || step.kind == StepKind::kConv;
+    calls_cublas = calls_cublas || step.kind == StepKind::kGemm;
+  }
+  out.binary_versions = LibraryVersions(calls_cudnn, calls_cublas);
   out.notes = {{"precision", PrecisionName(options.precision)},
                {"layout", plan.conv_layout == fb::TensorLayout::NHWC ? "nhwc" : "nchw"}};
   return out;

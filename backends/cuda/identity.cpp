@@ -37,18 +37,16 @@ BinaryIdentity CudaIdentity(const CudaOptions& options) {
   const std::string toolkit = "unknown", min_driver = "unknown";
 #endif
   std::string nvrtc = "unavailable";
-  if (auto info = toolchain::LoadNvrtc(); info.ok())
+  std::string min_driver_used = min_driver;
+  if (auto info = toolchain::LoadNvrtc(); info.ok()) {
     nvrtc = std::to_string(info->major) + "." + std::to_string(info->minor);
+    // The NVRTC that builds the modules decides what they need, whatever the headers said.
+    min_driver_used = std::to_string(info->major * 1000 + info->minor * 10);
+  }
   id.sdk_version = "CUDA " + toolkit;
   namespace k = ortc::cuda_keys;
   id.versions = {
-      {k::kToolkitVersion, toolkit}, {k::kNvrtcVersion, nvrtc}, {k::kMinDriver, min_driver}};
-#ifdef ORTC_CUDNN_VERSION
-  id.versions.push_back({k::kCudnnVersion, ORTC_CUDNN_VERSION});
-#endif
-#ifdef ORTC_CUBLAS_VERSION
-  id.versions.push_back({k::kCublasVersion, ORTC_CUBLAS_VERSION});
-#endif
+      {k::kToolkitVersion, toolkit}, {k::kNvrtcVersion, nvrtc}, {k::kMinDriver, min_driver_used}};
   id.versions.push_back({k::kPrecision, PrecisionName(options.precision)});
   id.versions.push_back({k::kLayout, options.precision == Precision::kFp32 ? "nchw" : "nhwc"});
   id.hardware_targets = options.cubin_archs;
@@ -56,6 +54,23 @@ BinaryIdentity CudaIdentity(const CudaOptions& options) {
   for (const auto& t : id.hardware_targets)
     id.hardware_architecture += (id.hardware_architecture.empty() ? "" : ",") + t;
   return id;
+}
+
+std::vector<std::pair<std::string, std::string>> LibraryVersions(bool calls_cudnn,
+                                                                 bool calls_cublas) {
+  std::vector<std::pair<std::string, std::string>> v;
+  namespace k = ortc::cuda_keys;
+#ifdef ORTC_CUDNN_VERSION
+  if (calls_cudnn) v.push_back({k::kCudnnVersion, ORTC_CUDNN_VERSION});
+#else
+  if (calls_cudnn) v.push_back({k::kCudnnVersion, "unknown"});
+#endif
+#ifdef ORTC_CUBLAS_VERSION
+  if (calls_cublas) v.push_back({k::kCublasVersion, ORTC_CUBLAS_VERSION});
+#else
+  if (calls_cublas) v.push_back({k::kCublasVersion, "unknown"});
+#endif
+  return v;
 }
 
 }  // namespace ortc::backends::cuda

@@ -7,6 +7,11 @@
 
 namespace ortc::backends::cuda {
 
+// Toolkit, NVRTC, minimum driver, precision, layout and targets: true of every graph.
 BinaryIdentity CudaIdentity(const CudaOptions& options);
+// cuDNN / cuBLAS versions, for the graphs that call those libraries (the runtime then requires
+// them; a binary of generated kernels only runs without either).
+std::vector<std::pair<std::string, std::string>> LibraryVersions(bool calls_cudnn,
+                                                                 bool calls_cublas);
 
 }  // namespace ortc::backends::cuda

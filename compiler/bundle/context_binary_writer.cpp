@@ -125,6 +125,12 @@ Result<uint64_t> ContextBinaryWriter::ChecksumRange(uint64_t offset, uint64_t si
   return h;
 }
 
+void ContextBinaryWriter::AddVersion(const std::string& key, const std::string& value) {
+  for (const auto& [k, v] : info_.versions)
+    if (k == key) return;
+  info_.versions.emplace_back(key, value);
+}
+
 void ContextBinaryWriter::AddArtefact(std::string name, std::string bytes, uint32_t alignment) {
   artefacts_.push_back({std::move(name), std::move(bytes), alignment});
 }

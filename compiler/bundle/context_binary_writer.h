@@ -65,6 +65,8 @@ class ContextBinaryWriter {
   Result<uint32_t> AddWeight(const WeightSpec& weight);
   void AddGraph(GraphSpec graph) { graphs_.push_back(std::move(graph)); }
   void AddArtefact(std::string name, std::string bytes, uint32_t alignment);
+  // Adds a manifest version entry unless the key is already there (graphs of one binary agree).
+  void AddVersion(const std::string& key, const std::string& value);
   // Lays out the file and fsyncs it; the final name is untouched until Commit().
   Status Finish();
   Status Commit() { return file_->Commit(); }

@@ -51,11 +51,15 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
     j["files"].push_back({{"path", f.path.string()}, {"kind", f.kind}, {"bytes", f.bytes}});
   j["backends"] = nlohmann::json::array();
   for (const auto& b : r.backends) {
+    nlohmann::json refusals = nlohmann::json::array();
+    for (const auto& [reason, count] : b.refusals)
+      refusals.push_back({{"reason", reason}, {"nodes", count}});
     j["backends"].push_back({{"name", b.name},
                              {"groups", b.groups},
                              {"nodes", b.nodes},
                              {"compiled", b.compiled},
-                             {"content_id", b.content_id}});
+                             {"content_id", b.content_id},
+                             {"refusals", refusals}});
   }
   const double ratio = r.weight_bytes_stored
                            ? static_cast<double>(r.weight_bytes_added) / r.weight_bytes_stored
@@ -85,6 +89,15 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
   for (const auto& b : r.backends) {
     std::cout << "  " << b.name << ": " << b.groups << " group(s), " << b.nodes << " node(s)"
               << (b.compiled ? "" : ", kept as ONNX nodes (not in --ep)") << "\n";
+    // The main reasons a requested backend left nodes to others (`ortc partition` lists all).
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < b.refusals.size() && i < kShown; ++i) {
+      std::cout << "    refused " << b.refusals[i].second << " node(s): " << b.refusals[i].first
+                << "\n";
+    }
+    if (b.refusals.size() > kShown) {
+      std::cout << "    (" << b.refusals.size() - kShown << " more reasons: see ortc partition)\n";
+    }
   }
   for (const auto& f : r.files) {
     std::cout << "  wrote " << f.path.string() << " (" << partition::FormatBytes(f.bytes) << ")\n";

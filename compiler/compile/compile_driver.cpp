@@ -219,6 +219,14 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         summary.nodes += static_cast<int>(grp.nodes.size());
       }
     }
+    std::map<std::string, int> refused;
+    for (const auto& job : jobs) {
+      for (const auto& r : job.partition.refusals)
+        if (r.backend == b) refused[r.reason]++;
+    }
+    summary.refusals.assign(refused.begin(), refused.end());
+    std::stable_sort(summary.refusals.begin(), summary.refusals.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
     if (!summary.compiled || summary.groups == 0) {
       report.backends.push_back(summary);
       continue;
@@ -246,6 +254,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
           // 256 B: GPU copies and module loads read artefacts in place.
           (*writer)->AddArtefact(name, std::move(bytes), 256);
         }
+        for (const auto& [k, v] : compiled->binary_versions) (*writer)->AddVersion(k, v);
         std::string graph_notes;
         for (const auto& [k, v] : compiled->notes) graph_notes += ";" + k + "=" + v;
         bundle::GraphSpec spec{

@@ -50,6 +50,8 @@ struct BackendSummary {
   int nodes = 0;
   bool compiled = false;  // false: the nodes stay as ONNX nodes in the ctx model
   std::string content_id;
+  // Why this backend turned nodes down (reason, node count), most frequent first.
+  std::vector<std::pair<std::string, int>> refusals;
 };
 
 struct ModelSummary {

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <map>
@@ -70,6 +71,18 @@ TEST_CASE("without --input-shape CUDA refuses the dynamic nodes, with it takes t
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("dynamic shape (dim 'N'): CUDA kernels are specialized to "
                                     "static shapes; fix it with --input-shape"));
+  // compile says why CUDA took nothing, in text and in --json.
+  r = RunOrtc("compile " + model + " --ep cuda,cpu -o " + (dir / "dyn").string());
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cuda: 0 group(s)"));
+  CHECK_THAT(r.out, Catch::Contains("refused 2 node(s): dynamic shape (dim 'N')"));
+  r = RunOrtc("compile " + model + " --ep cuda,cpu --json -o " + (dir / "dyn_json").string());
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  const auto& cuda = report["backends"][0];
+  CHECK(cuda["name"] == "cuda");
+  REQUIRE(cuda["refusals"].size() == 1);
+  CHECK(cuda["refusals"][0]["nodes"] == 2);
   r = RunOrtc("partition " + model + " --ep cuda,cpu --input-shape x=2x3x8x8");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("cuda_0: 2 node(s)"));
@@ -103,6 +116,7 @@ TEST_CASE("an fp16 CUDA binary records versions and targets and holds converted 
   CHECK(versions.at("cuda.toolkit") == "13.0");
   CHECK(versions.at("cuda.min_driver") == "13000");
   CHECK(versions.at("cudnn").rfind("9.", 0) == 0);
+  CHECK(versions.count("cublas") == 0);  // no GEMM in this model: cuBLAS is not required
   CHECK(versions.count("cuda.nvrtc") == 1);
   CHECK(Targets(**bin) == std::vector<std::string>{"sm_80", "sm_90", "compute_90"});
 
@@ -166,4 +180,42 @@ TEST_CASE("compile options are validated before anything is written", "[binary]"
   CHECK(r.exit_code != 0);
   CHECK_FALSE(std::filesystem::exists(dir / "m_cuda.bin"));
   CHECK_FALSE(std::filesystem::exists(dir / "m_ctx.onnx"));
+}
+
+TEST_CASE("a CUDA binary of generated kernels only requires neither cuDNN nor cuBLAS", "[binary]") {
+  TempDir dir;
+  ModelBuilder b(17, 8);
+  b.Input("x", {2, 8});
+  b.Node("Sigmoid", {"x"}, {"s"}, {}, "sig");
+  b.Node("Tanh", {"s"}, {"y"}, {}, "tanh").Output("y");
+  b.Save(dir / "m.onnx");
+  auto r = RunOrtc("compile " + (dir / "m.onnx").string() + " --ep cuda,cpu -q", true);
+  if (r.exit_code != 0 && r.out.find("NVRTC") != std::string::npos) {
+    WARN("SKIP: NVRTC is not available here: " << r.out);
+    return;
+  }
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  auto bin = ortc::format::ContextBinary::OpenFile(dir / "m_cuda.bin");
+  REQUIRE(bin.ok());
+  const auto versions = Versions(**bin);
+  CHECK(versions.count("cudnn") == 0);
+  CHECK(versions.count("cublas") == 0);
+  CHECK(versions.count("cuda.min_driver") == 1);
+}
+
+TEST_CASE("without NVRTC a CUDA compile fails clearly and leaves no file behind", "[binary]") {
+  TempDir dir;
+  SmallCnn(ortc::test::RandomFloats(3, 108)).Save(dir / "m.onnx");
+  // The child ortc inherits this environment: NVRTC is looked for only at the given path.
+  REQUIRE(setenv("ORTC_NVRTC_LIBRARY", (dir / "no-such-libnvrtc.so").c_str(), 1) == 0);
+  auto r = RunOrtc(
+      "compile " + (dir / "m.onnx").string() + " --ep cuda,cpu --input-shape x=1x3x8x8", true);
+  unsetenv("ORTC_NVRTC_LIBRARY");
+  INFO(r.out);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.out, Catch::Contains("NVRTC"));
+  CHECK_THAT(r.out, Catch::Contains("ORTC_NVRTC_LIBRARY"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    CHECK(entry.path().filename() == "m.onnx");
 }
