@@ -128,7 +128,10 @@ void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
       u->bias = other;
     } else if (op.op_type == "Relu") {
       u->activation = fb::Activation::Relu;
-    } else if (op.op_type == "Gelu" && op.Attr("approximate") == nullptr) {
+    } else if (op.op_type == "Gelu" && op.Attr("approximate") &&
+               op.Attr("approximate")->s() == "tanh") {
+      // cuBLASLt's GELU epilogue is the tanh approximation: ONNX's exact (erf) Gelu stays a
+      // generated kernel.
       u->activation = fb::Activation::Gelu;
     } else {
       break;
