@@ -147,6 +147,27 @@ std::vector<CatalogFamily> AllCatalogs() {
           {"pooling", PoolingCatalog()}};
 }
 
+std::vector<CatalogEntry> FamilyEntries(const std::string& family) {
+  for (auto& f : AllCatalogs())
+    if (f.name == family) return std::move(f.entries);
+  return {};
+}
+
+size_t StorageBytes(int32_t dtype) {
+  switch (dtype) {
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+      return 4;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::INT64:
+      return 8;
+    default:
+      return 1;
+  }
+}
+
 Result<cg::KernelSource> Emit(const CatalogEntry& e) {
   if (e.group) return cg::EmitFused(e.name, *e.group);
   return cg::EmitOp(e.name, e.op);

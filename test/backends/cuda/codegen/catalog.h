@@ -58,6 +58,11 @@ struct CatalogFamily {
 };
 // Every family, in a fixed order.
 std::vector<CatalogFamily> AllCatalogs();
+// The entries of one family (empty for an unknown name).
+std::vector<CatalogEntry> FamilyEntries(const std::string& family);
+// Bytes of one element of a kernel storage type (float32, float16, bfloat16, int32, int64,
+// int8, uint8, bool).
+size_t StorageBytes(int32_t dtype);
 
 // Generates the entry's kernel (EmitFused for groups, else EmitOp).
 Result<cg::KernelSource> Emit(const CatalogEntry& e);

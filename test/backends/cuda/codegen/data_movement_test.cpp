@@ -46,27 +46,12 @@ TEST_CASE("Resize 1x1x2x2 to 4x4, by hand", "[cuda][data_movement]") {
 
 // ---- Bit-exactness against the CPU kernels run in the kernel's own element type ----
 
-size_t Bytes(int32_t dt) {
-  switch (dt) {
-    case TensorProto::FLOAT:
-    case TensorProto::INT32:
-      return 4;
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16:
-      return 2;
-    case TensorProto::INT64:
-      return 8;
-    default:
-      return 1;
-  }
-}
-
 // Random elements as stored: floats from [-3, 3) rounded to the type, ints in `range`.
 std::string RandomBytes(const cg::TensorDesc& t, std::pair<float, float> range, std::mt19937& rng) {
-  std::string b(static_cast<size_t>(t.elements()) * Bytes(t.dtype), '\0');
+  std::string b(static_cast<size_t>(t.elements()) * StorageBytes(t.dtype), '\0');
   std::uniform_real_distribution<double> u(range.first, range.second);
   for (int64_t i = 0; i < t.elements(); ++i) {
-    char* p = b.data() + i * Bytes(t.dtype);
+    char* p = b.data() + i * StorageBytes(t.dtype);
     const double v = u(rng);
     if (t.dtype == TensorProto::FLOAT) {
       const auto f = static_cast<float>(v);
@@ -173,7 +158,7 @@ TEST_CASE("Movement kernels are bit-exact against the CPU kernels", "[cuda][data
     std::vector<void*> args;
     for (auto& b : in_bytes) args.push_back(b.empty() ? nullptr : b.data());
     for (const auto& o : op.outputs)
-      outs.emplace_back(static_cast<size_t>(o.elements()) * Bytes(o.dtype), '\x55');
+      outs.emplace_back(static_cast<size_t>(o.elements()) * StorageBytes(o.dtype), '\x55');
     for (auto& o : outs) args.push_back(o.data());
     REQUIRE(module.value().Launch(kernels[n], args).ok());
     bool same = true;

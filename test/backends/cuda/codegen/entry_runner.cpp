@@ -17,20 +17,6 @@ using onnx::TensorProto;
 bool IsFloat(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
 }
-size_t StorageSize(int32_t t) {
-  switch (t) {
-    case TensorProto::FLOAT:
-    case TensorProto::INT32:
-      return 4;
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16:
-      return 2;
-    case TensorProto::INT64:
-      return 8;
-    default:
-      return 1;
-  }
-}
 // The CPU reference computes fp16/bf16 tensors in float32.
 DataType RefType(int32_t t) {
   return IsFloat(t) ? DataType::kFloat : static_cast<DataType>(t);
@@ -60,7 +46,7 @@ double ReadRef(const Tensor& t, int64_t i) {
 }
 
 double ReadStorage(const std::string& bytes, int32_t dtype, int64_t i) {
-  const char* p = bytes.data() + i * StorageSize(dtype);
+  const char* p = bytes.data() + i * StorageBytes(dtype);
   switch (dtype) {
     case TensorProto::FLOAT: {
       float f;
@@ -98,7 +84,7 @@ double ReadStorage(const std::string& bytes, int32_t dtype, int64_t i) {
 
 // Writes v (already representable) into element i of both views.
 void Put(Buffer& b, int32_t dtype, int64_t i, double v) {
-  char* p = b.bytes.data() + i * StorageSize(dtype);
+  char* p = b.bytes.data() + i * StorageBytes(dtype);
   switch (dtype) {
     case TensorProto::FLOAT: {
       const float f = static_cast<float>(v);
@@ -148,7 +134,7 @@ void Put(Buffer& b, int32_t dtype, int64_t i, double v) {
 
 Buffer MakeBuffer(const cg::TensorDesc& t) {
   Buffer b;
-  b.bytes.assign(static_cast<size_t>(t.elements()) * StorageSize(t.dtype), '\0');
+  b.bytes.assign(static_cast<size_t>(t.elements()) * StorageBytes(t.dtype), '\0');
   b.ref = Tensor::Allocate(RefType(t.dtype), t.dims);
   return b;
 }
@@ -168,7 +154,7 @@ Buffer RandomBuffer(const cg::TensorDesc& t, std::pair<float, float> range, std:
 Buffer ConstantBuffer(const cg::TensorDesc& t, const std::string& bytes) {
   Buffer b = MakeBuffer(t);
   for (int64_t i = 0;
-       i < t.elements() && static_cast<size_t>(i) < bytes.size() / StorageSize(t.dtype); ++i)
+       i < t.elements() && static_cast<size_t>(i) < bytes.size() / StorageBytes(t.dtype); ++i)
     Put(b, t.dtype, i, ReadStorage(bytes, t.dtype, i));
   return b;
 }
@@ -292,7 +278,7 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
   // The kernel run: outputs pre-filled with a pattern so unwritten elements show.
   std::vector<std::string> outs;
   for (const auto& d : out_desc)
-    outs.emplace_back(static_cast<size_t>(d.elements()) * StorageSize(d.dtype), '\x7f');
+    outs.emplace_back(static_cast<size_t>(d.elements()) * StorageBytes(d.dtype), '\x7f');
   std::vector<void*> args;
   for (auto& b : in) args.push_back(b.bytes.empty() ? nullptr : b.bytes.data());
   for (auto& o : outs) args.push_back(o.data());

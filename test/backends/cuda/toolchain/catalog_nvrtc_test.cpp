@@ -19,13 +19,8 @@ void CompileFamily(const std::string& family, const std::string& target) {
     WARN("SKIP: " << info.status().message());
     return;
   }
-  std::vector<CatalogEntry> entries;
-  for (auto& f : AllCatalogs())
-    if (f.name == family) entries = f.entries;
-  if (entries.empty()) {
-    WARN("SKIP: the " << family << " family has no catalog entries on this branch");
-    return;
-  }
+  const std::vector<CatalogEntry> entries = FamilyEntries(family);
+  REQUIRE(!entries.empty());  // every family that generates kernels lists what it generates
   std::vector<cg::KernelSource> kernels;
   for (const auto& e : entries) {
     auto k = Emit(e);
