@@ -1,0 +1,154 @@
+// The emulator's small test models, built in code with deterministic random weights.
+#include "emulator_models.h"
+
+#include "test_data.h"
+
+namespace ortc::test::cuda {
+namespace {
+
+int64_t Count(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// Random weights in [-scale, scale), distinct per name through the seed.
+void Weight(ModelBuilder& b, const std::string& name, std::vector<int64_t> dims, unsigned seed,
+            float scale = 0.5f, float offset = 0.f) {
+  auto v = RandomFloats(seed, static_cast<size_t>(Count(dims)));
+  for (float& x : v) x = x * scale + offset;
+  b.Initializer(name, std::move(dims), std::move(v));
+}
+
+}  // namespace
+
+TestModel ConvBlockModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 4, 8, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 4, 8, 8});
+  Weight(b, "W1", {8, 4, 3, 3}, 11);
+  Weight(b, "B1", {8}, 12);
+  Weight(b, "bn_scale", {8}, 13, 0.25f, 1.f);
+  Weight(b, "bn_bias", {8}, 14);
+  Weight(b, "bn_mean", {8}, 15);
+  Weight(b, "bn_var", {8}, 16, 0.25f, 1.f);
+  Weight(b, "W2", {8, 8, 3, 3}, 17, 0.3f);
+  Weight(b, "W3", {8, 1, 3, 3}, 18);
+  Weight(b, "B3", {8}, 19);
+  Weight(b, "W4", {8, 4, 2, 2}, 20);
+  Weight(b, "B4", {4}, 21);
+  Weight(b, "W5", {4, 4, 3, 3}, 22);
+  const std::vector<int64_t> p1 = {1, 1, 1, 1};
+  b.Node("Conv", {"x", "W1", "B1"}, {"c1"}, {Attr("pads", p1)}, "conv1");
+  b.Node("BatchNormalization", {"c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"}, {"bn"}, {},
+         "bn");
+  b.Node("Relu", {"bn"}, {"r1"}, {}, "relu1");
+  b.Node("Conv", {"r1", "W2"}, {"c2"}, {Attr("pads", p1)}, "conv2");
+  b.Node("Add", {"c2", "r1"}, {"res"}, {}, "residual");
+  b.Node("Relu", {"res"}, {"r2"}, {}, "relu2");
+  b.Node("Conv", {"r2", "W3", "B3"}, {"dw"},
+         {Attr("pads", p1), Attr("group", int64_t{8}), Attr("strides", std::vector<int64_t>{2, 2})},
+         "depthwise");
+  b.Node("Relu", {"dw"}, {"r3"}, {}, "relu3");
+  b.Node("ConvTranspose", {"r3", "W4", "B4"}, {"up"}, {Attr("strides", std::vector<int64_t>{2, 2})},
+         "up");
+  b.Node("Conv", {"up", "W5"}, {"y"},
+         {Attr("pads", std::vector<int64_t>{2, 2, 2, 2}),
+          Attr("dilations", std::vector<int64_t>{2, 2})},
+         "dilated");
+  b.Node("MaxPool", {"y"}, {"mp"},
+         {Attr("kernel_shape", std::vector<int64_t>{2, 2}),
+          Attr("strides", std::vector<int64_t>{2, 2})},
+         "maxpool");
+  b.Node("GlobalAveragePool", {"mp"}, {"gap"}, {}, "gap");
+  b.Output("y").Output("gap");
+  return m;
+}
+
+TestModel Conv1dModel() {
+  TestModel m{ModelBuilder(17, 8), {{"s", {2, 6, 10}}}};
+  auto& b = m.builder;
+  b.Input("s", {2, 6, 10});
+  Weight(b, "Wg", {4, 3, 3}, 31);
+  Weight(b, "Bg", {4}, 32);
+  b.Node("Conv", {"s", "Wg", "Bg"}, {"g"},
+         {Attr("pads", std::vector<int64_t>{1, 1}), Attr("group", int64_t{2})}, "grouped1d");
+  b.Node("Relu", {"g"}, {"o"}, {}, "relu");
+  b.Output("o");
+  return m;
+}
+
+TestModel MatmulBlockModel() {
+  TestModel m{ModelBuilder(20, 9), {{"x", {2, 6, 16}}, {"x2", {4, 16}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 6, 16}).Input("x2", {4, 16});
+  Weight(b, "W1", {16, 32}, 41, 0.4f);
+  Weight(b, "B1", {32}, 42);
+  Weight(b, "W2", {32, 16}, 43, 0.3f);
+  Weight(b, "ln_scale", {16}, 44, 0.25f, 1.f);
+  Weight(b, "ln_bias", {16}, 45);
+  Weight(b, "W3", {8, 16}, 46);
+  Weight(b, "C3", {8}, 47);
+  Weight(b, "W4", {8, 8}, 48);
+  Weight(b, "C4", {4, 8}, 49);
+  b.IntInitializer("shape4", {2, 6, 4, 4});
+  b.IntInitializer("starts", {1}).IntInitializer("ends", {5}).IntInitializer("axes", {2});
+  b.Node("MatMul", {"x", "W1"}, {"h0"}, {}, "fc1");
+  b.Node("Add", {"h0", "B1"}, {"h1"}, {}, "fc1_bias");
+  b.Node("Gelu", {"h1"}, {"h"}, {Attr("approximate", "tanh")}, "gelu");
+  b.Node("MatMul", {"h", "W2"}, {"f"}, {}, "fc2");
+  b.Node("Add", {"f", "x"}, {"fr"}, {}, "residual");
+  b.Node("LayerNormalization", {"fr", "ln_scale", "ln_bias"}, {"ln"}, {Attr("axis", int64_t{-1})},
+         "ln");
+  b.Node("Transpose", {"ln"}, {"lt"}, {Attr("perm", std::vector<int64_t>{0, 2, 1})}, "lt");
+  b.Node("MatMul", {"ln", "lt"}, {"scores"}, {}, "scores");
+  b.Node("Softmax", {"scores"}, {"att"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"att", "ln"}, {"ctx"}, {}, "context");
+  b.Node("Reshape", {"ctx", "shape4"}, {"ctx4"}, {}, "split_heads");
+  b.Node("Transpose", {"ctx4"}, {"heads"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})},
+         "heads");
+  b.Node("Slice", {"heads", "starts", "ends", "axes"}, {"sl"}, {}, "slice");
+  b.Node("Concat", {"sl", "sl"}, {"out1"}, {Attr("axis", int64_t{1})}, "concat");
+  b.Node("Gemm", {"x2", "W3", "C3"}, {"g3"}, {Attr("transB", int64_t{1})}, "gemm_tb");
+  b.Node("Relu", {"g3"}, {"out2"}, {}, "gemm_relu");
+  b.Node("Gemm", {"out2", "W4", "C4"}, {"out3"}, {Attr("alpha", 0.5f), Attr("beta", 2.0f)},
+         "gemm_ab");
+  b.Output("out1").Output("out3");
+  return m;
+}
+
+TestModel PoolResizeModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 3, 8, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 3, 8, 8});
+  b.Initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  Weight(b, "W", {5, 3, 1, 1}, 51);
+  b.Node("AveragePool", {"x"}, {"ap"},
+         {Attr("kernel_shape", std::vector<int64_t>{3, 3}),
+          Attr("pads", std::vector<int64_t>{1, 1, 1, 1})},
+         "avgpool");
+  b.Node("Resize", {"ap", "", "scales"}, {"rs"}, {Attr("mode", "nearest")}, "resize");
+  b.Node(
+      "MaxPool", {"rs"}, {"mp"},
+      {Attr("kernel_shape", std::vector<int64_t>{3, 3}),
+       Attr("strides", std::vector<int64_t>{2, 2}), Attr("pads", std::vector<int64_t>{1, 1, 1, 1})},
+      "maxpool");
+  b.Node("Conv", {"mp", "W"}, {"c"}, {}, "pointwise");
+  b.Node("Sigmoid", {"c"}, {"y"}, {}, "sigmoid");
+  b.Output("y");
+  return m;
+}
+
+TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims) {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 8, 8, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 8, 8, 8});
+  Weight(b, "W", {8, 8, 1, 1}, 61);
+  Weight(b, "V", std::move(addend_dims), 62, 4.f);
+  b.Node("Conv", {"x", "W"}, {"c"}, {}, "conv");
+  b.Node("Add", {"c", "V"}, {"y"}, {}, "add");
+  b.Output("y");
+  return m;
+}
+
+}  // namespace ortc::test::cuda

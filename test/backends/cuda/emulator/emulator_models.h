@@ -1,0 +1,33 @@
+// Small ONNX models for the emulator tests, each exercising one family of CUDA lowerings
+// (library calls with their fused epilogues, generated kernels, views and layout changes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+
+namespace ortc::test::cuda {
+
+struct TestModel {
+  ModelBuilder builder;
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Conv + BatchNormalization + Relu, a residual Add (cuDNN's z), depthwise strided conv,
+// ConvTranspose with bias, dilated conv, max and global average pooling.
+TestModel ConvBlockModel();
+// 1-D grouped convolution (stays NCHW at every precision) with bias and Relu.
+TestModel Conv1dModel();
+// MatMul + bias + Gelu(tanh), residual Add + LayerNormalization, batched MatMul with Softmax,
+// Reshape/Transpose/Slice/Concat, Gemm transB + bias + Relu, Gemm alpha/beta with a [M, N] C.
+TestModel MatmulBlockModel();
+// AveragePool, nearest Resize, MaxPool, 1x1 conv, Sigmoid.
+TestModel PoolResizeModel();
+// Conv followed by Add of a weight whose broadcast runs along W (shape [C] with W == C) or along
+// H (shape [C, 1]): not a per-channel bias, whatever its element count.
+TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims);
+
+}  // namespace ortc::test::cuda

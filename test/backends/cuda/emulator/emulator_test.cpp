@@ -1,0 +1,108 @@
+// Compiled CUDA programs executed on the host and compared with the CPU runtime on the source
+// model: small models per lowering family and the real PaddleOCR classifier, fp32/fp16/bf16.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "emulator_models.h"
+#include "model_runner.h"
+#include "test_data.h"
+
+using ortc::test::TempDir;
+using namespace ortc::test::cuda;
+
+namespace {
+
+// End-to-end tolerances, |emulated - reference| <= atol + rtol * |reference|, against the fp32
+// CPU runtime. fp32 differs only by summation order. fp16 and bf16 store weights and every
+// activation rounded (fp16: 11-bit significand, relative step 2^-11; bf16: 8-bit, 2^-8) and the
+// rounding errors of a few layers add up: both bounds are 20 storage steps (20 * 2^-11 ~ 1e-2 for
+// fp16, 20 * 2^-8 ~ 8e-2 for bf16), about 5x (fp16) and 2.4x (bf16) the largest errors measured
+// on these models.
+CheckOptions Options(const std::string& precision,
+                     std::map<std::string, std::vector<int64_t>> shapes) {
+  CheckOptions o;
+  o.precision = precision;
+  o.input_shapes = std::move(shapes);
+  if (precision == "fp16") {
+    o.rtol = 1e-2;
+    o.atol = 1e-2;
+  } else if (precision == "bf16") {
+    o.rtol = 8e-2;
+    o.atol = 8e-2;
+  }
+  return o;
+}
+
+// Compiles and checks `model` at one precision; returns the check (nullopt when skipped).
+std::optional<ModelCheck> CheckModel(const std::string& label, TestModel model,
+                                     const std::string& precision, int expect_cpu_nodes = 0) {
+  TempDir dir;
+  model.builder.Save(dir / "m.onnx");
+  auto r = CheckCompiledModel(dir / "m.onnx", dir / "out", Options(precision, model.input_shapes));
+  INFO(label << " " << precision);
+  if (r.ok() && !r->skipped.empty()) {
+    WARN("SKIP: " << r->skipped);
+    return std::nullopt;
+  }
+  if (!r.ok()) FAIL(r.status().ToString());
+  std::printf("[emulator] %s %s: %s\n", label.c_str(), precision.c_str(), Describe(*r).c_str());
+  INFO(Describe(*r));
+  CHECK(r->cuda_nodes >= 1);
+  CHECK(r->cpu_nodes == expect_cpu_nodes);
+  CHECK(r->elements > 0);
+  CHECK(r->beyond == 0);
+  return *r;
+}
+
+int Launches(const ModelCheck& c) {
+  int n = 0;
+  for (const auto& g : c.graphs) n += g.counts.launches;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("conv block: conv+bn+relu, residual, depthwise, ConvTranspose, dilation, pools",
+          "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("conv_block", ConvBlockModel(), p);
+}
+
+TEST_CASE("1-D grouped convolution with bias and Relu", "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("conv1d", Conv1dModel(), p);
+}
+
+TEST_CASE("matmul block: gelu epilogue, layernorm, attention, views, gemm transB and alpha/beta",
+          "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("matmul_block", MatmulBlockModel(), p);
+}
+
+TEST_CASE("average pool, nearest resize, max pool, pointwise conv, sigmoid", "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("pool_resize", PoolResizeModel(), p);
+}
+
+TEST_CASE("PaddleOCR text-direction classifier: its CUDA graph", "[emulator][real]") {
+  const std::filesystem::path model =
+      std::filesystem::path(ORTC_TEST_MODELS_DIR) / "ocr" / "ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!std::filesystem::exists(model)) {
+    WARN("SKIP: real models not fetched (scripts/fetch_test_models.sh): " << model.string());
+    return;
+  }
+  for (const char* p : {"fp32", "fp16", "bf16"}) {
+    TempDir dir;
+    auto r = CheckCompiledModel(model, dir / "out", Options(p, {{"x", {1, 3, 48, 192}}}));
+    INFO(p);
+    if (r.ok() && !r->skipped.empty()) {
+      WARN("SKIP: " << r->skipped);
+      return;
+    }
+    if (!r.ok()) FAIL(r.status().ToString());
+    std::printf("[emulator] ppocr_cls %s: %s\n", p, Describe(*r).c_str());
+    INFO(Describe(*r));
+    CHECK(r->cuda_nodes == 1);
+    CHECK(r->elements == 200);
+    CHECK(r->beyond == 0);
+  }
+}

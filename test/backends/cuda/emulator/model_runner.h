@@ -1,0 +1,54 @@
+// Checks a compiled CUDA model against its source: compiles it with `ortc compile --ep cuda,cpu`,
+// runs every CUDA graph in the host emulator and compares with the CPU runtime's values.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ortc/status.h"
+#include "program_interpreter.h"
+
+namespace ortc::test::cuda {
+
+// Differences of one output over all its elements.
+struct OutputError {
+  std::string name;
+  int64_t elements = 0;
+  double max_abs = 0;      // max |emulated - reference|
+  double max_rel = 0;      // max |emulated - reference| / |reference| over |reference| > 1e-3
+  double ref_max_abs = 0;  // max |reference|, the scale of the output
+  int64_t beyond = 0;      // elements with |e - r| > atol + rtol * |r|
+};
+
+struct GraphCheck {
+  std::string graph;
+  StepCounts counts;
+  std::vector<OutputError> outputs;
+};
+
+struct ModelCheck {
+  std::string skipped;                // why nothing was checked ("" when checked)
+  int cuda_nodes = 0, cpu_nodes = 0;  // EPContext nodes in the ctx model
+  std::vector<GraphCheck> graphs;
+  double max_abs = 0, max_rel = 0, ref_max_abs = 0;
+  int64_t beyond = 0, elements = 0;
+};
+
+struct CheckOptions {
+  std::map<std::string, std::vector<int64_t>> input_shapes;  // every model input (float)
+  std::string precision = "fp32";                            // fp32, fp16, bf16
+  double rtol = 1e-4, atol = 1e-5;
+  unsigned seed = 1;
+};
+
+// `work` receives the compiled files. Returns skipped != "" when NVRTC is missing.
+Result<ModelCheck> CheckCompiledModel(const std::filesystem::path& model,
+                                      const std::filesystem::path& work, const CheckOptions& o);
+
+// "fp16 max abs 1.2e-03 (scale 4.1) max rel ..." for test logs.
+std::string Describe(const ModelCheck& c);
+
+}  // namespace ortc::test::cuda

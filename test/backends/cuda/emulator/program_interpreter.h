@@ -1,0 +1,44 @@
+// Executes one graph of a compiled CUDA context binary on the host: buffers in one host arena,
+// generated kernels through the host shim, library calls through the host references.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_program_generated.h"
+#include "format/context_binary_reader.h"
+#include "host_module.h"
+#include "ortc/status.h"
+#include "ortc/tensor.h"
+
+namespace ortc::test::cuda {
+
+struct StepCounts {
+  int launches = 0, convs = 0, gemms = 0, copies = 0;
+};
+
+class ProgramInterpreter {
+ public:
+  // Verifies the graph's program and compiles its kernel source (the graph's source artefact,
+  // the text NVRTC compiled) as host C++.
+  static Result<ProgramInterpreter> Load(std::shared_ptr<const format::ContextBinary> binary,
+                                         const std::string& graph);
+
+  // Runs the steps in order on host copies of `inputs` (one per program input, in order);
+  // returns the program outputs.
+  Result<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs, StepCounts* counts) const;
+
+  const fb::cuda::Program& program() const { return *program_; }
+
+ private:
+  std::shared_ptr<const format::ContextBinary> binary_;
+  const fb::Graph* graph_ = nullptr;
+  const fb::cuda::Program* program_ = nullptr;
+  std::shared_ptr<HostModule> module_;
+  // Per kernel name: how to launch it through the module (grid/block come from each step).
+  std::map<std::string, backends::cuda::codegen::KernelSource> kernels_;
+};
+
+}  // namespace ortc::test::cuda
