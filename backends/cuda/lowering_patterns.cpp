@@ -55,17 +55,17 @@ int64_t Elements(const std::vector<int64_t>& d) {
   return n;
 }
 
-// A constant holding one value per channel in the layouts bias adds use: [C], [1,C], [C,1,1],
-// [1,C,1,1] (channel axis 1 of an output of rank `rank`, or the last axis for GEMM).
-bool IsChannelVector(const std::vector<int64_t>& d, int64_t channels, bool last_axis) {
-  if (Elements(d) != channels) return false;
-  if (d.size() <= 1) return last_axis || d.size() == 1;
-  if (last_axis) return d.back() == channels;
-  // Leading dims other than the channel's are 1.
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (d[i] != 1 && d[i] != channels) return false;
-  }
-  return d.size() >= 2 && (d.size() == 2 ? d[0] == channels : true);
+// A constant holding one value per channel of an output of rank `rank`, in the shapes that
+// broadcast it that way (numpy rules align trailing dims): for GEMM the last axis ([N], [1,N]);
+// for convolutions axis 1, so [C,1,1] or [1,C,1,1] for a 4-D output but not [C] or [C,1],
+// which would run along W or H.
+bool IsChannelVector(const std::vector<int64_t>& d, int64_t channels, size_t rank, bool last_axis) {
+  if (Elements(d) != channels || d.size() > rank) return false;
+  if (channels == 1) return true;  // a single value: the same everywhere
+  if (last_axis) return !d.empty() && d.back() == channels;
+  // d's axis aligned with the output's axis 1; every other dim of d is 1.
+  if (d.size() + 1 < rank) return false;
+  return d[d.size() + 1 - rank] == channels;
 }
 
 // Conv/ConvTranspose (+ per-channel bias Add) (+ residual Add as z) (+ Relu).
@@ -85,7 +85,8 @@ void MatchConv(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
     if (op.op_type == "Add" && op.inputs.size() == 2 && u->activation == fb::Activation::None) {
       const int other = op.inputs[0] == u->out ? op.inputs[1] : op.inputs[0];
       if (other == u->out) break;
-      if (u->bias < 0 && g.IsWeight(other) && IsChannelVector(g.Dims(other), channels, false)) {
+      if (u->bias < 0 && g.IsWeight(other) &&
+          IsChannelVector(g.Dims(other), channels, ydims.size(), false)) {
         u->bias = other;
       } else if (u->z < 0 && !transposed && !g.IsWeight(other) && g.Dims(other) == ydims &&
                  g.ir.values[other].info.dtype == g.ir.values[u->out].info.dtype) {
@@ -114,7 +115,7 @@ void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
   const int64_t n = ydims.empty() ? 0 : ydims.back();
   if (mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0 &&
       mm.FloatAttr("beta", 1.0f) == 1.0f && g.IsWeight(mm.inputs[2]) &&
-      IsChannelVector(g.Dims(mm.inputs[2]), n, true)) {
+      IsChannelVector(g.Dims(mm.inputs[2]), n, ydims.size(), true)) {
     u->bias = mm.inputs[2];
   }
   while (true) {
@@ -124,7 +125,7 @@ void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
     if (op.op_type == "Add" && op.inputs.size() == 2 && u->bias < 0 &&
         !(mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0)) {
       const int other = op.inputs[0] == u->out ? op.inputs[1] : op.inputs[0];
-      if (!g.IsWeight(other) || !IsChannelVector(g.Dims(other), n, true)) break;
+      if (!g.IsWeight(other) || !IsChannelVector(g.Dims(other), n, ydims.size(), true)) break;
       u->bias = other;
     } else if (op.op_type == "Relu") {
       u->activation = fb::Activation::Relu;
