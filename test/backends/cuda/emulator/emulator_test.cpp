@@ -54,6 +54,7 @@ std::optional<ModelCheck> CheckModel(const std::string& label, TestModel model,
   CHECK(r->cpu_nodes == expect_cpu_nodes);
   CHECK(r->elements > 0);
   CHECK(r->beyond == 0);
+  CHECK(r->intermediates_beyond == 0);
   return *r;
 }
 
@@ -116,5 +117,7 @@ TEST_CASE("PaddleOCR text-direction classifier: its CUDA graph", "[emulator][rea
     CHECK(r->cuda_nodes == 1);
     CHECK(r->elements > 0);
     CHECK(r->beyond == 0);
+    CHECK(r->intermediates > 0);
+    CHECK(r->intermediates_beyond == 0);
   }
 }

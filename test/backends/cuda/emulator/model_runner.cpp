@@ -8,6 +8,7 @@
 #include <set>
 
 #include "format/ep_context.h"
+#include "library_reference.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
 #include "test_data.h"
@@ -44,44 +45,81 @@ double Value(const Tensor& t, int64_t i) {
   }
 }
 
-Result<OutputError> Compare(const std::string& name, const Tensor& got, const Tensor& ref,
-                            const CheckOptions& o) {
-  if (got.dtype() != ref.dtype() || got.elements() != ref.elements())
-    return InvalidArgument("output " + name + ": emulated and reference differ in type or size");
+std::vector<double> Values(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.elements()));
+  for (int64_t i = 0; i < t.elements(); ++i) v[i] = Value(t, i);
+  return v;
+}
+
+// Elementwise bound atol + rtol * |r|, or with `scale_relative` atol + rtol * max|ref| (the
+// tensor's magnitude in place of the element's).
+Result<OutputError> Compare(const std::string& name, const std::vector<double>& got,
+                            const Tensor& ref, const CheckOptions& o, bool scale_relative) {
+  if (static_cast<int64_t>(got.size()) != ref.elements())
+    return InvalidArgument("value " + name + ": emulated and reference differ in size");
   OutputError e;
   e.name = name;
   e.elements = ref.elements();
+  for (int64_t i = 0; i < e.elements; ++i)
+    e.ref_max_abs = std::max(e.ref_max_abs, std::fabs(Value(ref, i)));
   for (int64_t i = 0; i < e.elements; ++i) {
-    const double g = Value(got, i), r = Value(ref, i);
+    const double g = got[i], r = Value(ref, i);
     const double d = std::isnan(g) != std::isnan(r) ? INFINITY : std::fabs(g - r);
     e.max_abs = std::max(e.max_abs, d);
-    e.ref_max_abs = std::max(e.ref_max_abs, std::fabs(r));
     if (std::fabs(r) > 1e-3) e.max_rel = std::max(e.max_rel, d / std::fabs(r));
-    if (!(d <= o.atol + o.rtol * std::fabs(r))) e.beyond++;
+    if (!(d <= o.atol + o.rtol * (scale_relative ? e.ref_max_abs : std::fabs(r)))) e.beyond++;
   }
   return e;
 }
 
-// The source model with `names` added as graph outputs, so the CPU runtime returns them.
-Result<std::unique_ptr<Session>> ReferenceSession(const fs::path& model,
-                                                  const std::vector<const fb::TensorDesc*>& extra) {
-  onnx::ModelProto proto = LoadProto(model);
+struct Wanted {
+  std::string name;
+  int32_t dtype = 0;
+  std::vector<int64_t> dims;
+};
+
+// The source model with `extra` values added as graph outputs, so the CPU runtime returns them.
+Result<std::unique_ptr<Session>> ReferenceSession(const onnx::ModelProto& source,
+                                                  const fs::path& model,
+                                                  const std::vector<Wanted>& extra) {
+  onnx::ModelProto proto = source;
   std::set<std::string> have;
   for (const auto& out : proto.graph().output()) have.insert(out.name());
-  for (const auto* d : extra) {
-    if (!d->name() || !have.insert(d->name()->str()).second) continue;
+  for (const auto& w : extra) {
+    if (!have.insert(w.name).second) continue;
     auto* vi = proto.mutable_graph()->add_output();
-    vi->set_name(d->name()->str());
+    vi->set_name(w.name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(d->dtype());
+    tt->set_elem_type(w.dtype);
     auto* shape = tt->mutable_shape();
-    if (d->dims())
-      for (int64_t x : *d->dims()) shape->add_dim()->set_dim_value(x);
+    for (int64_t x : w.dims) shape->add_dim()->set_dim_value(x);
   }
   const std::string bytes = proto.SerializeAsString();
   SessionOptions so;
   so.context_file_path = model;
   return Session::CreateFromBuffer(BytesOf(bytes), so);
+}
+
+Wanted FromDesc(const fb::TensorDesc& d) {
+  Wanted w{d.name() ? d.name()->str() : "", d.dtype(), {}};
+  if (d.dims()) w.dims.assign(d.dims()->begin(), d.dims()->end());
+  return w;
+}
+
+// Arena buffers of `p` that hold a float value of the source model in its own layout.
+std::vector<std::pair<int, Wanted>> Intermediates(const fb::cuda::Program& p,
+                                                  const std::set<std::string>& source_values) {
+  std::vector<std::pair<int, Wanted>> r;
+  for (uint32_t i = 0; i < p.buffers()->size(); ++i) {
+    const auto* b = p.buffers()->Get(i);
+    if (b->kind() != fb::cuda::BufferKind::Arena || b->layout() == fb::cuda::TensorLayout::NHWC ||
+        !b->name() || !source_values.count(b->name()->str()) || !IsFloatStorage(b->dtype()))
+      continue;
+    Wanted w{b->name()->str(), onnx::TensorProto::FLOAT, {}};
+    if (b->dims()) w.dims.assign(b->dims()->begin(), b->dims()->end());
+    r.emplace_back(static_cast<int>(i), std::move(w));
+  }
+  return r;
 }
 
 }  // namespace
@@ -124,42 +162,69 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
   if (!opened.ok()) return opened.status();
   std::shared_ptr<const format::ContextBinary> bin = std::move(opened).value();
 
-  // Reference values of every CUDA graph's inputs and outputs, on one set of random inputs.
-  std::vector<const fb::TensorDesc*> wanted;
+  // Reference values of every CUDA graph's inputs, outputs and intermediates, on one set of
+  // random inputs.
+  const onnx::ModelProto source = LoadProto(model);
+  std::set<std::string> source_values;
+  for (const auto& n : source.graph().node())
+    for (const auto& out : n.output()) source_values.insert(out);
+  std::vector<Wanted> wanted;
   std::vector<const fb::Graph*> graphs;
+  std::vector<ProgramInterpreter> programs;
+  std::vector<std::vector<std::pair<int, Wanted>>> inner;
   for (const auto& n : nodes) {
     const fb::Graph* g = bin->FindGraph(n.partition_name);
     if (!g || !g->inputs() || !g->outputs())
       return InvalidGraph("the binary lacks graph " + n.partition_name);
     graphs.push_back(g);
-    for (const auto* d : *g->inputs()) wanted.push_back(d);
-    for (const auto* d : *g->outputs()) wanted.push_back(d);
+    for (const auto* d : *g->inputs()) wanted.push_back(FromDesc(*d));
+    for (const auto* d : *g->outputs()) wanted.push_back(FromDesc(*d));
+    auto interp = ProgramInterpreter::Load(bin, n.partition_name);
+    if (!interp.ok()) return interp.status();
+    inner.push_back(Intermediates(interp->program(), source_values));
+    for (const auto& [index, w] : inner.back()) wanted.push_back(w);
+    programs.push_back(std::move(interp).value());
   }
-  auto session = ReferenceSession(model, wanted);
+  auto session = ReferenceSession(source, model, wanted);
   if (!session.ok()) return session.status();
   std::vector<std::pair<std::string, Tensor>> feeds;
   unsigned seed = o.seed;
   for (const auto& [name, dims] : o.input_shapes)
     feeds.emplace_back(name, RandomTensor(dims, seed++));
   std::vector<std::string> names;
-  for (const auto* d : wanted) names.push_back(d->name()->str());
+  for (const auto& w : wanted) names.push_back(w.name);
   auto values = (*session)->Run(feeds, names);
   if (!values.ok()) return values.status();
   std::map<std::string, Tensor> reference;
   for (size_t i = 0; i < names.size(); ++i) reference[names[i]] = (*values)[i];
 
   for (size_t gi = 0; gi < graphs.size(); ++gi) {
-    auto interp = ProgramInterpreter::Load(bin, nodes[gi].partition_name);
-    if (!interp.ok()) return interp.status();
     std::vector<Tensor> inputs;
     for (const auto* d : *graphs[gi]->inputs()) inputs.push_back(reference.at(d->name()->str()));
     GraphCheck gc;
     gc.graph = nodes[gi].partition_name;
-    auto outs = interp->Run(inputs, &gc.counts);
+    // Each intermediate as it was right after its (last) write, in double.
+    std::map<int, std::vector<double>> snapshots;
+    std::map<int, const Wanted*> watched;
+    for (const auto& [index, w] : inner[gi]) watched[index] = &w;
+    const auto& program = programs[gi].program();
+    auto observe = [&](int buffer, const void* data) {
+      auto it = watched.find(buffer);
+      if (it == watched.end()) return;
+      const auto* b = program.buffers()->Get(buffer);
+      StoredTensor t{const_cast<void*>(data), b->dtype(), 1};
+      for (int64_t d : it->second->dims) t.elements *= d;
+      auto& v = snapshots[buffer];
+      v.resize(static_cast<size_t>(t.elements));
+      for (int64_t i = 0; i < t.elements; ++i) v[i] = LoadElement(t, i);
+    };
+    auto outs = programs[gi].Run(inputs, &gc.counts, observe);
     if (!outs.ok()) return outs.status().WithContext("graph " + gc.graph);
     for (size_t k = 0; k < outs->size(); ++k) {
       const std::string name = graphs[gi]->outputs()->Get(k)->name()->str();
-      auto e = Compare(name, (*outs)[k], reference.at(name), o);
+      if ((*outs)[k].dtype() != reference.at(name).dtype())
+        return InvalidArgument("output " + name + ": emulated and reference types differ");
+      auto e = Compare(name, Values((*outs)[k]), reference.at(name), o, false);
       if (!e.ok()) return e.status();
       check.max_abs = std::max(check.max_abs, e->max_abs);
       check.max_rel = std::max(check.max_rel, e->max_rel);
@@ -168,13 +233,21 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
       check.elements += e->elements;
       gc.outputs.push_back(*e);
     }
+    for (const auto& [index, v] : snapshots) {
+      auto e = Compare(watched[index]->name, v, reference.at(watched[index]->name), o,
+                       o.precision != "fp32");
+      if (!e.ok()) return e.status();
+      check.intermediates++;
+      check.intermediates_beyond += e->beyond;
+      if (e->max_abs >= check.worst_intermediate.max_abs) check.worst_intermediate = *e;
+    }
     check.graphs.push_back(std::move(gc));
   }
   return check;
 }
 
 std::string Describe(const ModelCheck& c) {
-  char buf[256];
+  char buf[512];
   int launches = 0, convs = 0, gemms = 0, copies = 0;
   for (const auto& g : c.graphs) {
     launches += g.counts.launches;
@@ -188,7 +261,15 @@ std::string Describe(const ModelCheck& c) {
                 c.graphs.size(), c.cpu_nodes, launches, convs, gemms, copies,
                 static_cast<long long>(c.elements), c.max_abs, c.max_rel, c.ref_max_abs,
                 static_cast<long long>(c.beyond));
-  return buf;
+  std::string s = buf;
+  if (c.intermediates > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "; %d intermediates: worst %s max abs %.3g (|ref| max %.3g), %lld beyond",
+                  c.intermediates, c.worst_intermediate.name.c_str(), c.worst_intermediate.max_abs,
+                  c.worst_intermediate.ref_max_abs, static_cast<long long>(c.intermediates_beyond));
+    s += buf;
+  }
+  return s;
 }
 
 }  // namespace ortc::test::cuda

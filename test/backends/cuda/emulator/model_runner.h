@@ -35,6 +35,14 @@ struct ModelCheck {
   std::vector<GraphCheck> graphs;
   double max_abs = 0, max_rel = 0, ref_max_abs = 0;
   int64_t beyond = 0, elements = 0;
+  // Intermediate values: arena buffers named after a float value of the source model (in its
+  // own NCHW/plain layout), captured right after the step that writes them. fp32 uses the
+  // elementwise bound; fp16/bf16 bound each intermediate by atol + rtol * max|ref| of its
+  // tensor, since deep inside a reduced-precision network an element near zero carries an
+  // absolute error set by the magnitude of the values it was computed from.
+  int intermediates = 0;
+  OutputError worst_intermediate;  // the one with the largest max_abs
+  int64_t intermediates_beyond = 0;
 };
 
 struct CheckOptions {

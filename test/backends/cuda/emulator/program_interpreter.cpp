@@ -34,6 +34,26 @@ bool UsesBlockSync(std::string_view tu, const std::string& name) {
          std::string_view::npos;
 }
 
+// The index of the kernel's first output parameter: inputs are `const void*`, outputs
+// `void*` (the generator's convention); the parameter count when the signature is not found.
+int FirstOutput(std::string_view tu, const std::string& name, int params) {
+  const size_t at = tu.find("__global__ void " + name + "(");
+  if (at == std::string_view::npos) return params;
+  const size_t open = tu.find('(', at), close = tu.find(')', at);
+  if (close == std::string_view::npos) return params;
+  int index = 0;
+  size_t p = open + 1;
+  while (p < close) {
+    while (p < close && tu[p] == ' ') ++p;
+    if (tu.substr(p, 6) != "const ") return index;
+    ++index;
+    const size_t comma = tu.find(',', p);
+    if (comma == std::string_view::npos || comma > close) break;
+    p = comma + 1;
+  }
+  return index;
+}
+
 // Host memory of one run: the arena, the weights, the inputs and outputs.
 struct Memory {
   std::vector<std::vector<double>> blocks;  // double: 8-byte aligned storage
@@ -157,6 +177,7 @@ Result<ProgramInterpreter> ProgramInterpreter::Load(
       k.name = l->kernel()->str();
       k.num_inputs = args;  // the trampoline only needs the parameter count
       k.uses_block_sync = UsesBlockSync(tu, k.name);
+      in.first_output_[k.name] = FirstOutput(tu, k.name, args);
       kernels.push_back(k);
     } else if (k.num_inputs != args) {
       return InvalidGraph("kernel " + k.name + " is launched with different argument counts");
@@ -174,7 +195,8 @@ Result<ProgramInterpreter> ProgramInterpreter::Load(
 }
 
 Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& inputs,
-                                                    StepCounts* counts) const {
+                                                    StepCounts* counts,
+                                                    const WriteObserver& observer) const {
   const fbc::Program& p = *program_;
   if (!p.inputs() || inputs.size() != p.inputs()->size())
     return InvalidArgument("the program takes " +
@@ -183,6 +205,9 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
   ORTC_RETURN_IF_ERROR(Place(p, *graph_, *binary_, inputs, &mem));
   const int count = static_cast<int>(p.buffers()->size());
   auto valid = [&](int i) { return i >= 0 && i < count; };
+  auto wrote = [&](int b) {
+    if (observer) observer(b, mem.ptr[b]);
+  };
   for (const auto* s : *p.steps()) {
     const std::string name = s->name() ? s->name()->str() : "?";
     if (const auto* l = s->launch()) {
@@ -208,6 +233,9 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
       }
       ORTC_RETURN_IF_ERROR_CTX(st, "step " + name);
       counts->launches++;
+      for (size_t a = first_output_.at(k.name); l->args() && a < l->args()->size(); ++a) {
+        if (l->args()->Get(a) >= 0) wrote(l->args()->Get(a));
+      }
     } else if (const auto* c = s->conv()) {
       if (!valid(c->x()) || !valid(c->w()) || !valid(c->y()) ||
           (c->bias() >= 0 && !valid(c->bias())) || (c->z() >= 0 && !valid(c->z())))
@@ -219,6 +247,7 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
                                              c->z() >= 0 ? &z : nullptr, Stored(p, mem, c->y())),
                                "step " + name);
       counts->convs++;
+      wrote(c->y());
     } else if (const auto* g = s->gemm()) {
       if (!valid(g->a()) || !valid(g->b()) || !valid(g->y()) || (g->c() >= 0 && !valid(g->c())) ||
           (g->bias() >= 0 && !valid(g->bias())))
@@ -231,6 +260,7 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
                         Stored(p, mem, g->y())),
           "step " + name);
       counts->gemms++;
+      wrote(g->y());
     } else if (const auto* cp = s->copy()) {
       if (!valid(cp->src()) || !valid(cp->dst()) ||
           cp->bytes() > p.buffers()->Get(cp->src())->byte_size() ||
@@ -238,6 +268,7 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
         return InvalidGraph("step " + name + ": Copy out of its buffers");
       std::memmove(mem.ptr[cp->dst()], mem.ptr[cp->src()], cp->bytes());
       counts->copies++;
+      wrote(cp->dst());
     } else {
       return InvalidGraph("step " + name + " has no launch, conv, gemm or copy");
     }

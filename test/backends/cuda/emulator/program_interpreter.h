@@ -2,6 +2,7 @@
 // generated kernels through the host shim, library calls through the host references.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,9 +27,13 @@ class ProgramInterpreter {
   static Result<ProgramInterpreter> Load(std::shared_ptr<const format::ContextBinary> binary,
                                          const std::string& graph);
 
+  // Called after each step for every buffer it wrote, with the buffer's index.
+  using WriteObserver = std::function<void(int buffer, const void* data)>;
+
   // Runs the steps in order on host copies of `inputs` (one per program input, in order);
   // returns the program outputs.
-  Result<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs, StepCounts* counts) const;
+  Result<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs, StepCounts* counts,
+                                  const WriteObserver& observer = {}) const;
 
   const fb::cuda::Program& program() const { return *program_; }
 
@@ -39,6 +44,7 @@ class ProgramInterpreter {
   std::shared_ptr<HostModule> module_;
   // Per kernel name: how to launch it through the module (grid/block come from each step).
   std::map<std::string, backends::cuda::codegen::KernelSource> kernels_;
+  std::map<std::string, int> first_output_;  // per kernel: its first non-const parameter
 };
 
 }  // namespace ortc::test::cuda
