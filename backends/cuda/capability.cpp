@@ -73,8 +73,13 @@ std::string MatMulLimits(const graph::Graph& g, const graph::Node& n) {
       const auto c = StaticDims(g.values[n.inputs[2]].info);
       const int64_t m = y[0], nn = y[1];
       const bool vec = (c == std::vector<int64_t>{nn} || c == std::vector<int64_t>{1, nn});
+      // A vector C becomes cuBLASLt's bias, which the epilogue adds unscaled: only beta = 1.
+      const auto* beta = FindAttribute(n, "beta");
+      const bool unit_beta = !beta || beta->f() == 1.0f;
       if (!(c == std::vector<int64_t>{m, nn}) && !(vec && IsConstant(g, n.inputs[2])))
         return "Gemm with C of shape other than a constant [N] or [M, N] is not lowered";
+      if (!(c == std::vector<int64_t>{m, nn}) && !unit_beta)
+        return "Gemm with a vector C and beta != 1 is not lowered (the bias epilogue is unscaled)";
     }
     return "";
   }

@@ -151,4 +151,35 @@ TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims) {
   return m;
 }
 
+TestModel ConvTransposeModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 4, 4, 4}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 4, 4, 4});
+  Weight(b, "W1", {4, 2, 3, 3}, 71);
+  Weight(b, "B1", {4}, 72);
+  Weight(b, "W2", {4, 3, 2, 2}, 73);
+  b.Node(
+      "ConvTranspose", {"x", "W1", "B1"}, {"t1"},
+      {Attr("pads", std::vector<int64_t>{1, 1, 1, 1}), Attr("strides", std::vector<int64_t>{2, 2}),
+       Attr("output_padding", std::vector<int64_t>{1, 1}), Attr("group", int64_t{2})},
+      "up_grouped");
+  b.Node("ConvTranspose", {"t1", "W2"}, {"y"}, {Attr("dilations", std::vector<int64_t>{2, 2})},
+         "up_dilated");
+  b.Output("y");
+  return m;
+}
+
+TestModel GemmBetaModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {3, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {3, 8});
+  Weight(b, "W", {8, 4}, 81);
+  Weight(b, "C", {4}, 82);
+  b.Node("Relu", {"x"}, {"r"}, {}, "relu_in");
+  b.Node("Gemm", {"r", "W", "C"}, {"g"}, {Attr("beta", 0.5f)}, "gemm_beta");
+  b.Node("Relu", {"g"}, {"y"}, {}, "relu_out");
+  b.Output("y");
+  return m;
+}
+
 }  // namespace ortc::test::cuda

@@ -30,4 +30,10 @@ TestModel PoolResizeModel();
 // H (shape [C, 1]): not a per-channel bias, whatever its element count.
 TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims);
 
+// ConvTranspose with pads, stride 2, output_padding and two groups, then with dilation 2.
+TestModel ConvTransposeModel();
+// Relu -> Gemm with a [N] C and beta 0.5 -> Relu: the Gemm is refused by CUDA (cuBLASLt's bias
+// epilogue is unscaled) and stays on the CPU between two CUDA graphs.
+TestModel GemmBetaModel();
+
 }  // namespace ortc::test::cuda

@@ -95,6 +95,19 @@ TEST_CASE("conv then Add of a weight broadcast along W or H is not a channel bia
     CHECK(Launches(*c) == 0);
 }
 
+TEST_CASE("ConvTranspose: pads, stride, output_padding, groups, dilation", "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"})
+    CheckModel("conv_transpose", ConvTransposeModel(), p);
+}
+
+TEST_CASE("a Gemm CUDA refuses runs on the CPU between two CUDA graphs", "[emulator]") {
+  // Gemm with a vector C and beta != 1: capability used to claim it and compile then failed.
+  if (auto c = CheckModel("gemm_beta_mixed", GemmBetaModel(), "fp32", 1)) {
+    CHECK(c->cuda_nodes == 2);
+    CHECK(c->graphs.size() == 2);
+  }
+}
+
 TEST_CASE("PaddleOCR text-direction classifier: its CUDA graph", "[emulator][real]") {
   const std::filesystem::path model =
       std::filesystem::path(ORTC_TEST_MODELS_DIR) / "ocr" / "ch_ppocr_mobile_v2.0_cls_infer.onnx";
