@@ -182,4 +182,25 @@ TestModel GemmBetaModel() {
   return m;
 }
 
+TestModel HeadModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 6, 6}}, {"q", {3, 4, 5}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 3, 6, 6}).Input("q", {3, 4, 5});
+  Weight(b, "W", {4, 3, 3, 3}, 91);
+  Weight(b, "B", {4}, 92);
+  Weight(b, "Wfc", {5, 36}, 93, 0.2f);
+  Weight(b, "Bfc", {5}, 94);
+  Weight(b, "Wm", {2, 4}, 95);
+  b.Node(
+      "Conv", {"x", "W", "B"}, {"c"},
+      {Attr("strides", std::vector<int64_t>{2, 2}), Attr("pads", std::vector<int64_t>{1, 1, 1, 1})},
+      "conv");
+  b.Node("Relu", {"c"}, {"r"}, {}, "relu");
+  b.Node("Flatten", {"r"}, {"f"}, {Attr("axis", int64_t{1})}, "flatten");
+  b.Node("Gemm", {"f", "Wfc", "Bfc"}, {"logits"}, {Attr("transB", int64_t{1})}, "fc");
+  b.Node("MatMul", {"Wm", "q"}, {"mq"}, {}, "left_weight");
+  b.Output("c").Output("logits").Output("mq");
+  return m;
+}
+
 }  // namespace ortc::test::cuda

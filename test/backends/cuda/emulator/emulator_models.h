@@ -36,4 +36,9 @@ TestModel ConvTransposeModel();
 // epilogue is unscaled) and stays on the CPU between two CUDA graphs.
 TestModel GemmBetaModel();
 
+// A classifier head: Conv + bias whose output is also a model output, Relu, Flatten (a view of an
+// NHWC-computed value at fp16/bf16), Gemm transB + bias; and a MatMul of a [M, K] weight with a
+// batched [B, K, N] activation (batch stride 0 on the left).
+TestModel HeadModel();
+
 }  // namespace ortc::test::cuda

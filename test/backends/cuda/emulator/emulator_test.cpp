@@ -108,6 +108,11 @@ TEST_CASE("a Gemm CUDA refuses runs on the CPU between two CUDA graphs", "[emula
   }
 }
 
+TEST_CASE("head: tapped conv output, flatten of NHWC data, gemm, left-broadcast matmul",
+          "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("head", HeadModel(), p);
+}
+
 TEST_CASE("PaddleOCR text-direction classifier: its CUDA graph", "[emulator][real]") {
   const std::filesystem::path model =
       std::filesystem::path(ORTC_TEST_MODELS_DIR) / "ocr" / "ch_ppocr_mobile_v2.0_cls_infer.onnx";

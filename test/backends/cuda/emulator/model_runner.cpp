@@ -113,9 +113,14 @@ std::vector<std::pair<int, Wanted>> Intermediates(const fb::cuda::Program& p,
   for (uint32_t i = 0; i < p.buffers()->size(); ++i) {
     const auto* b = p.buffers()->Get(i);
     if (b->kind() != fb::cuda::BufferKind::Arena || b->layout() == fb::cuda::TensorLayout::NHWC ||
-        !b->name() || !source_values.count(b->name()->str()) || !IsFloatStorage(b->dtype()))
+        !b->name() || !IsFloatStorage(b->dtype()))
       continue;
-    Wanted w{b->name()->str(), onnx::TensorProto::FLOAT, {}};
+    // A value transposed back from NHWC for an NCHW consumer is "<value>.nchw".
+    std::string name = b->name()->str();
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".nchw") == 0)
+      name.resize(name.size() - 5);
+    if (!source_values.count(name)) continue;
+    Wanted w{name, onnx::TensorProto::FLOAT, {}};
     if (b->dims()) w.dims.assign(b->dims()->begin(), b->dims()->end());
     r.emplace_back(static_cast<int>(i), std::move(w));
   }
