@@ -121,35 +121,53 @@ Status ReferenceConv(const fbc::ConvCall& c, const StoredTensor& x, const Stored
   if (bias) ORTC_RETURN_IF_ERROR(NeedElements("ConvCall bias", *bias, channels_out));
   if (z) ORTC_RETURN_IF_ERROR(NeedElements("ConvCall z", *z, Product(yd)));
 
-  const int64_t out_space = Product(yd, 2), kernel_space = Product(wd, 2);
-  std::vector<int64_t> o(sp), r(sp), in(sp);
+  // x and w decoded once to float in logical row-major order ([N, C, S...], [K, C, R...]).
+  auto decode = [&](const StoredTensor& t, const std::vector<int64_t>& d) {
+    std::vector<float> v(static_cast<size_t>(Product(d)));
+    std::vector<int64_t> pos(sp);
+    const int64_t space = Product(d, 2);
+    for (int64_t a = 0; a < d[0]; ++a)
+      for (int64_t b = 0; b < d[1]; ++b)
+        for (int64_t p = 0; p < space; ++p) {
+          Unflatten(d, p, &pos);
+          v[(a * d[1] + b) * space + p] = LoadElement(t, Offset(d, cl, a, b, pos));
+        }
+    return v;
+  };
+  const std::vector<float> xv = decode(x, xd), wv = decode(w, wd);
+  const int64_t in_space = Product(xd, 2), out_space = Product(yd, 2),
+                kernel_space = Product(wd, 2);
+  std::vector<int64_t> o(sp), r(sp);
   for (int64_t n = 0; n < yd[0]; ++n) {
     for (int64_t k = 0; k < channels_out; ++k) {
       const int64_t g = k / kg;
       for (int64_t op = 0; op < out_space; ++op) {
         Unflatten(yd, op, &o);
         float acc = 0.f;
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const int64_t cx = g * cg + ci;
-          for (int64_t kp = 0; kp < kernel_space; ++kp) {
-            Unflatten(wd, kp, &r);
-            bool inside = true;
-            for (size_t s = 0; s < sp && inside; ++s) {
-              if (!c.transposed()) {
-                in[s] = o[s] * strides[s] - pads[s] + r[s] * dilations[s];
-              } else {
-                // y position o receives x position i when i * stride - pad + r * dilation = o.
-                const int64_t t = o[s] + pads[s] - r[s] * dilations[s];
-                if (t % strides[s] != 0) inside = false;
-                in[s] = t / strides[s];
-              }
-              inside = inside && in[s] >= 0 && in[s] < xd[2 + s];
+        for (int64_t kp = 0; kp < kernel_space; ++kp) {
+          Unflatten(wd, kp, &r);
+          bool inside = true;
+          int64_t in_lin = 0;
+          for (size_t s = 0; s < sp && inside; ++s) {
+            int64_t in = 0;
+            if (!c.transposed()) {
+              in = o[s] * strides[s] - pads[s] + r[s] * dilations[s];
+            } else {
+              // y position o receives x position i when i * stride - pad + r * dilation = o.
+              const int64_t t = o[s] + pads[s] - r[s] * dilations[s];
+              if (t % strides[s] != 0) inside = false;
+              in = t / strides[s];
             }
-            if (!inside) continue;
-            const float xv = LoadElement(x, Offset(xd, cl, n, cx, in));
-            const float wv = c.transposed() ? LoadElement(w, Offset(wd, cl, cx, k % kg, r))
-                                            : LoadElement(w, Offset(wd, cl, k, ci, r));
-            acc += xv * wv;
+            inside = inside && in >= 0 && in < xd[2 + s];
+            in_lin = in_lin * xd[2 + s] + in;
+          }
+          if (!inside) continue;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t cx = g * cg + ci;
+            const float xe = xv[(n * channels_in + cx) * in_space + in_lin];
+            const float we = c.transposed() ? wv[(cx * kg + k % kg) * kernel_space + kp]
+                                            : wv[(k * cg + ci) * kernel_space + kp];
+            acc += xe * we;
           }
         }
         const int64_t yo = Offset(yd, cl, n, k, o);

@@ -129,6 +129,17 @@ std::vector<std::pair<int, Wanted>> Intermediates(const fb::cuda::Program& p,
 
 }  // namespace
 
+CheckOptions CheckOptions::ForPrecision(const std::string& precision) {
+  CheckOptions o;
+  o.precision = precision;
+  if (precision == "fp16") {
+    o.rtol = o.atol = 1e-2;
+  } else if (precision == "bf16") {
+    o.rtol = o.atol = 8e-2;
+  }
+  return o;
+}
+
 Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& work,
                                       const CheckOptions& o) {
   ModelCheck check;
@@ -239,10 +250,10 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
       gc.outputs.push_back(*e);
     }
     for (const auto& [index, v] : snapshots) {
-      auto e = Compare(watched[index]->name, v, reference.at(watched[index]->name), o,
-                       o.precision != "fp32");
+      auto e = Compare(watched[index]->name, v, reference.at(watched[index]->name), o, true);
       if (!e.ok()) return e.status();
       check.intermediates++;
+      gc.intermediates.push_back(*e);
       check.intermediates_beyond += e->beyond;
       if (e->max_abs >= check.worst_intermediate.max_abs) check.worst_intermediate = *e;
     }
