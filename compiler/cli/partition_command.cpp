@@ -61,6 +61,7 @@ int Run(const PartitionArgs& args) {
   auto backends = ParseBackends(args.eps);
   if (!backends.ok()) return Fail(args, backends.status());
   graph::LoadOptions load;
+  load.fold_shapes = true;
   for (const auto& text : args.input_shapes) {
     Status s = graph::ParseInputShape(text, &load.input_shapes);
     if (!s.ok()) return Fail(args, s);

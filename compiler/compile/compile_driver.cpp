@@ -105,6 +105,7 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
   auto t = Clock::now();
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
+  load.fold_shapes = true;
   auto loaded = graph::LoadModelFromFile(job->source, load);
   if (!loaded.ok()) return loaded.status();
   job->model = std::move(loaded).value();

@@ -25,6 +25,11 @@ struct Model {
   std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version
   Graph graph;
   std::vector<std::string> warnings;  // non-fatal findings (e.g. shape inference gave up)
+  // Nodes that shape folding (LoadOptions::fold_shapes) replaced by initializers, in order.
+  struct FoldedNode {
+    std::string name, op_type;
+  };
+  std::vector<FoldedNode> folded_nodes;
 
   int64_t default_opset() const;
 };
@@ -36,6 +41,9 @@ struct LoadOptions {
   bool infer_shapes = true;
   // Fixed shapes for graph inputs (--input-shape), applied before shape inference.
   InputShapes input_shapes;
+  // After shape inference, fold shape computations (graph/shape_folding.h) and infer again,
+  // until nothing more folds. Partition and compile turn it on.
+  bool fold_shapes = false;
 };
 
 Result<std::unique_ptr<Model>> LoadModelFromFile(const std::filesystem::path& path,

@@ -10,6 +10,7 @@
 #include "graph/initializer_info.h"
 #include "graph/model.h"
 #include "graph/opset_support.h"
+#include "graph/shape_folding.h"
 #include "graph/shape_inference.h"
 
 namespace ortc::graph {
@@ -93,6 +94,35 @@ Status ResolveOps(Model& m) {
   return Status::Ok();
 }
 
+// Re-reads the graph from the proto after a pass rewrote it (no checker: nodes were only
+// removed and initializers added).
+Status Rebuild(Model& m) {
+  auto* graph_proto = m.proto.mutable_graph();
+  m.graph = Graph{};
+  const fs::path* base_dir = m.base_dir.empty() ? nullptr : &m.base_dir;
+  for (const auto& t : graph_proto->initializer()) {
+    auto init = ReadInitializerInfo(t, base_dir);
+    if (!init.ok()) return init.status();
+    m.graph.initializers.push_back(std::move(init).value());
+  }
+  ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m.opsets, &m.graph));
+  return ResolveOps(m);
+}
+
+// Shape folding to a fixed point: each round can make more shapes static (a Reshape whose
+// target became an initializer), which lets the next round fold the Shape nodes reading them.
+Status FoldShapes(Model& m, const std::vector<std::string>& load_warnings) {
+  constexpr int kMaxRounds = 16;  // a bound for odd graphs; each round folds at least one node
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const int folded = FoldShapeComputationsOnce(&m);
+    if (folded == 0) break;
+    ORTC_RETURN_IF_ERROR(Rebuild(m).WithContext("after shape folding"));
+    m.warnings = load_warnings;  // inference warnings are those of the final graph
+    InferShapes(&m);
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* base_dir,
                                       const LoadOptions& options) {
   if (!m->proto.has_graph()) return InvalidGraph("not an ONNX model: it has no graph");
@@ -121,7 +151,10 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m->opsets, &m->graph));
   ORTC_RETURN_IF_ERROR(ResolveOps(*m));
   if (CheckerApplies(*m)) ORTC_RETURN_IF_ERROR(RunChecker(*m));
-  if (options.infer_shapes) InferShapes(m.get());
+  if (!options.infer_shapes) return m;
+  const std::vector<std::string> load_warnings = m->warnings;
+  InferShapes(m.get());
+  if (options.fold_shapes) ORTC_RETURN_IF_ERROR(FoldShapes(*m, load_warnings));
   return m;
 }
 

@@ -8,20 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "graph/host_eval.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::lowering {
 
-struct HostTensor {
-  int32_t dtype = 0;
-  std::vector<int64_t> dims;
-  std::string bytes;  // row-major, little-endian
+using graph::HostTensor;
 
-  int64_t elements() const;
-};
-
-// Evaluates one op; nullopt when the op, its types or its attributes are not covered (the op
-// then stays in the program). Never throws on odd inputs.
+// Evaluates one op with graph::EvaluateHostOp; nullopt when the op, its types or its
+// attributes are not covered (the op then stays in the program). Never throws on odd inputs.
 std::optional<std::vector<HostTensor>> EvaluateOp(
     const IrOp& op, const std::vector<const HostTensor*>& inputs,
     const std::vector<graph::TensorInfo>& input_infos);

@@ -99,6 +99,10 @@ nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
   }
   j["unplaced"] = nlohmann::json::array();
   for (int n : p.unplaced) j["unplaced"].push_back(g.nodes[n].name);
+  // Nodes evaluated at compile time (shape folding); they are in no group.
+  j["folded"] = nlohmann::json::array();
+  for (const auto& f : model.folded_nodes)
+    j["folded"].push_back({{"node", f.name}, {"op", f.op_type}});
   return j;
 }
 
@@ -108,6 +112,15 @@ std::string PartitionToText(const graph::Model& model, const Partition& p) {
   out << "model " << model.display_name << "\n  IR " << model.ir_version << ", " << OpsetText(model)
       << "; " << g.nodes.size() << " nodes, " << g.initializers.size() << " initializers ("
       << FormatBytes(g.TotalInitializerBytes()) << ")\n";
+  if (!model.folded_nodes.empty()) {
+    std::map<std::string, int> ops;
+    for (const auto& f : model.folded_nodes) ops[f.op_type]++;
+    out << "  shape folding: " << model.folded_nodes.size()
+        << " node(s) evaluated at compile time:";
+    for (const auto& [op, count] : ops)
+      out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
+    out << "\n";
+  }
   out << "backends (in priority order):\n";
   for (const auto* b : p.backends) {
     out << "  " << b->name() << ": " << p.CountGroups(b) << " group(s)  [" << b->status_line()
