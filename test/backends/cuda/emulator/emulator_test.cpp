@@ -175,3 +175,18 @@ TEST_CASE("PaddleOCR v4 recognizer at fp16 and bf16: outputs", "[emulator][real]
   if (model.empty()) return;
   for (const char* p : {"fp16", "bf16"}) CheckReal(model, p, {{"x", {1, 3, 48, 160}}});
 }
+
+TEST_CASE("PaddleOCR v4 detector: outputs and intermediates at fp32, fp16, bf16",
+          "[emulator][real]") {
+  // On random input the detector's probability map saturates near 0, so its intermediates
+  // (conv, ConvTranspose, Resize, attention-free FPN) carry the check.
+  const auto model = RealModel("ch_PP-OCRv4_det_infer.onnx");
+  if (model.empty()) return;
+  for (const char* p : {"fp32", "fp16", "bf16"}) {
+    if (auto r = CheckReal(model, p, {{"x", {1, 3, 64, 64}}})) {
+      INFO(p << ": " << Describe(*r));
+      CHECK(r->intermediates > 50);
+      CHECK(r->intermediates_beyond == 0);
+    }
+  }
+}
