@@ -101,10 +101,11 @@ Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Back
 
 // Loads, checks and partitions one model.
 Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Backend*>& order,
-                  ModelJob* job, std::map<std::string, double>* seconds) {
+                  bool group, ModelJob* job, std::map<std::string, double>* seconds) {
   auto t = Clock::now();
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
+  load.input_shapes_of_group = group;
   load.fold_shapes = true;
   auto loaded = graph::LoadModelFromFile(job->source, load);
   if (!loaded.ok()) return loaded.status();
@@ -185,7 +186,16 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
 
   // Load and partition every model before writing anything.
   progress("load", 0, 1);
-  for (auto& job : jobs) ORTC_RETURN_IF_ERROR(PrepareJob(o, order, &job, &report.phase_seconds));
+  for (auto& job : jobs)
+    ORTC_RETURN_IF_ERROR(PrepareJob(o, order, group, &job, &report.phase_seconds));
+  // In a group each --input-shape applies to the models that have that input; one that no
+  // model has is a typo.
+  for (const auto& [name, dims] : o.input_shapes) {
+    bool used = false;
+    for (const auto& job : jobs) used = used || job.model->applied_input_shapes.count(name);
+    if (group && !used)
+      return InvalidArgument("--input-shape names '" + name + "', which no model of the group has");
+  }
 
   std::vector<fs::path> outputs;
   for (const auto& job : jobs) outputs.push_back(job.ctx_path);

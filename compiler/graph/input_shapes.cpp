@@ -34,7 +34,8 @@ Status ParseInputShape(const std::string& text, InputShapes* out) {
   return Status::Ok();
 }
 
-Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph) {
+Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph,
+                        std::set<std::string>* applied) {
   std::set<std::string> initializers;
   for (const auto& t : graph->initializer()) initializers.insert(t.name());
   std::string known;
@@ -46,6 +47,8 @@ Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph) {
     for (auto& in : *graph->mutable_input()) {
       if (in.name() == name && !initializers.count(name)) input = &in;
     }
+    if (!input && applied) continue;
+    if (applied) applied->insert(name);
     if (!input) {
       return InvalidArgument("--input-shape names '" + name +
                              "', which is not an input of the model (inputs: " + known + ")");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,10 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 Status ParseInputShape(const std::string& text, InputShapes* out);
 
 // Rewrites the named graph inputs' declared shapes. Errors: an unknown input name (listing the
-// inputs), a rank that differs from the model's, a dim that contradicts a fixed dim.
-Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph);
+// inputs), a rank that differs from the model's, a dim that contradicts a fixed dim. With
+// `applied` (models of a weight-sharing group, whose inputs differ), names the model does not
+// have are skipped and the ones it has are added to `applied`.
+Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph,
+                        std::set<std::string>* applied = nullptr);
 
 }  // namespace ortc::graph

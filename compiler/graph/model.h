@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,7 +23,8 @@ struct Model {
   std::string display_name;        // the file path, or the name given for a buffer
   std::filesystem::path base_dir;  // folder that external data paths are relative to
   int64_t ir_version = 0;
-  std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version
+  std::map<std::string, int64_t> opsets;       // domain ("" = ai.onnx) -> version
+  std::set<std::string> applied_input_shapes;  // --input-shape names this model has
   Graph graph;
   std::vector<std::string> warnings;  // non-fatal findings (e.g. shape inference gave up)
   // Nodes that shape folding (LoadOptions::fold_shapes) replaced by initializers, in order.
@@ -41,6 +43,9 @@ struct LoadOptions {
   bool infer_shapes = true;
   // Fixed shapes for graph inputs (--input-shape), applied before shape inference.
   InputShapes input_shapes;
+  // Set for the models of a group: input_shapes may name inputs of other models; the names this
+  // model has are recorded in Model::applied_input_shapes.
+  bool input_shapes_of_group = false;
   // After shape inference, fold shape computations (graph/shape_folding.h) and infer again,
   // until nothing more folds. Partition and compile turn it on.
   bool fold_shapes = false;

@@ -147,7 +147,9 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   if (graph_proto->sparse_initializer_size() > 0) {
     return NotImplemented("sparse initializers are not supported; densify them before compiling");
   }
-  ORTC_RETURN_IF_ERROR(ApplyInputShapes(options.input_shapes, graph_proto));
+  ORTC_RETURN_IF_ERROR(
+      ApplyInputShapes(options.input_shapes, graph_proto,
+                       options.input_shapes_of_group ? &m->applied_input_shapes : nullptr));
   ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m->opsets, &m->graph));
   ORTC_RETURN_IF_ERROR(ResolveOps(*m));
   if (CheckerApplies(*m)) ORTC_RETURN_IF_ERROR(RunChecker(*m));

@@ -2,7 +2,7 @@
 # Compiles the example CNN and the PaddleOCR det/rec/cls models for CUDA (with the CPU taking
 # the rest) in fp32 and fp16 on this GPU-less machine, then checks each with `ortc inspect`:
 # CUDA graphs present, a cubin for every default arch plus PTX, generated kernels, precision.
-# Prints the bin sizes. Usage: compile_cuda_models.sh ORTC_BINARY CACHE_DIR WORK_DIR
+# Also compiles the LLM example pair as a weight-sharing group. Prints the bin sizes. Usage: compile_cuda_models.sh ORTC_BINARY CACHE_DIR WORK_DIR
 set -euo pipefail
 ortc=$1 cache=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,3 +71,35 @@ PY
 done
 [ "$checked" -eq 8 ] || { echo "expected 8 compiles, checked $checked" >&2; exit 1; }
 echo "compiled and checked $checked CUDA builds"
+
+# The LLM example as a weight-sharing group: prefill + decode -> 2 ctx models + 1 CUDA binary
+# holding both models' graphs, each shared weight once. --input-shape names decode's KV cache
+# inputs only (prefill has none): each applies to the models that have it.
+llm="$work/llm"
+mkdir -p "$llm"
+/usr/bin/python3 "$root/examples/make_llm_pair.py" "$llm" > /dev/null
+kv=()
+for t in past_k0 past_v0 past_k1 past_v1; do kv+=(--input-shape "$t=1x127x64"); done
+"$ortc" compile "$llm/prefill.onnx" "$llm/decode.onnx" --share-weights --ep cuda,cpu "${kv[@]}" \
+  --precision fp16 -o "$llm/" --json > "$llm/report.json"
+"$ortc" inspect "$llm/prefill_ctx.onnx" --json > "$llm/prefill.json"
+"$ortc" inspect "$llm/decode_ctx.onnx" --json > "$llm/decode.json"
+/usr/bin/python3 - "$llm" <<'PY'
+import json, os, sys
+llm = sys.argv[1]
+report = json.load(open(os.path.join(llm, "report.json")))
+bins = [f for f in report["files"] if f["kind"] == "context_binary"]
+assert [os.path.basename(f["path"]) for f in bins] == ["prefill_cuda.bin"], bins
+w = report["weights"]
+assert w["unique_bytes"] < w["bytes"], w  # the two models share weights: stored once
+ids = set()
+for which in ("prefill", "decode"):
+    inspect = json.load(open(os.path.join(llm, which + ".json")))
+    assert inspect["ok"], inspect.get("error")
+    cuda = [n for n in inspect["ep_context_nodes"] if n["source"] == "ortc.cuda"]
+    assert cuda and all(n["status"] == "ok" and n["precision"] == "fp16" for n in cuda), cuda
+    ids |= {b["content_id"] for b in inspect["binaries"] if b["backend"] == "cuda"}
+assert len(ids) == 1, ids  # both ctx models point at the same binary
+print(f"llm pair fp16 (--share-weights): 1 CUDA binary {bins[0]['bytes']} B; weights "
+      f"{w['bytes']} B -> {w['unique_bytes']} B stored")
+PY

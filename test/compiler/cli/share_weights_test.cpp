@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "format/context_binary_reader.h"
@@ -161,4 +162,41 @@ TEST_CASE("a session can keep a private mapping", "[share][runtime]") {
   auto b = (*own)->Run({{"x", RandomTensor({2, 64}, 1)}});
   REQUIRE((a.ok() && b.ok()));
   CHECK(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].byte_size()) == 0);
+}
+
+TEST_CASE("in a group each --input-shape fixes the models that have that input", "[share]") {
+  TempDir dir;
+  // Two models with different input names and a symbolic batch, sharing one weight.
+  for (const std::string input : {"a", "b"}) {
+    ModelBuilder m;
+    m.Input(input, {-1, 64}).Initializer("W", {64, 64}, RandomFloats(7, 4096));
+    m.Node("MatMul", {input, "W"}, {"y"}).Output("y");
+    m.Save(dir / (input + ".onnx"));
+  }
+  fs::create_directories(dir / "out");
+  const std::string models = (dir / "a.onnx").string() + " " + (dir / "b.onnx").string();
+  auto r = RunOrtc("compile " + models + " --share-weights -o " + (dir / "out").string() +
+                   " --input-shape a=2x64 --input-shape b=3x64 -q");
+  REQUIRE(r.exit_code == 0);
+  // Each ctx model declares the shape given for its own input.
+  auto input_dims = [&](const std::string& ctx) {
+    onnx::ModelProto p;
+    std::ifstream in(dir / "out" / ctx, std::ios::binary);
+    REQUIRE(p.ParseFromIstream(&in));
+    std::vector<int64_t> dims;
+    for (const auto& d : p.graph().input(0).type().tensor_type().shape().dim())
+      dims.push_back(d.dim_value());
+    return dims;
+  };
+  CHECK(input_dims("a_ctx.onnx") == std::vector<int64_t>{2, 64});
+  CHECK(input_dims("b_ctx.onnx") == std::vector<int64_t>{3, 64});
+  // A name no model of the group has is a typo: refused, nothing written.
+  fs::remove_all(dir / "out");
+  fs::create_directories(dir / "out");
+  r = RunOrtc("compile " + models + " --share-weights -o " + (dir / "out").string() +
+                  " --input-shape a=2x64 --input-shape c=1x64",
+              true);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--input-shape names 'c', which no model of the group has"));
+  CHECK(FilesIn(dir / "out").empty());
 }
