@@ -3,6 +3,7 @@
 #include "cuda/compile.h"
 
 #include "cpu/packing.h"
+#include "cuda/cuda_binary_keys.h"
 #include "cuda/identity.h"
 #include "cuda/kernels.h"
 #include "cuda/lowering.h"
@@ -86,6 +87,13 @@ Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgr
   out.binary_versions = LibraryVersions(calls_cudnn, calls_cublas);
   out.notes = {{"precision", PrecisionName(options.precision)},
                {"layout", plan.conv_layout == fb::TensorLayout::NHWC ? "nhwc" : "nchw"}};
+  // The node also names what the device side needs (the same values as the binary's manifest),
+  // so a ctx model alone tells a deployment what driver and libraries to install.
+  namespace k = ortc::cuda_keys;
+  for (const auto& [key, value] : CudaIdentity(options).versions) {
+    if (key == k::kNvrtcVersion || key == k::kMinDriver) out.notes.push_back({key, value});
+  }
+  for (const auto& kv : out.binary_versions) out.notes.push_back(kv);
   return out;
 }
 

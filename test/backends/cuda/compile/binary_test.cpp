@@ -125,6 +125,11 @@ TEST_CASE("an fp16 CUDA binary records versions and targets and holds converted 
   CHECK(ep.hardware_architecture == "sm_80,sm_90,compute_90");
   CHECK(ortc::format::NotesValue(ep.notes, "precision") == "fp16");
   CHECK(ortc::format::NotesValue(ep.notes, "layout") == "nhwc");
+  // The node names the device-side requirements, the same values as the manifest.
+  CHECK(ortc::format::NotesValue(ep.notes, "cuda.min_driver") == versions.at("cuda.min_driver"));
+  CHECK(ortc::format::NotesValue(ep.notes, "cuda.nvrtc") == versions.at("cuda.nvrtc"));
+  CHECK(ortc::format::NotesValue(ep.notes, "cudnn") == versions.at("cudnn"));
+  CHECK(ortc::format::NotesValue(ep.notes, "cublas").empty());
   CHECK(ortc::format::NotesValue(ep.notes, "content_id") == std::string((*bin)->content_id()));
 
   // The program's filter weight: fp16 (by _Float16) in KRSC order, byte for byte.
