@@ -53,9 +53,34 @@ Status RunCpuStage(const onnx::ModelProto& ctx, const fs::path& ctx_path,
   for (const auto& t : ctx.graph().initializer()) initializers.insert(t.name());
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> outputs;
+  // The loader opens a backend's binary through its main context node (main_context=1); a
+  // stage without it gets its first node of that backend promoted to main, naming the binary.
+  std::map<std::string, format::EpContextNode> mains;
+  std::set<std::string> have_main;
+  for (const auto& n : ctx.graph().node()) {
+    if (!format::IsEpContextNode(n)) continue;
+    auto ep = format::EpContextNode::FromNodeProto(n);
+    if (ep.ok() && ep->main_context == 1) mains.emplace(ep->source, *ep);
+  }
+  for (int i : nodes) {
+    auto ep = format::EpContextNode::FromNodeProto(ctx.graph().node(i));
+    if (ep.ok() && ep->main_context == 1) have_main.insert(ep->source);
+  }
   for (int i : nodes) {
     const auto& n = ctx.graph().node(i);
     *g->add_node() = n;
+    if (format::IsEpContextNode(n)) {
+      auto ep = format::EpContextNode::FromNodeProto(n);
+      if (!ep.ok()) return ep.status();
+      if (!have_main.count(ep->source) && mains.count(ep->source)) {
+        const auto& main = mains.at(ep->source);
+        ep->main_context = 1;
+        ep->ep_cache_context = main.ep_cache_context;
+        ep->embed_mode = main.embed_mode;
+        *g->mutable_node(g->node_size() - 1) = ep->ToNodeProto();
+        have_main.insert(ep->source);
+      }
+    }
     for (const auto& in : n.input()) {
       if (in.empty() || initializers.count(in) || produced.count(in) || !fed.insert(in).second)
         continue;
@@ -132,8 +157,8 @@ Result<std::vector<Tensor>> RunCtxModel(const fs::path& ctx_path,
       if (!ep->ep_cache_context.empty()) {
         auto& bin = binaries[ep->ep_cache_context];
         if (!bin) {
-          auto opened = format::ContextBinary::OpenFile(ctx_path.parent_path() /
-                                                        ep->ep_cache_context);
+          auto opened =
+              format::ContextBinary::OpenFile(ctx_path.parent_path() / ep->ep_cache_context);
           if (!opened.ok()) return opened.status();
           bin = std::move(opened).value();
         }

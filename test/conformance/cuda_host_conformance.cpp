@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -70,8 +70,12 @@ Outcome CompileCase(const fs::path& dir, const fs::path& work, const std::string
     const std::string m = r.status().message();
     // Neither backend runs some node: CUDA did not claim the case as a whole.
     if (m.find("cannot run on any backend") != std::string::npos) {
-      if (refusals) (*refusals)[m.substr(0, m.find('\n'))] = 1;
-      return {false, false, ""};
+      // "N node(s) cannot run on any backend, not even the CPU:\n  'If_0' (If): why".
+      const size_t op = m.find(" ("), end = m.find("): ", op);
+      if (refusals && op != std::string::npos && end != std::string::npos)
+        (*refusals)["no backend runs it: " + m.substr(op + 2, end - op - 2) +
+                    m.substr(end + 1, m.find('\n', end) - end - 1)] = 1;
+      return {false, true, ""};
     }
     return {false, false, "compile: " + m};
   }
@@ -153,6 +157,7 @@ json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
     r["status"] = "not_claimed";
     return r;
   }
+  r["claimed"] = true;
   test::cuda::CtxRunInfo info;
   Outcome o = RunCase(dir, work, nullptr, &info);
   r["status"] = o.pass ? "pass" : "fail";
@@ -182,7 +187,10 @@ void Worker(int id, const std::vector<fs::path>& cases, const fs::path& work, bo
     const int i = shared->next.fetch_add(1);
     if (i >= static_cast<int>(cases.size())) break;
     shared->current[id] = i;
-    out << DoCase(cases[i], work / ("case." + std::to_string(id)), fp16).dump() << "\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    json r = DoCase(cases[i], work / ("case." + std::to_string(id)), fp16);
+    r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out << r.dump() << "\n";
     out.flush();
     shared->current[id] = -1;
   }
@@ -234,8 +242,7 @@ int main(int argc, char** argv) {
   std::sort(cases.begin(), cases.end());
 
   // Worker processes; one that dies (a crash in a kernel) is recorded and replaced.
-  const int workers =
-      std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);
+  const int workers = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);
   auto* shared = static_cast<Shared*>(
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (shared == MAP_FAILED) {
@@ -278,13 +285,12 @@ int main(int argc, char** argv) {
   std::sort(results.begin(), results.end(),
             [](const json& a, const json& b) { return a["name"] < b["name"]; });
 
-  int claimed = 0, mixed = 0, passed = 0, xfail = 0, not_claimed = 0, fp16_ran = 0,
-      fp16_passed = 0, fp16_xfail = 0;
+  int claimed = 0, mixed = 0, uncompilable = 0, compile_errors = 0, passed = 0, xfail = 0,
+      not_claimed = 0, fp16_ran = 0, fp16_passed = 0, fp16_xfail = 0;
   std::vector<std::string> unexpected, stale;
   std::map<std::string, int> refusals;  // reason -> cases
   bool nvrtc_missing = false;
-  auto judge = [&](const std::string& key, bool pass, const std::string& reason, int* ok,
-                   int* xf) {
+  auto judge = [&](const std::string& key, bool pass, const std::string& reason, int* ok, int* xf) {
     const bool listed = expected.count(key) > 0;
     if (pass && listed) stale.push_back(key + ": passes");
     if (pass) ++*ok;
@@ -299,11 +305,17 @@ int main(int argc, char** argv) {
     if (reason.find("NVRTC") != std::string::npos) nvrtc_missing = true;
     if (status == "not_claimed") {
       ++not_claimed;
+      for (const auto& [why, n] : r["refusals"].items())
+        if (why.rfind("no backend runs it", 0) == 0) ++uncompilable;
       for (const auto& [why, n] : r["refusals"].items()) refusals[why]++;
       if (expected.count(name)) stale.push_back(name + ": not claimed by CUDA any more");
       continue;
     }
-    ++claimed;  // compile failures included: the CUDA backend took the case
+    if (r.value("claimed", false)) {
+      ++claimed;
+    } else {
+      ++compile_errors;  // the compiler refused the model (CUDA's share unknown)
+    }
     if (r.value("mixed", false)) ++mixed;
     judge(name, status == "pass", reason, &passed, &xfail);
     if (r.contains("fp16")) {
@@ -337,9 +349,11 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "cuda_host conformance: " << results.size() << " cases, " << claimed
-            << " claimed by CUDA (" << mixed << " mixed CUDA/CPU), " << passed << " passed, "
-            << xfail << " expected failures, " << unexpected.size() << " unexpected failures, "
-            << stale.size() << " stale entries, " << not_claimed << " not claimed";
+            << " claimed by CUDA (" << mixed << " mixed CUDA/CPU), " << compile_errors
+            << " compile errors, " << passed << " passed, " << xfail << " expected failures, "
+            << unexpected.size() << " unexpected failures, " << stale.size() << " stale entries, "
+            << not_claimed << " not claimed (" << uncompilable
+            << " of them with a node no backend runs)";
   if (fp16)
     std::cout << "; fp16: " << fp16_ran << " run, " << fp16_passed << " passed, " << fp16_xfail
               << " expected failures";
