@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -115,6 +116,8 @@ Outcome RunCase(const fs::path& dir, const fs::path& work, const test::Tolerance
     }
     auto outs = test::cuda::RunCtxModel(work / "m_ctx.onnx", feeds, info);
     if (!outs.ok()) return {true, false, "run: " + outs.status().ToString()};
+    if (fs::exists(entry.path() / ("output_" + std::to_string(outs->size()) + ".pb")))
+      return {true, false, "the model returned fewer outputs than the test data has"};
     for (size_t k = 0; k < outs->size(); ++k) {
       const fs::path file = entry.path() / ("output_" + std::to_string(k) + ".pb");
       if (!fs::exists(file)) continue;
@@ -142,8 +145,23 @@ Outcome RunCase(const fs::path& dir, const fs::path& work, const test::Tolerance
   return {true, true, ""};
 }
 
+// The case's op: its first node that is not a Constant; function-expanded cases (many ops
+// standing for one) are grouped as "expanded".
+std::string OpOf(const fs::path& model) {
+  if (model.parent_path().filename().string().find("_expanded") != std::string::npos)
+    return "expanded";
+  onnx::ModelProto m;
+  std::ifstream in(model, std::ios::binary);
+  if (!m.ParseFromIstream(&in) || m.graph().node_size() == 0) return "?";
+  for (const auto& n : m.graph().node())
+    if (n.op_type() != "Constant") return n.op_type();
+  return m.graph().node(0).op_type();
+}
+
 json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
-  json r{{"name", dir.filename().string()}, {"set", dir.parent_path().filename().string()}};
+  json r{{"name", dir.filename().string()},
+         {"set", dir.parent_path().filename().string()},
+         {"op", OpOf(dir / "model.onnx")}};
   bool claimed = false;
   json refusals = json::object();
   Outcome c = CompileCase(dir, work, "fp32", &claimed, &refusals);
@@ -298,6 +316,7 @@ int main(int argc, char** argv) {
     if (!pass && !listed) unexpected.push_back(key + ": " + reason);
   };
   std::set<std::string> seen;
+  std::map<std::string, std::array<int, 2>> per_op;  // claimed cases: {passed, total}
   for (const auto& r : results) {
     const std::string name = r["name"], status = r["status"];
     seen.insert(name);
@@ -313,6 +332,9 @@ int main(int argc, char** argv) {
     }
     if (r.value("claimed", false)) {
       ++claimed;
+      auto& c = per_op[r.value("op", "?")];
+      c[0] += status == "pass";
+      c[1]++;
     } else {
       ++compile_errors;  // the compiler refused the model (CUDA's share unknown)
     }
@@ -340,6 +362,9 @@ int main(int argc, char** argv) {
   }
   for (const auto& u : unexpected) std::cout << "FAIL " << u << "\n";
   for (const auto& s : stale) std::cout << "STALE expected failure " << s << "\n";
+  std::cout << "claimed by CUDA, per op (passed/claimed):";
+  for (const auto& [op, c] : per_op) std::cout << " " << op << " " << c[0] << "/" << c[1];
+  std::cout << "\nreport: " << (work / "report.json").string() << "\n";
   std::vector<std::pair<int, std::string>> top;
   for (const auto& [why, n] : refusals) top.emplace_back(-n, why);
   std::sort(top.begin(), top.end());
