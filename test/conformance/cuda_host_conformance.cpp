@@ -6,7 +6,7 @@
 // here); when CUDA takes no node the case is "not claimed"; else the ctx model runs on the
 // test's inputs and its outputs are compared with the expected ones (rtol 1e-3, atol 1e-7, as
 // ONNX's backend tests and the CPU suite). Claimed cases are compiled again at fp16 and compared
-// with looser bounds (see kFp16). A failure not listed in the expected failures file fails the
+// with looser bounds (see kFp16Rtol). A failure not listed in the expected failures file fails the
 // suite, and so does a listed case that passes or is no longer claimed (a stale entry).
 //
 // Cases run in a pool of worker processes, not threads: the host shim keeps the launch state
@@ -42,16 +42,20 @@ using nlohmann::json;
 namespace {
 
 // fp16 stores weights and activations with an 11-bit significand (relative step 2^-11 ~ 4.9e-4)
-// while the expected outputs were computed in fp32 or double. A single op rounds its inputs and
-// its output, and ops like Exp or Pow amplify an input's relative error by |x * f'(x) / f(x)|;
-// 1e-2 relative leaves room for a factor of ~20 of that. The absolute part, 1e-2 of the largest
-// expected magnitude, covers outputs that cancel (sums, matmuls with mixed signs, values near 0).
-constexpr double kFp16Rtol = 1e-2, kFp16ScaleAtol = 1e-2;
+// while the expected outputs were computed in fp32 or double. A case rounds its inputs, its
+// output and, in expanded (function) cases, every intermediate; ops like Exp or Pow amplify an
+// input's relative error by |x * f'(x) / f(x)|. The bound is 8 storage steps (4e-3) relative to
+// each element plus 4e-3 of the largest expected magnitude, for outputs that cancel (sums,
+// matmuls with mixed signs, values near 0). When it was set the worst passing case used 22%
+// of it (layer normalization, expanded; the bfloat16 casts used 60%, the test data's
+// truncation), so a systematic error of a few steps still fails.
+constexpr double kFp16Rtol = 4e-3, kFp16ScaleAtol = 4e-3;
 
 struct Outcome {
   bool ran = false;  // compiled with CUDA nodes and executed
   bool pass = false;
   std::string reason;
+  double worst = 0;  // the largest share of the bound an element used (see CompareTensors)
 };
 
 // Compiles `dir`/model.onnx into `work` at `precision`. Sets *claimed when CUDA took a node.
@@ -93,6 +97,7 @@ Outcome CompileCase(const fs::path& dir, const fs::path& work, const std::string
 Outcome RunCase(const fs::path& dir, const fs::path& work, const test::Tolerance* fixed,
                 test::cuda::CtxRunInfo* info) {
   int sets = 0;
+  double worst = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (!entry.is_directory() || entry.path().filename().string().rfind("test_data_set_", 0) != 0)
       continue;
@@ -137,12 +142,12 @@ Outcome RunCase(const fs::path& dir, const fs::path& work, const test::Tolerance
           }
         tol = {fixed->rtol, fixed->atol * scale};
       }
-      const std::string diff = test::CompareTensors(got, *want, tol);
+      const std::string diff = test::CompareTensors(got, *want, tol, &worst);
       if (!diff.empty()) return {true, false, "output " + std::to_string(k) + ": " + diff};
     }
   }
   if (sets == 0) return {true, false, "no test data"};
-  return {true, true, ""};
+  return {true, true, "", worst};
 }
 
 // The case's op: its first node that is not a Constant; function-expanded cases (many ops
@@ -181,6 +186,7 @@ json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
   r["status"] = o.pass ? "pass" : "fail";
   r["reason"] = o.reason;
   r["mixed"] = info.other_nodes > 0;
+  r["worst"] = o.worst;
   if (fp16) {
     const test::Tolerance loose{kFp16Rtol, kFp16ScaleAtol};
     Outcome h = CompileCase(dir, work, "fp16", &claimed, nullptr);
@@ -188,6 +194,7 @@ json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
     if (h.pass && !claimed) h = {true, false, "fp16: CUDA claims no node"};
     r["fp16"] = h.pass ? "pass" : "fail";
     r["fp16_reason"] = h.reason;
+    r["fp16_worst"] = h.worst;
   }
   fs::remove_all(work);
   return r;

@@ -1,13 +1,15 @@
 // CompareTensors for the conformance suites: NaN matches NaN, infinities must be equal.
 #include "tensor_compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/kernel_util.h"
 
 namespace ortc::test {
 
-std::string CompareTensors(const Tensor& got, const Tensor& want, const Tolerance& tol) {
+std::string CompareTensors(const Tensor& got, const Tensor& want, const Tolerance& tol,
+                           double* worst) {
   if (got.dtype() != want.dtype())
     return "dtype " + DataTypeName(got.dtype()) + " != expected " + DataTypeName(want.dtype());
   if (got.shape() != want.shape()) {
@@ -23,6 +25,8 @@ std::string CompareTensors(const Tensor& got, const Tensor& want, const Toleranc
     const double g = exec::ReadAsDouble(got, i), w = exec::ReadAsDouble(want, i);
     if (std::isnan(w) && std::isnan(g)) continue;
     if (fp && std::isinf(w) && g == w) continue;
+    if (fp && worst)
+      *worst = std::max(*worst, std::fabs(g - w) / (tol.atol + tol.rtol * std::fabs(w)));
     if (fp ? !(std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w)) : g != w) {
       return "element " + std::to_string(i) + ": " + std::to_string(g) + " != expected " +
              std::to_string(w);
