@@ -116,7 +116,10 @@ std::string DropoutLimits(const graph::Graph& g, const graph::Node& n) {
   if (n.outputs.size() > 1 && n.outputs[1] >= 0) return "Dropout's mask output is not lowered";
   if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !IsConstant(g, n.inputs[2]))
     return "Dropout with a run-time training_mode is not lowered";
-  return "";
+  // A constant training_mode must be false: the kernel generator refuses training mode, and a
+  // refusal here keeps the node on the CPU instead of failing the compile.
+  auto desc = OpDescFromNode(g, n);
+  return desc.ok() ? codegen::Unsupported(*desc) : desc.status().message();
 }
 
 CapabilityTable BuildTable() {

@@ -6,8 +6,10 @@
 // here); when CUDA takes no node the case is "not claimed"; else the ctx model runs on the
 // test's inputs and its outputs are compared with the expected ones (rtol 1e-3, atol 1e-7, as
 // ONNX's backend tests and the CPU suite). Claimed cases are compiled again at fp16 and compared
-// with looser bounds (see kFp16Rtol). A failure not listed in the expected failures file fails the
-// suite, and so does a listed case that passes or is no longer claimed (a stale entry).
+// with looser bounds (see kFp16Rtol). A case CUDA does not claim is tried once more with its
+// inputs after the first made constants (WriteConstantVariant, key name@const), at fp32 on
+// test_data_set_0. A failure not listed in the expected failures file fails the suite, and so
+// does a listed case that passes or is no longer claimed (a stale entry).
 //
 // Cases run in a pool of worker processes, not threads: the host shim keeps the launch state
 // (blockIdx, threadIdx, fibers) in globals of each loaded kernel module.
@@ -58,13 +60,11 @@ struct Outcome {
   double worst = 0;  // the largest share of the bound an element used (see CompareTensors)
 };
 
-// Compiles `dir`/model.onnx into `work` at `precision`. Sets *claimed when CUDA took a node.
-Outcome CompileCase(const fs::path& dir, const fs::path& work, const std::string& precision,
+// Compiles `model` into `work` at `precision`. Sets *claimed when CUDA took a node.
+Outcome CompileCase(const fs::path& model, const fs::path& work, const std::string& precision,
                     bool* claimed, json* refusals) {
-  fs::remove_all(work);
-  fs::create_directories(work);
   compile::CompileOptions o;
-  o.model = dir / "model.onnx";
+  o.model = model;
   o.output = work / "m_ctx.onnx";
   o.backends = {"cuda", "cpu"};
   o.provider_options["cuda"]["target_arch"] = "sm_80";
@@ -93,17 +93,20 @@ Outcome CompileCase(const fs::path& dir, const fs::path& work, const std::string
   return {false, true, ""};
 }
 
-// Runs the compiled model on every test_data_set and compares the outputs.
-Outcome RunCase(const fs::path& dir, const fs::path& work, const test::Tolerance* fixed,
-                test::cuda::CtxRunInfo* info) {
+// Runs the compiled `model` (the case's own, or its variant) on every test_data_set (only the
+// first with `first_set_only`) and compares the outputs.
+Outcome RunCase(const fs::path& dir, const fs::path& model, const fs::path& work,
+                const test::Tolerance* fixed, test::cuda::CtxRunInfo* info,
+                bool first_set_only = false) {
   int sets = 0;
   double worst = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_directory() || entry.path().filename().string().rfind("test_data_set_", 0) != 0)
-      continue;
+    const std::string set = entry.path().filename().string();
+    if (!entry.is_directory() || set.rfind("test_data_set_", 0) != 0) continue;
+    if (first_set_only && set != "test_data_set_0") continue;
     ++sets;
     onnx::ModelProto m;
-    std::ifstream in(dir / "model.onnx", std::ios::binary);
+    std::ifstream in(model, std::ios::binary);
     if (!m.ParseFromIstream(&in)) return {true, false, "cannot read model.onnx"};
     std::vector<std::pair<std::string, Tensor>> feeds;
     int i = 0;
@@ -163,13 +166,54 @@ std::string OpOf(const fs::path& model) {
   return m.graph().node(0).op_type();
 }
 
+// The case's model with every graph input but the first made an initializer holding
+// test_data_set_0's value, as weights, axes, pads and shapes are in real models (the CUDA
+// backend lowers Conv, Gemm's C, Pad, Slice, reductions... only with constant operands). Writes
+// it to `out`; false when the model has fewer than two inputs.
+bool WriteConstantVariant(const fs::path& dir, const fs::path& out) {
+  onnx::ModelProto m;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  if (!m.ParseFromIstream(&in)) return false;
+  std::set<std::string> inits;
+  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+  auto* g = m.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  int index = 0;
+  for (const auto& input : g->input()) {
+    if (inits.count(input.name())) {
+      *kept.Add() = input;
+      continue;
+    }
+    if (index++ == 0) {
+      *kept.Add() = input;
+      continue;
+    }
+    onnx::TensorProto t;
+    std::ifstream tf(dir / "test_data_set_0" / ("input_" + std::to_string(index - 1) + ".pb"),
+                     std::ios::binary);
+    if (!tf || !t.ParseFromIstream(&tf)) return false;
+    t.set_name(input.name());
+    // ONNX's older test data stores bfloat16 tensors as uint16 (same bits).
+    if (input.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16)
+      t.set_data_type(onnx::TensorProto::BFLOAT16);
+    *g->add_initializer() = t;
+  }
+  if (index < 2) return false;
+  g->mutable_input()->Swap(&kept);
+  std::ofstream(out, std::ios::binary) << m.SerializeAsString();
+  return true;
+}
+
 json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
   json r{{"name", dir.filename().string()},
          {"set", dir.parent_path().filename().string()},
          {"op", OpOf(dir / "model.onnx")}};
   bool claimed = false;
   json refusals = json::object();
-  Outcome c = CompileCase(dir, work, "fp32", &claimed, &refusals);
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const fs::path model = dir / "model.onnx";
+  Outcome c = CompileCase(model, work, "fp32", &claimed, &refusals);
   r["refusals"] = refusals;
   if (!c.pass) {
     r["status"] = "fail";
@@ -178,19 +222,32 @@ json DoCase(const fs::path& dir, const fs::path& work, bool fp16) {
   }
   if (!claimed) {
     r["status"] = "not_claimed";
+    // Its constant variant, once, at fp32.
+    const fs::path variant = work / "constant_inputs.onnx";
+    for (const auto& [why, n] : refusals.items())
+      if (why.rfind("no backend runs it", 0) == 0) return r;
+    if (refusals.empty() || !WriteConstantVariant(dir, variant)) return r;
+    Outcome v = CompileCase(variant, work, "fp32", &claimed, nullptr);
+    if (v.pass && !claimed) return r;
+    test::cuda::CtxRunInfo info;
+    if (v.pass) v = RunCase(dir, variant, work, nullptr, &info, true);
+    r["const"] = v.pass ? "pass" : "fail";
+    r["const_reason"] = v.reason;
+    r["const_worst"] = v.worst;
+    r["const_mixed"] = info.other_nodes > 0;
     return r;
   }
   r["claimed"] = true;
   test::cuda::CtxRunInfo info;
-  Outcome o = RunCase(dir, work, nullptr, &info);
+  Outcome o = RunCase(dir, model, work, nullptr, &info);
   r["status"] = o.pass ? "pass" : "fail";
   r["reason"] = o.reason;
   r["mixed"] = info.other_nodes > 0;
   r["worst"] = o.worst;
   if (fp16) {
     const test::Tolerance loose{kFp16Rtol, kFp16ScaleAtol};
-    Outcome h = CompileCase(dir, work, "fp16", &claimed, nullptr);
-    if (h.pass && claimed) h = RunCase(dir, work, &loose, &info);
+    Outcome h = CompileCase(model, work, "fp16", &claimed, nullptr);
+    if (h.pass && claimed) h = RunCase(dir, model, work, &loose, &info);
     if (h.pass && !claimed) h = {true, false, "fp16: CUDA claims no node"};
     r["fp16"] = h.pass ? "pass" : "fail";
     r["fp16_reason"] = h.reason;
@@ -310,6 +367,7 @@ int main(int argc, char** argv) {
   std::sort(results.begin(), results.end(),
             [](const json& a, const json& b) { return a["name"] < b["name"]; });
 
+  int const_claimed = 0, const_mixed = 0, const_passed = 0, const_xfail = 0;
   int claimed = 0, mixed = 0, uncompilable = 0, compile_errors = 0, passed = 0, xfail = 0,
       not_claimed = 0, fp16_ran = 0, fp16_passed = 0, fp16_xfail = 0;
   std::vector<std::string> unexpected, stale;
@@ -335,6 +393,14 @@ int main(int argc, char** argv) {
         if (why.rfind("no backend runs it", 0) == 0) ++uncompilable;
       for (const auto& [why, n] : r["refusals"].items()) refusals[why]++;
       if (expected.count(name)) stale.push_back(name + ": not claimed by CUDA any more");
+      if (r.contains("const")) {
+        ++const_claimed;
+        const_mixed += r.value("const_mixed", false);
+        judge(name + "@const", r["const"] == "pass", r.value("const_reason", ""), &const_passed,
+              &const_xfail);
+      } else if (expected.count(name + "@const")) {
+        stale.push_back(name + "@const: the constant variant is not claimed by CUDA");
+      }
       continue;
     }
     if (r.value("claimed", false)) {
@@ -386,6 +452,8 @@ int main(int argc, char** argv) {
             << unexpected.size() << " unexpected failures, " << stale.size() << " stale entries, "
             << not_claimed << " not claimed (" << uncompilable
             << " of them with a node no backend runs)";
+  std::cout << "; with constant inputs: " << const_claimed << " more claimed (" << const_mixed
+            << " mixed), " << const_passed << " passed, " << const_xfail << " expected failures";
   if (fp16)
     std::cout << "; fp16: " << fp16_ran << " run, " << fp16_passed << " passed, " << fp16_xfail
               << " expected failures";
