@@ -16,6 +16,7 @@
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
+#include "tensor_compare.h"
 
 namespace fs = std::filesystem;
 using namespace ortc;
@@ -26,30 +27,6 @@ struct Outcome {
   bool pass = false;
   std::string reason;
 };
-
-std::string CompareTensors(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype())
-    return "dtype " + DataTypeName(got.dtype()) + " != expected " + DataTypeName(want.dtype());
-  if (got.shape() != want.shape()) {
-    std::string g, w;
-    for (auto d : got.shape()) g += std::to_string(d) + ",";
-    for (auto d : want.shape()) w += std::to_string(d) + ",";
-    return "shape [" + g + "] != expected [" + w + "]";
-  }
-  if (got.dtype() == DataType::kString)
-    return got.strings() == want.strings() ? "" : "strings differ";
-  const bool fp = exec::IsFloatType(got.dtype());
-  for (int64_t i = 0; i < got.elements(); ++i) {
-    const double g = exec::ReadAsDouble(got, i), w = exec::ReadAsDouble(want, i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    if (fp ? std::fabs(g - w) > 1e-7 + 1e-3 * std::fabs(w) : g != w) {
-      if (fp && std::isinf(w) && g == w) continue;
-      return "element " + std::to_string(i) + ": " + std::to_string(g) + " != expected " +
-             std::to_string(w);
-    }
-  }
-  return "";
-}
 
 Outcome RunCase(const fs::path& dir, const fs::path& work) {
   fs::remove_all(work);
@@ -88,7 +65,7 @@ Outcome RunCase(const fs::path& dir, const fs::path& work) {
         *want =
             Tensor::FromBytes(DataType::kBfloat16, want->shape(), want->raw(), want->byte_size());
       }
-      const std::string diff = CompareTensors((*outs)[i], *want);
+      const std::string diff = test::CompareTensors((*outs)[i], *want, test::Tolerance{});
       if (!diff.empty()) return {false, "output " + std::to_string(i) + ": " + diff};
     }
   }
