@@ -1,4 +1,5 @@
-// CUDA weight packing: float32 -> float16 / bfloat16 with round-to-nearest-even, and filter
+// CUDA weight packing: float32 -> float16 / bfloat16 with round-to-nearest-even (the runtime's
+// conversions, kernels/kernel_util.h, so compiler and CPU kernels round alike), and filter
 // re-layout KCRS (ONNX) -> KRSC (NHWC convolutions). Pure byte transformations, tested bit
 // for bit against independent references.
 #pragma once
@@ -8,11 +9,6 @@
 #include <vector>
 
 namespace ortc::backends::cuda {
-
-// IEEE binary16, round to nearest even; overflow to infinity, subnormals kept, NaN stays NaN.
-uint16_t FloatToHalfBits(float f);
-// bfloat16 (the upper 16 bits of binary32), round to nearest even; NaN stays NaN (quiet).
-uint16_t FloatToBfloat16Bits(float f);
 
 // Little-endian float32 bytes -> the same values as `dtype` (FLOAT16, BFLOAT16 or FLOAT).
 std::string ConvertFloatBytes(const std::string& fp32_bytes, int32_t dtype);

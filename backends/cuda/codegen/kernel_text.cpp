@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/kernel_util.h"
+
 namespace ortc::backends::cuda::codegen {
 
 using onnx::TensorProto;
@@ -114,17 +116,6 @@ std::vector<int64_t> IntsAttr(const OpDesc& op, const std::string& name) {
   return {a->ints().begin(), a->ints().end()};
 }
 
-namespace {
-// IEEE half / bfloat16 bits to float, for decoding constants on the compiler side.
-float HalfBits(uint16_t h) {
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  float v = e == 0    ? std::ldexp(static_cast<float>(m), -24)
-            : e == 31 ? (m ? NAN : INFINITY)
-                      : std::ldexp(static_cast<float>(m + 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-}  // namespace
-
 std::optional<std::vector<double>> ConstantValues(const OpDesc& op, size_t i) {
   if (i >= op.constants.size() || !op.constants[i] || i >= op.inputs.size()) return std::nullopt;
   const std::string& b = *op.constants[i];
@@ -140,15 +131,12 @@ std::optional<std::vector<double>> ConstantValues(const OpDesc& op, size_t i) {
       for (size_t k = 0; k + 4 <= b.size(); k += 4) v.push_back(read(k, float{}));
       break;
     case TensorProto::FLOAT16:
-      for (size_t k = 0; k + 2 <= b.size(); k += 2) v.push_back(HalfBits(read(k, uint16_t{})));
+      for (size_t k = 0; k + 2 <= b.size(); k += 2)
+        v.push_back(exec::HalfToFloat(read(k, uint16_t{})));
       break;
     case TensorProto::BFLOAT16:
-      for (size_t k = 0; k + 2 <= b.size(); k += 2) {
-        const uint32_t u = static_cast<uint32_t>(read(k, uint16_t{})) << 16;
-        float f;
-        std::memcpy(&f, &u, 4);
-        v.push_back(f);
-      }
+      for (size_t k = 0; k + 2 <= b.size(); k += 2)
+        v.push_back(exec::Bf16ToFloat(read(k, uint16_t{})));
       break;
     case TensorProto::INT32:
       for (size_t k = 0; k + 4 <= b.size(); k += 4) v.push_back(read(k, int32_t{}));

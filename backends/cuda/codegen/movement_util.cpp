@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/kernel_util.h"
+
 namespace ortc::backends::cuda::codegen::movement {
 
 std::vector<float> AttrFloats(const OpDesc& op, const std::string& name) {
@@ -142,29 +144,6 @@ std::string FloatStorageType(int32_t dtype) {
   return dtype == onnx::TensorProto::FLOAT ? "float" : "ortc_u16";
 }
 
-namespace {
-
-// float -> binary16 bits, round to nearest even (host side, for baked constants).
-uint16_t HalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (ax >= 0x38800000u) {
-    const uint32_t r = ax - 0x38000000u;
-    uint32_t h = r >> 13;
-    const uint32_t rest = r & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  // Subnormal or zero: round |f| / 2^-24 to nearest even (exact in double).
-  const double units = std::nearbyint(std::ldexp(static_cast<double>(std::fabs(f)), 24));
-  return static_cast<uint16_t>(sign | static_cast<uint32_t>(units));
-}
-
-}  // namespace
-
 std::string BitsLiteral(int32_t dtype, double value) {
   uint64_t bits = 0;
   switch (dtype) {
@@ -179,13 +158,10 @@ std::string BitsLiteral(int32_t dtype, double value) {
       std::memcpy(&bits, &value, 8);
       break;
     case onnx::TensorProto::FLOAT16:
-      bits = HalfBits(static_cast<float>(value));
+      bits = exec::FloatToHalf(static_cast<float>(value));
       break;
     case onnx::TensorProto::BFLOAT16: {
-      const auto f = static_cast<float>(value);
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      bits = (u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+      bits = exec::FloatToBf16(static_cast<float>(value));
       break;
     }
     case onnx::TensorProto::BOOL:
@@ -205,18 +181,6 @@ bool NormaliseAxis(int64_t& axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return false;
   if (axis < 0) axis += rank;
   return true;
-}
-
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
-}
-
-int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t d = from; d < std::min(to, dims.size()); ++d) p *= dims[d];
-  return p;
 }
 
 std::string DimsText(const std::vector<int64_t>& dims) {

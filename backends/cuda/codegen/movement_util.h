@@ -7,6 +7,7 @@
 
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/codegen/kernel_text.h"
+#include "kernels/kernel_util.h"
 
 namespace ortc::backends::cuda::codegen::movement {
 
@@ -33,8 +34,9 @@ std::string FloatStorageType(int32_t dtype);
 std::string BitsLiteral(int32_t dtype, double value);
 
 bool NormaliseAxis(int64_t& axis, int64_t rank);
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
-int64_t Product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = SIZE_MAX);
+// Row-major strides and dim products: the runtime's (kernels/kernel_util.h).
+using exec::Product;
+using exec::Strides;
 std::string DimsText(const std::vector<int64_t>& dims);  // "[2,3]"
 std::string Lit(int64_t v);                              // a literal of the index type
 std::string Var(const std::string& prefix, size_t n);    // "c3"

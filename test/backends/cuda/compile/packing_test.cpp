@@ -11,6 +11,7 @@
 
 #include "codegen/reference_conversions.h"
 #include "cuda/packing.h"
+#include "kernels/kernel_util.h"
 
 using namespace ortc::backends::cuda;
 using ortc::test::cuda::BitsFloat;
@@ -60,9 +61,9 @@ std::vector<float> Samples() {
 TEST_CASE("fp16 conversion matches _Float16 rounding bit for bit", "[packing]") {
   for (float f : Samples()) {
     INFO("value " << f);
-    REQUIRE(FloatToHalfBits(f) == RefFloatToHalf(f));
+    REQUIRE(ortc::exec::FloatToHalf(f) == RefFloatToHalf(f));
   }
-  const uint16_t nan = FloatToHalfBits(std::numeric_limits<float>::quiet_NaN());
+  const uint16_t nan = ortc::exec::FloatToHalf(std::numeric_limits<float>::quiet_NaN());
   CHECK((nan & 0x7c00) == 0x7c00);
   CHECK((nan & 0x3ff) != 0);
 }
@@ -70,9 +71,9 @@ TEST_CASE("fp16 conversion matches _Float16 rounding bit for bit", "[packing]") 
 TEST_CASE("bf16 conversion matches the distance-based reference bit for bit", "[packing]") {
   for (float f : Samples()) {
     INFO("value " << f);
-    REQUIRE(FloatToBfloat16Bits(f) == RefFloatToBf16(f));
+    REQUIRE(ortc::exec::FloatToBf16(f) == RefFloatToBf16(f));
   }
-  const uint16_t nan = FloatToBfloat16Bits(-std::numeric_limits<float>::quiet_NaN());
+  const uint16_t nan = ortc::exec::FloatToBf16(-std::numeric_limits<float>::quiet_NaN());
   CHECK((nan & 0x7f80) == 0x7f80);
   CHECK((nan & 0x7f) != 0);
 }
