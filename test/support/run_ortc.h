@@ -16,4 +16,11 @@ RunResult RunOrtc(const std::string& args, bool keep_stderr = false);
 
 std::string ReadFile(const std::string& path);
 
+// True when a compile failed only because NVRTC could not be loaded (the CUDA toolkit is absent):
+// CUDA tests then skip. Any other failure, an NVRTC compile error included, is a failure.
+inline bool NvrtcNotFound(const RunResult& r) {
+  return r.exit_code != 0 &&
+         r.out.find("NVRTC (CUDA toolkit runtime compiler) not found") != std::string::npos;
+}
+
 }  // namespace ortc::test

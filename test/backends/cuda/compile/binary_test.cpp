@@ -20,6 +20,7 @@
 
 using ortc::test::Attr;
 using ortc::test::ModelBuilder;
+using ortc::test::NvrtcNotFound;
 using ortc::test::RunOrtc;
 using ortc::test::TempDir;
 namespace fbc = ortc::fb::cuda;
@@ -102,7 +103,7 @@ TEST_CASE("an fp16 CUDA binary records versions and targets and holds converted 
                        " --ep cuda,cpu --input-shape x=1x3x8x8 --precision fp16 "
                        "--target-arch sm_90,sm_80 -q",
                    true);
-  if (r.exit_code != 0 && r.out.find("NVRTC") != std::string::npos) {
+  if (NvrtcNotFound(r)) {
     WARN("SKIP: NVRTC is not available here: " << r.out);
     return;
   }
@@ -195,7 +196,7 @@ TEST_CASE("a CUDA binary of generated kernels only requires neither cuDNN nor cu
   b.Node("Tanh", {"s"}, {"y"}, {}, "tanh").Output("y");
   b.Save(dir / "m.onnx");
   auto r = RunOrtc("compile " + (dir / "m.onnx").string() + " --ep cuda,cpu -q", true);
-  if (r.exit_code != 0 && r.out.find("NVRTC") != std::string::npos) {
+  if (NvrtcNotFound(r)) {
     WARN("SKIP: NVRTC is not available here: " << r.out);
     return;
   }

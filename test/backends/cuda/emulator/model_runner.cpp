@@ -151,7 +151,7 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
                        ctx.string() + "'",
                    true);
   if (r.exit_code != 0) {
-    if (r.out.find("NVRTC") != std::string::npos) {
+    if (NvrtcNotFound(r)) {
       check.skipped = "NVRTC is not available here: " + r.out;
       return check;
     }
