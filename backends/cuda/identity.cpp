@@ -48,7 +48,7 @@ BinaryIdentity CudaIdentity(const CudaOptions& options) {
   id.versions = {
       {k::kToolkitVersion, toolkit}, {k::kNvrtcVersion, nvrtc}, {k::kMinDriver, min_driver_used}};
   id.versions.push_back({k::kPrecision, PrecisionName(options.precision)});
-  id.versions.push_back({k::kLayout, options.precision == Precision::kFp32 ? "nchw" : "nhwc"});
+  id.versions.push_back({k::kLayout, UsesTensorCores(options.precision) ? "nhwc" : "nchw"});
   id.hardware_targets = options.cubin_archs;
   id.hardware_targets.push_back(options.ptx_arch);
   for (const auto& t : id.hardware_targets)

@@ -1,5 +1,6 @@
 // Units -> plan: buffers (inputs, outputs, weights, arena, aliases), library-call steps,
-// kernel requests, and the NHWC layout of reduced-precision convolutions.
+// kernel requests, and the NHWC layout of tensor-core convolutions, kept through elementwise
+// groups and pooling.
 #include "cuda/lowering.h"
 
 #include <onnx/onnx_pb.h>
@@ -30,16 +31,31 @@ uint64_t Bytes(int32_t dtype, const std::vector<int64_t>& dims) {
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
 
+// [N, C, H, W] with C == 1 or H * W == 1 (a global pool's result): NCHW and NHWC order the
+// same bytes, so one buffer serves both layouts and no transpose is ever needed.
+bool LayoutFree(const std::vector<int64_t>& d) {
+  return d.size() == 4 && (d[1] == 1 || d[2] * d[3] == 1);
+}
+
 class Lowerer {
  public:
   Lowerer(const SubgraphIr& ir, const CudaOptions& o) : ir_(ir), o_(o) {
     nchw_.assign(ir.values.size(), -1);
     nhwc_.assign(ir.values.size(), -1);
+    readers_.resize(ir.values.size());
+    for (size_t k = 0; k < ir.ops.size(); ++k) {
+      if (ir.ops[k].removed) continue;
+      for (int v : ir.ops[k].inputs) {
+        if (v >= 0 && (readers_[v].empty() || readers_[v].back() != static_cast<int>(k)))
+          readers_[v].push_back(static_cast<int>(k));
+      }
+    }
     plan_.graph = ir.name;
     plan_.precision = o.precision == Precision::kFp16   ? fb::Precision::FP16
                       : o.precision == Precision::kBf16 ? fb::Precision::BF16
+                      : o.precision == Precision::kTf32 ? fb::Precision::TF32
                                                         : fb::Precision::FP32;
-    nhwc_convs_ = o.precision != Precision::kFp32;
+    nhwc_convs_ = UsesTensorCores(o.precision);
     plan_.conv_layout = nhwc_convs_ ? fb::TensorLayout::NHWC : fb::TensorLayout::NCHW;
   }
 
@@ -73,6 +89,7 @@ class Lowerer {
     }
     (*stats)["layout_transposes"] += transposes_;
     (*stats)["nhwc_fused_kernels"] += nhwc_groups_;
+    (*stats)["nhwc_pool_kernels"] += nhwc_pools_;
     bool library = false;
     for (const auto& s : plan_.steps)
       library = library || s.kind == StepKind::kConv || s.kind == StepKind::kGemm;
@@ -115,7 +132,15 @@ class Lowerer {
   // The buffer holding 4-D value v as NHWC (a transposed copy made once, when needed).
   int NhwcBuffer(int v) {
     if (nhwc_[v] >= 0) return nhwc_[v];
+    if (LayoutFree(StaticDims(ir_.values[v].info))) return nhwc_[v] = Buffer(v);
     return nhwc_[v] = Transpose(v, Buffer(v), kToNhwc, fb::TensorLayout::NHWC);
+  }
+
+  // The buffer a step writes 4-D value v into as NHWC: the value's own buffer when the layouts
+  // share their bytes (then it serves NCHW readers too), else a new NHWC arena buffer.
+  int NhwcOutput(int v) {
+    if (LayoutFree(StaticDims(ir_.values[v].info))) return nhwc_[v] = Buffer(v);
+    return nhwc_[v] = NewLayoutBuffer(v, fb::TensorLayout::NHWC);
   }
 
   // A new arena buffer for 4-D value v in `layout` (dims stay logical NCHW).
@@ -250,12 +275,12 @@ class Lowerer {
       c.x = NhwcBuffer(x);
       if (u.z >= 0) c.z = NhwcBuffer(u.z);
       c.w = PackedFilter(w);
-      c.y = NewLayoutBuffer(u.out, fb::TensorLayout::NHWC);
-      const int y = nhwc_[u.out] = c.y;
+      const int y = c.y = NhwcOutput(u.out);
       plan_.steps.push_back(std::move(s));
-      // A program output is NCHW: transposed straight into the output buffer.
-      if (ir_.values[u.out].kind == ValueKind::kOutput)
-        Transpose(u.out, y, kToNchw, fb::TensorLayout::NCHW, Buffer(u.out));
+      // A program output is NCHW: transposed straight into the output buffer (unless the
+      // convolution wrote it, the layouts sharing their bytes).
+      if (ir_.values[u.out].kind == ValueKind::kOutput && y != nchw_[u.out])
+        Transpose(u.out, y, kToNchw, fb::TensorLayout::NCHW, nchw_[u.out]);
       return Status::Ok();
     }
     c.x = Buffer(x);
@@ -421,8 +446,7 @@ class Lowerer {
       if (!outside) continue;
       group.outputs.push_back(static_cast<int>(j));
       if (nhwc) {
-        nhwc_[v] = NewLayoutBuffer(v, fb::TensorLayout::NHWC);
-        s.launch.outputs.push_back(nhwc_[v]);
+        s.launch.outputs.push_back(NhwcOutput(v));
       } else {
         s.launch.outputs.push_back(Buffer(v));
       }
@@ -459,29 +483,88 @@ class Lowerer {
     nchw_[out] = static_cast<int>(plan_.buffers.size()) - 1;
   }
 
+  // How `op` reads 4-D value v. kNhwc: a convolution's input. kEither: pools pick their own
+  // layouts, and an elementwise group follows its inputs' layouts. kNchw: everything else
+  // (views, Resize, normalizations...) and elementwise ops writing a program output (their
+  // group runs NCHW).
+  enum class Need { kNhwc, kNchw, kEither };
+  Need ReaderNeed(const IrOp& op, int v) const {
+    if (op.op_type == "Conv" || op.op_type == "ConvTranspose")
+      return op.inputs[0] == v ? Need::kNhwc : Need::kNchw;
+    if (codegen::SupportsLayouts(op.op_type) && op.inputs[0] == v) return Need::kEither;
+    if (codegen::IsElementwise(op.op_type) && op.outputs.size() == 1 && op.outputs[0] >= 0 &&
+        ir_.values[op.outputs[0]].kind != ValueKind::kOutput)
+      return Need::kEither;
+    return Need::kNchw;
+  }
+
+  // Whether a reader of v other than op `except` needs it in that layout.
+  bool Needed(int v, Need need, int except) const {
+    for (int k : readers_[v]) {
+      if (k != except && ReaderNeed(ir_.ops[k], v) == need) return true;
+    }
+    return false;
+  }
+
+  // Pooling has kernels for either layout on either side, so at tensor-core precisions a pool
+  // picks the ones that save transposes: it reads x as NHWC when x exists only as NHWC (the
+  // output of a convolution, an NHWC group or another pool), and writes y as NHWC when nothing
+  // needs y in NCHW and either a convolution reads it or the pool read NHWC input that nothing
+  // else needs in NCHW (so the transpose saved there covers a reader that ends up NCHW).
+  // Otherwise NCHW as before: never a transpose more than NCHW pooling costs.
+  void ChoosePoolLayouts(int k, codegen::OpDesc* d) const {
+    using codegen::Layout;
+    const IrOp& op = ir_.ops[k];
+    if (!nhwc_convs_ || !codegen::SupportsLayouts(op.op_type) || op.inputs.empty() ||
+        op.outputs.empty() || op.inputs[0] < 0 || op.outputs[0] < 0 ||
+        d->inputs[0].dims.size() != 4)
+      return;
+    const int x = op.inputs[0], y = op.outputs[0];
+    const bool x_nhwc_only = nhwc_[x] >= 0 && nchw_[x] < 0;
+    const bool y_needs_nchw =
+        ir_.values[y].kind == ValueKind::kOutput || Needed(y, Need::kNchw, -1);
+    const bool y_nhwc = !LayoutFree(d->outputs[0].dims) && !y_needs_nchw &&
+                        (Needed(y, Need::kNhwc, -1) || (x_nhwc_only && !Needed(x, Need::kNchw, k)));
+    d->input_layout = x_nhwc_only || (nhwc_[x] >= 0 && y_nhwc) ? Layout::kNhwc : Layout::kNchw;
+    d->output_layout = y_nhwc ? Layout::kNhwc : Layout::kNchw;
+    if (!codegen::Unsupported(*d).empty()) d->input_layout = d->output_layout = Layout::kNchw;
+  }
+
   Status Op(const Unit& u) {
     const IrOp& op = ir_.ops[u.ops[0]];
     auto desc = OpDescFromIr(ir_, op);
     if (!desc.ok()) return desc.status();
+    ChoosePoolLayouts(u.ops[0], &*desc);
     if (std::string why = codegen::Unsupported(*desc); !why.empty())
       return NotImplemented("node " + op.name + ": " + why);
     PlanStep s;
     s.name = op.name;
     s.sources = Sources(u);
+    const bool in_nhwc = desc->input_layout == codegen::Layout::kNhwc;
+    const bool out_nhwc = desc->output_layout == codegen::Layout::kNhwc;
     s.launch.op = std::move(desc).value();
-    for (int v : op.inputs) s.launch.inputs.push_back(v >= 0 ? Buffer(v) : -1);
-    for (int v : op.outputs) s.launch.outputs.push_back(v >= 0 ? Buffer(v) : -1);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const int v = op.inputs[i];
+      s.launch.inputs.push_back(v < 0 ? -1 : i == 0 && in_nhwc ? nhwc_[v] : Buffer(v));
+    }
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      const int v = op.outputs[i];
+      s.launch.outputs.push_back(v < 0 ? -1 : i == 0 && out_nhwc ? NhwcOutput(v) : Buffer(v));
+    }
     plan_.steps.push_back(std::move(s));
+    if (in_nhwc || out_nhwc) nhwc_pools_++;
     return Status::Ok();
   }
 
   const SubgraphIr& ir_;
   const CudaOptions& o_;
   Plan plan_;
-  std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet
+  std::vector<int> nchw_, nhwc_;           // per value: its buffer in that layout, -1 when none yet
+  std::vector<std::vector<int>> readers_;  // per value: the live ops reading it (each once)
   bool nhwc_convs_ = false;
   int transposes_ = 0;
   int nhwc_groups_ = 0;
+  int nhwc_pools_ = 0;
 };
 
 }  // namespace

@@ -30,8 +30,9 @@ Result<std::vector<Unit>> SelectUnits(const lowering::SubgraphIr& ir);
 // ops at the boundary so program inputs and outputs keep the model's types. No-op for fp32.
 Status ApplyPrecision(lowering::SubgraphIr* ir, Precision precision);
 
-// Units -> steps and buffers. Reduced precision puts 4-D convolutions in NHWC (filters packed
-// KRSC), transposing activations only where a consumer needs the other layout.
+// Units -> steps and buffers. Tensor-core precisions put 4-D convolutions in NHWC (filters
+// packed KRSC); elementwise groups and pools keep activations NHWC, and activations are
+// transposed only where a consumer needs the other layout.
 Result<Plan> LowerToPlan(const lowering::SubgraphIr& ir, const CudaOptions& options,
                          std::map<std::string, int>* stats);
 

@@ -28,8 +28,8 @@ IrOp CastOp(const std::string& name, int from, int to, int32_t dtype) {
 }  // namespace
 
 Status ApplyPrecision(SubgraphIr* ir, Precision precision) {
-  if (precision == Precision::kFp32) return Status::Ok();
   const int32_t dt = DeviceFloatType(precision);
+  if (dt == TensorProto::FLOAT) return Status::Ok();  // fp32 and tf32 store fp32
   const std::string suffix = "_" + PrecisionName(precision);
   // Float inputs that are parameters, not tensors of type T: they stay float32.
   std::set<int> keep;

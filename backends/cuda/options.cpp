@@ -34,8 +34,11 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
         o.precision = Precision::kFp16;
       } else if (value == "bf16") {
         o.precision = Precision::kBf16;
+      } else if (value == "tf32") {
+        o.precision = Precision::kTf32;
       } else {
-        return InvalidArgument("cuda precision '" + value + "' is not one of fp32, fp16, bf16");
+        return InvalidArgument("cuda precision '" + value +
+                               "' is not one of fp32, tf32, fp16, bf16");
       }
     } else if (key == "target_arch") {
       archs.clear();
@@ -86,9 +89,15 @@ std::string PrecisionName(Precision p) {
       return "fp16";
     case Precision::kBf16:
       return "bf16";
+    case Precision::kTf32:
+      return "tf32";
     default:
       return "fp32";
   }
+}
+
+bool UsesTensorCores(Precision p) {
+  return p != Precision::kFp32;
 }
 
 }  // namespace ortc::backends::cuda

@@ -10,7 +10,10 @@
 
 namespace ortc::backends::cuda {
 
-enum class Precision { kFp32, kFp16, kBf16 };
+// fp32: IEEE fp32 math everywhere (cuDNN FMA math, cuBLASLt COMPUTE_32F, no TF32). tf32: fp32
+// storage, convolutions and GEMMs may round their inputs to TF32 on tensor cores. fp16/bf16:
+// reduced-precision storage, fp32 accumulation.
+enum class Precision { kFp32, kFp16, kBf16, kTf32 };
 
 struct CudaOptions {
   Precision precision = Precision::kFp32;
@@ -20,11 +23,13 @@ struct CudaOptions {
   int64_t workspace_bytes = 64ll << 20;
 };
 
-// Keys: precision (fp32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb.
+// Keys: precision (fp32|tf32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb.
 Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options);
 
 // ONNX element type activations and float weights are stored in on the device.
 int32_t DeviceFloatType(Precision p);
-std::string PrecisionName(Precision p);  // "fp32", "fp16", "bf16"
+std::string PrecisionName(Precision p);  // "fp32", "tf32", "fp16", "bf16"
+// Whether library calls run on tensor cores, which read NHWC: the layout convolutions get.
+bool UsesTensorCores(Precision p);
 
 }  // namespace ortc::backends::cuda

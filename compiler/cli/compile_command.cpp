@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "cli/provider_options.h"
 #include "cli/report_error.h"
 #include "compile/compile_driver.h"
 #include "format/context_binary_reader.h"
@@ -28,20 +29,6 @@ struct CompileArgs {
   bool json = false;
   bool quiet = false;
 };
-
-Status ParseProviderOptions(const std::vector<std::string>& items,
-                            std::map<std::string, backends::ProviderOptions>* out) {
-  for (const auto& item : items) {
-    const size_t colon = item.find(':'), eq = item.find('=');
-    if (colon == std::string::npos || eq == std::string::npos || eq < colon || colon == 0 ||
-        eq == colon + 1) {
-      return InvalidArgument("--provider-option '" + item +
-                             "' is not of the form backend:key=value");
-    }
-    (*out)[item.substr(0, colon)][item.substr(colon + 1, eq - colon - 1)] = item.substr(eq + 1);
-  }
-  return Status::Ok();
-}
 
 nlohmann::json ReportJson(const compile::CompileReport& r) {
   nlohmann::json j;
@@ -223,9 +210,11 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                   "Fix a graph input's shape, as name=1x3x224x224 (repeatable): CUDA kernels are "
                   "specialized to static shapes");
   cmd->add_option("--precision", args->precision,
-                  "CUDA precision of weights and activations: fp32 (default), fp16 or bf16 "
-                  "(inputs and outputs keep the model's types; accumulation stays fp32)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+                  "CUDA precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (fp32 storage, "
+                  "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (weights and "
+                  "activations stored in that type); inputs and outputs keep the model's types "
+                  "and accumulation stays fp32")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd->add_option("--target-arch", args->target_arch,
                   "CUDA architectures to build cubins for, comma-separated (default "
                   "sm_80,sm_86,sm_89,sm_90); PTX of the newest is added for newer GPUs");

@@ -20,7 +20,16 @@ bool HasKernel(const std::string& op_type) {
          IsDataMovementOp(op_type) || IsPoolingOp(op_type);
 }
 
+bool SupportsLayouts(const std::string& op_type) {
+  return IsPoolingOp(op_type) || op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool";
+}
+
 std::string Unsupported(const OpDesc& op) {
+  // Every other emitter indexes its tensors in the order of their dims: channels-last data
+  // would be read wrong, so it is refused here rather than in each family.
+  const bool nhwc = op.input_layout != Layout::kNchw || op.output_layout != Layout::kNchw;
+  if (nhwc && !SupportsLayouts(op.op_type))
+    return "no channels-last (NHWC) kernel for " + op.op_type;
   if (IsElementwiseOp(op.op_type)) return ElementwiseUnsupported(op);
   if (IsNormalizationOp(op.op_type)) return NormalizationUnsupported(op);
   if (IsReductionOp(op.op_type)) return ReductionUnsupported(op);

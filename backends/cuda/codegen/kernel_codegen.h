@@ -23,6 +23,11 @@ struct TensorDesc {
   int64_t elements() const;
 };
 
+// How a [N, C, spatial...] data tensor is stored: kNchw row-major in the order of its dims,
+// kNhwc channels last ([N, spatial..., C], NHWC for 4-D). TensorDesc dims stay in the logical
+// (N, C, spatial...) order either way, so attributes keep their ONNX meaning.
+enum class Layout { kNchw, kNhwc };
+
 // One ONNX op with everything fixed at compile time.
 struct OpDesc {
   std::string op_type;
@@ -33,6 +38,9 @@ struct OpDesc {
   // Per input: its raw little-endian bytes when it is a compile-time constant (Reshape shape,
   // Slice starts, Resize scales, Pad pads, Clip bounds...), else nullopt.
   std::vector<std::optional<std::string>> constants;
+  // Storage of input 0 and output 0. Only ops with SupportsLayouts(op_type) accept kNhwc;
+  // Unsupported() refuses it for every other op.
+  Layout input_layout = Layout::kNchw, output_layout = Layout::kNchw;
 };
 
 // One generated kernel and how to launch it.
@@ -63,6 +71,9 @@ bool IsElementwise(const std::string& op_type);
 // True when EmitOp (or EmitFused, for elementwise ops) can generate the op. The CUDA capability
 // table claims only these, library calls (Conv, Gemm, MatMul...) and views (Reshape...).
 bool HasKernel(const std::string& op_type);
+// True for ops generated for channels-last data too (OpDesc::input_layout / output_layout):
+// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+bool SupportsLayouts(const std::string& op_type);
 // Why this particular op cannot be generated (attribute or shape limits), "" when it can.
 std::string Unsupported(const OpDesc& op);
 

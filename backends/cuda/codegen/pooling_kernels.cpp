@@ -1,6 +1,6 @@
-// MaxPool and AveragePool over 1-D, 2-D and 3-D NCHW inputs: one thread per output element
-// walks its window (kernel_shape, strides, pads or auto_pad, dilations, ceil_mode,
-// count_include_pad), accumulating in float whatever the element type.
+// MaxPool and AveragePool over 1-D, 2-D and 3-D inputs, NCHW or channels last (NHWC): one
+// thread per output element walks its window (kernel_shape, strides, pads or auto_pad,
+// dilations, ceil_mode, count_include_pad), accumulating in float whatever the element type.
 #include <algorithm>
 
 #include "cuda/codegen/emitters.h"
@@ -62,6 +62,44 @@ Result<Window> MakeWindow(const OpDesc& op, const std::vector<int64_t>& in) {
   return w;
 }
 
+// Threads walk the output in the input's order. NCHW: (plane nc = n * C + ch, positions).
+// Channels last: (n, positions, ch), the channel innermost, so adjacent threads read adjacent
+// channels at every window position (coalesced loads) instead of elements a plane apart.
+// Names the coordinates nc or n and ch, and o0.. (the output position per spatial axis).
+std::string WindowCoordinates(const OpDesc& op, const std::vector<int64_t>& dims,
+                              const std::vector<int64_t>& out) {
+  const size_t sp = out.size();
+  const bool last = op.input_layout == Layout::kNhwc;
+  std::vector<int64_t> loop = {last ? dims[0] : dims[0] * dims[1]};
+  loop.insert(loop.end(), out.begin(), out.end());
+  if (last) loop.push_back(dims[1]);
+  std::string s = Decompose("i", loop, "c", "I");
+  s += last ? "    const I n = c0, ch = " + Var("c", sp + 1) + ";\n" : "    const I nc = c0;\n";
+  for (size_t d = 0; d < sp; ++d)
+    s += "    const I " + Var("o", d) + " = " + Var("c", 1 + d) + ";\n";
+  return s;
+}
+
+// Offset of element (n, ch, 0, ...) of the input.
+std::string InputBase(const OpDesc& op, const std::vector<int64_t>& dims) {
+  const int64_t plane = Product(std::vector<int64_t>(dims.begin() + 2, dims.end()));
+  if (op.input_layout == Layout::kNhwc) return "n * " + Lit(plane * dims[1]) + " + ch";
+  return "nc * " + Lit(plane);
+}
+
+// Where output element (n, ch, o...) goes: `i` when the output is stored in the loop's order.
+std::string OutputIndex(const OpDesc& op, const std::vector<int64_t>& dims,
+                        const std::vector<int64_t>& out) {
+  if (op.output_layout == op.input_layout) return "i";
+  const auto strides = Strides(out);
+  std::string position;
+  for (size_t d = 0; d < out.size(); ++d) position += " + " + Var("o", d) + " * " + Lit(strides[d]);
+  const std::string c = Lit(dims[1]), plane = Lit(Product(out));
+  if (op.output_layout == Layout::kNhwc)
+    return "(nc / " + c + " * " + plane + position + ") * " + c + " + nc % " + c;
+  return "(n * " + c + " + ch) * " + plane + position;
+}
+
 }  // namespace
 
 bool IsPoolingOp(const std::string& op_type) {
@@ -80,7 +118,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
     return NotImplemented("MaxPool: storage_order=1 (column-major indices) is not generated");
   const auto& dims = op.inputs[0].dims;
   if (dims.size() < 3 || dims.size() > 5)
-    return NotImplemented(op.op_type + ": only 1-D, 2-D and 3-D spatial inputs (NCHW)");
+    return NotImplemented(op.op_type + ": only 1-D, 2-D and 3-D spatial inputs");
   const std::vector<int64_t> spatial(dims.begin() + 2, dims.end());
   auto w = MakeWindow(op, spatial);
   if (!w.ok()) return w.status();
@@ -95,23 +133,21 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
   k.output_types = {FloatStorageType(dt)};
   for (size_t i = 1; i < op.outputs.size(); ++i) k.output_types.push_back("");
   k.total = Product(out);
-  // Coordinates: c0 = plane (n * C + c), c1.. = output position per spatial axis.
-  std::vector<int64_t> loop = {dims[0] * dims[1]};
-  loop.insert(loop.end(), w->out.begin(), w->out.end());
-  k.body = Decompose("i", loop, "c", "I");
-  k.body += "    const I plane = c0 * " + Lit(Product(spatial)) + ";\n";
+  k.body = WindowCoordinates(op, dims, w->out);
+  k.body += "    const I base = " + InputBase(op, dims) + ";\n";
   k.body += max ? "    float best = 0.f;\n    bool any = false;\n" : "    float acc = 0.f;\n";
   k.body += "    int count = 0;\n";
+  const bool in_last = op.input_layout == Layout::kNhwc;
+  const int64_t channels = dims[1];
   const auto in_strides = Strides(spatial);
-  std::string indent = "    ", offset = "plane", valid;
+  std::string indent = "    ", offset = "base", valid;
   for (size_t d = 0; d < spatial.size(); ++d) {
     const std::string s = std::to_string(d), kv = "k" + s, p = "p" + s;
     k.body += indent + "for (int " + kv + " = 0; " + kv + " < " + std::to_string(w->kernel[d]) +
               "; ++" + kv + ") {\n";
     indent += "  ";
-    k.body += indent + "const I " + p + " = c" + std::to_string(d + 1) + " * " +
-              Lit(w->strides[d]) + " - " + Lit(w->begin[d]) + " + (I)" + kv + " * " +
-              Lit(w->dilations[d]) + ";\n";
+    k.body += indent + "const I " + p + " = " + Var("o", d) + " * " + Lit(w->strides[d]) + " - " +
+              Lit(w->begin[d]) + " + (I)" + kv + " * " + Lit(w->dilations[d]) + ";\n";
     if (count_pad) {
       // Positions in the padding count; those past it (ceil_mode's extra window) do not.
       k.body += indent + "if (" + p + " >= " + Lit(spatial[d] + w->end[d]) + ") continue;\n";
@@ -120,7 +156,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
     } else {
       k.body += indent + "if (" + p + " < 0 || " + p + " >= " + Lit(spatial[d]) + ") continue;\n";
     }
-    offset += " + " + p + " * " + Lit(in_strides[d]);
+    offset += " + " + p + " * " + Lit(in_strides[d] * (in_last ? channels : 1));
   }
   const std::string load = LoadExpr(dt, "in0[" + offset + "]");
   k.body += indent + "++count;\n";
@@ -139,7 +175,7 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op) {
   k.body += "    (void)count;\n";
   const std::string result =
       max ? "(any ? best : ortc_from_bits(0xff800000u))" : "(count ? acc / (float)count : 0.f)";
-  k.body += "    out0[i] = " + StoreExpr(dt, result) + ";\n";
+  k.body += "    out0[" + OutputIndex(op, dims, w->out) + "] = " + StoreExpr(dt, result) + ";\n";
   return Finish(k, std::max(Product(dims), k.total));
 }
 

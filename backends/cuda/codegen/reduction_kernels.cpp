@@ -1,5 +1,6 @@
 // Reduction kernels: Reduce{Mean,Sum,Max,Min,Prod,L2,SumSquare} over any axes and the global
-// pools, one block per output element with a shared-memory tree reduction.
+// pools, one block per output element with a shared-memory tree reduction; global pools over
+// channels-last input, one block per run of adjacent channels.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -108,6 +109,69 @@ std::string OffsetCode(const std::string& index, const std::vector<int64_t>& dim
   return s.str();
 }
 
+// GlobalAveragePool / GlobalMaxPool over a channels-last input [N, spatial..., C]. One block per
+// image and run of `lanes` adjacent channels: thread (row, lane) reads channel lane at positions
+// row, row + rows, ..., so adjacent threads read adjacent channels (coalesced) where a block
+// per output would read elements C apart; a shared-memory tree then combines the rows. The
+// [N, C, 1...] output is the same bytes in either layout.
+Result<KernelSource> EmitChannelsLastGlobalPool(const std::string& name, const OpDesc& op) {
+  const auto& d = op.inputs[0].dims;
+  const int64_t images = d[0], channels = d[1];
+  int64_t count = 1;
+  for (size_t a = 2; a < d.size(); ++a) count *= d[a];
+  const Reducer r = ReducerOf(op.op_type, count);
+  uint32_t lanes = 1, rows = 1;
+  while (lanes < 32 && lanes < channels) lanes *= 2;
+  while (lanes * rows < kBlockSize && rows < count) rows *= 2;
+  const int64_t tiles = (channels + lanes - 1) / lanes, blocks = images * tiles;
+  const int32_t dt = op.inputs[0].dtype;
+  const std::string st = StorageCType(dt), c = IntLiteral(channels);
+
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void " << name << "("
+    << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
+    << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
+    << "  " << st << "* __restrict__ out0 = (" << st << "*)p" << op.inputs.size() << ";\n"
+    << "  __shared__ float red[" << lanes * rows << "];\n"
+    << "  const unsigned lane = threadIdx.x % " << lanes << "u, row = threadIdx.x / " << lanes
+    << "u;\n"
+    << "  for (ortc_i64 b = blockIdx.x; b < " << IntLiteral(blocks) << "; b += gridDim.x) {\n"
+    << "    const ortc_i64 img = b / " << IntLiteral(tiles) << ";\n"
+    << "    const ortc_i64 ch = (b % " << IntLiteral(tiles) << ") * " << lanes << " + lane;\n"
+    << "    float acc = " << r.init << ";\n"
+    << "    if (ch < " << c << ") {\n"
+    << "      for (ortc_i64 q = row; q < " << IntLiteral(count) << "; q += " << rows << ") {\n"
+    << "        const float v = "
+    << LoadExpr(dt, "in0[(img * " + IntLiteral(count) + " + q) * " + c + " + ch]") << ";\n"
+    << "        " << r.accumulate << "\n"
+    << "      }\n"
+    << "    }\n"
+    << "    red[threadIdx.x] = acc;\n"
+    << "    __syncthreads();\n"
+    << "    for (unsigned s = " << rows / 2 << "u; s > 0; s >>= 1) {\n"
+    << "      if (row < s) red[threadIdx.x] = " << r.combine
+    << "(red[threadIdx.x], red[threadIdx.x + s * " << lanes << "u]);\n"
+    << "      __syncthreads();\n"
+    << "    }\n"
+    << "    if (row == 0 && ch < " << c << ") {\n"
+    << "      acc = red[lane];\n"
+    << "      out0[img * " << c << " + ch] = " << StoreExpr(dt, r.finish) << ";\n"
+    << "    }\n"
+    // The next run overwrites red: every thread must have passed the read above.
+    << "    __syncthreads();\n"
+    << "  }\n}\n";
+
+  KernelSource k;
+  k.name = name;
+  k.source = s.str();
+  k.num_inputs = static_cast<int>(op.inputs.size());
+  k.num_outputs = 1;
+  k.grid = {static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, 65535)), 1, 1};
+  k.block = {lanes * rows, 1, 1};
+  k.uses_block_sync = true;
+  return k;
+}
+
 }  // namespace
 
 bool IsReductionOp(const std::string& t) {
@@ -124,6 +188,8 @@ std::string ReductionUnsupported(const OpDesc& op) {
     return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
   for (int64_t v : op.inputs[0].dims)
     if (v < 0) return t + ": dynamic dimension";
+  if (op.input_layout != Layout::kNchw && t != "GlobalAveragePool" && t != "GlobalMaxPool")
+    return "no channels-last (NHWC) kernel for " + t;
   auto plan = PlanOf(op);
   if (!plan.ok()) return plan.status().message();
   if (plan.value().identity) return "";
@@ -140,6 +206,7 @@ Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
   if (!plan_or.ok()) return plan_or.status();
   const Plan& plan = plan_or.value();
   if (plan.identity) return EmitIdentity(name, op);
+  if (op.input_layout == Layout::kNhwc) return EmitChannelsLastGlobalPool(name, op);
 
   // Kept and reduced axes with their input strides; outputs enumerate the kept axes in order
   // (keepdims only inserts size-1 axes, which do not change the order of elements).

@@ -212,6 +212,26 @@ Result<std::vector<Tensor>> RunCpu(const cg::OpDesc& op, const std::vector<const
   return out;
 }
 
+// The bytes of a [N, C, spatial...] tensor (logical dims) moved between NCHW order and channels
+// last ([N, spatial..., C]): the kernel of a channels-last entry reads and writes that order,
+// the CPU reference stays NCHW.
+std::string Relayout(const std::string& bytes, const std::vector<int64_t>& dims, size_t es,
+                     bool to_channels_last) {
+  if (dims.size() < 3) return bytes;
+  const int64_t n = dims[0], c = dims[1];
+  int64_t plane = 1;
+  for (size_t d = 2; d < dims.size(); ++d) plane *= dims[d];
+  std::string out(bytes.size(), '\0');
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t first = (b * c + ch) * plane + p, last = (b * plane + p) * c + ch;
+        const int64_t from = to_channels_last ? first : last, to = to_channels_last ? last : first;
+        std::memcpy(out.data() + to * es, bytes.data() + from * es, es);
+      }
+  return out;
+}
+
 // Default tolerances, from the output's storage type: float32 results differ from the double
 // CPU reference by a few float ulps (rtol 1e-5); fp16/bf16 results are rounded once at the
 // store, so they may differ from the rounded reference by about one unit in the last place
@@ -279,10 +299,20 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
   std::vector<std::string> outs;
   for (const auto& d : out_desc)
     outs.emplace_back(static_cast<size_t>(d.elements()) * StorageBytes(d.dtype), '\x7f');
+  const bool in_last = !entry.group && entry.op.input_layout == cg::Layout::kNhwc;
+  const bool out_last = !entry.group && entry.op.output_layout == cg::Layout::kNhwc;
+  if (in_last) {
+    in[0].bytes = Relayout(in[0].bytes, inputs[0].dims, StorageBytes(inputs[0].dtype),
+                           /*to_channels_last=*/true);
+  }
   std::vector<void*> args;
   for (auto& b : in) args.push_back(b.bytes.empty() ? nullptr : b.bytes.data());
   for (auto& o : outs) args.push_back(o.data());
   if (Status s = module.Launch(kernel, args); !s.ok()) return s;
+  if (out_last) {
+    outs[0] = Relayout(outs[0], out_desc[0].dims, StorageBytes(out_desc[0].dtype),
+                       /*to_channels_last=*/false);
+  }
   if (!entry.no_cpu_reference.empty()) {
     check.skipped = entry.no_cpu_reference;
     return check;

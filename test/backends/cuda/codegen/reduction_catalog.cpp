@@ -1,6 +1,7 @@
 // Reduction entries of the kernel catalog: every Reduce op with axes as an attribute (older
 // opsets) and as a constant input (opset 18, ReduceSum 13), keepdims on and off, all axes,
-// negative axes, noop_with_empty_axes, rows longer than a block; and the global pools.
+// negative axes, noop_with_empty_axes, rows longer than a block; and the global pools, NCHW and
+// channels last.
 #include "catalog.h"
 
 namespace ortc::test::cuda {
@@ -36,6 +37,17 @@ void Add(std::vector<CatalogEntry>& v, std::string name, cg::OpDesc op, bool bf1
   v.push_back(e);
   v.push_back(WithFloatType(e, H));
   if (bf16) v.push_back(WithFloatType(e, BF));
+}
+
+// A global pool over channels-last input [N, spatial..., C] (dims logical).
+cg::OpDesc ChannelsLast(const std::string& t, std::vector<int64_t> in, cg::Layout out_layout) {
+  std::vector<int64_t> out(in.size(), 1);
+  out[0] = in[0];
+  out[1] = in[1];
+  auto op = Op(t, 1, {T(F, std::move(in))}, {T(F, std::move(out))});
+  op.input_layout = cg::Layout::kNhwc;
+  op.output_layout = out_layout;
+  return op;
 }
 
 // Axes as an attribute (`version` below the axes-input opset).
@@ -81,6 +93,17 @@ std::vector<CatalogEntry> ReductionCatalog() {
       Op("GlobalAveragePool", 1, {T(F, {2, 3, 5, 5})}, {T(F, {2, 3, 1, 1})}), true, {-3, 3});
   Add(v, "GlobalMaxPool", Op("GlobalMaxPool", 1, {T(F, {2, 3, 7})}, {T(F, {2, 3, 1})}), true,
       {-3, 3});
+  // Channels last: 37 channels are two runs of 32 lanes, the second partial; 600 positions are
+  // more than a block's rows; one position needs no tree; the output is [N, C, 1...] either way.
+  constexpr auto L = cg::Layout::kNhwc, N = cg::Layout::kNchw;
+  Add(v, "GlobalAveragePool_nhwc", ChannelsLast("GlobalAveragePool", {2, 37, 5, 5}, L), true,
+      {-3, 3});
+  Add(v, "GlobalAveragePool_nhwc_long", ChannelsLast("GlobalAveragePool", {1, 3, 20, 30}, N), false,
+      {-3, 3});
+  Add(v, "GlobalAveragePool_nhwc_1x1", ChannelsLast("GlobalAveragePool", {2, 8, 1, 1}, L), false,
+      {-3, 3});
+  Add(v, "GlobalMaxPool_nhwc", ChannelsLast("GlobalMaxPool", {2, 40, 6, 7}, N), true, {-3, 3});
+  Add(v, "GlobalMaxPool_nhwc_1d", ChannelsLast("GlobalMaxPool", {2, 3, 7}, L), false, {-3, 3});
   return v;
 }
 

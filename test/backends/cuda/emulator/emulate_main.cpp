@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   using namespace ortc::test::cuda;
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: %s model.onnx name=1x3x8x8... [--precision fp32|fp16|bf16] "
+                 "usage: %s model.onnx name=1x3x8x8... [--precision fp32|tf32|fp16|bf16] "
                  "[--rtol R] [--atol A]\n",
                  argv[0]);
     return 2;

@@ -139,6 +139,49 @@ TestModel PoolResizeModel() {
   return m;
 }
 
+TestModel NhwcPoolModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 4, 10, 10}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 4, 10, 10});
+  Weight(b, "W1", {8, 4, 3, 3}, 101);
+  Weight(b, "B1", {8}, 102);
+  Weight(b, "W2", {8, 8, 3, 3}, 103, 0.3f);
+  Weight(b, "W3", {16, 8, 1, 1}, 104);
+  Weight(b, "B3", {16}, 105);
+  Weight(b, "Wse", {4, 16, 1, 1}, 106);
+  Weight(b, "Wfc", {5, 16}, 107);
+  Weight(b, "Bfc", {5}, 108);
+  const std::vector<int64_t> k3 = {3, 3}, s2 = {2, 2}, p1 = {1, 1, 1, 1};
+  b.Node("Conv", {"x", "W1", "B1"}, {"c1"}, {Attr("pads", p1)}, "conv1");
+  b.Node("Relu", {"c1"}, {"r1"}, {}, "relu1");
+  // ceil_mode: 10 rows padded to 12 give 6 windows of 3 with stride 2 (5 without it).
+  b.Node("MaxPool", {"r1"}, {"mp"},
+         {Attr("kernel_shape", k3), Attr("strides", s2), Attr("pads", p1),
+          Attr("ceil_mode", int64_t{1})},
+         "maxpool");
+  b.Node("Conv", {"mp", "W2"}, {"c2"}, {Attr("pads", p1)}, "conv2");
+  b.Node("Add", {"c2", "mp"}, {"res"}, {}, "residual");
+  b.Node("Relu", {"res"}, {"r2"}, {}, "relu2");
+  b.Node("AveragePool", {"r2"}, {"ap"}, {Attr("kernel_shape", k3), Attr("pads", p1)},
+         "avgpool_exclude");
+  b.Node("MaxPool", {"ap"}, {"mpd"},
+         {Attr("kernel_shape", std::vector<int64_t>{2, 2}),
+          Attr("dilations", std::vector<int64_t>{2, 2})},
+         "maxpool_dilated");
+  b.Node("Conv", {"mpd", "W3", "B3"}, {"c3"}, {}, "pointwise");
+  b.Node("GlobalAveragePool", {"c3"}, {"gap"}, {}, "gap");
+  b.Node("Flatten", {"gap"}, {"f"}, {Attr("axis", int64_t{1})}, "flatten");
+  b.Node("Gemm", {"f", "Wfc", "Bfc"}, {"logits"}, {Attr("transB", int64_t{1})}, "fc");
+  b.Node("Conv", {"gap", "Wse"}, {"se"}, {}, "squeeze");
+  b.Node("GlobalMaxPool", {"c3"}, {"gmp"}, {}, "gmp");
+  b.Node("AveragePool", {"c3"}, {"api"},
+         {Attr("kernel_shape", k3), Attr("strides", s2), Attr("pads", p1),
+          Attr("count_include_pad", int64_t{1})},
+         "avgpool_include");
+  b.Output("logits").Output("se").Output("gmp").Output("api");
+  return m;
+}
+
 TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims) {
   TestModel m{ModelBuilder(17, 8), {{"x", {1, 8, 8, 8}}}};
   auto& b = m.builder;

@@ -26,6 +26,11 @@ TestModel Conv1dModel();
 TestModel MatmulBlockModel();
 // AveragePool, nearest Resize, MaxPool, 1x1 conv, Sigmoid.
 TestModel PoolResizeModel();
+// Pooling between NHWC convolutions (at tensor-core precisions): MaxPool with ceil_mode and a
+// residual Add reading it, AveragePool with and without count_include_pad, dilated MaxPool,
+// GlobalAveragePool -> Flatten -> Gemm and -> 1x1 conv, GlobalMaxPool and an AveragePool as
+// program outputs.
+TestModel NhwcPoolModel();
 // Conv followed by Add of a weight whose broadcast runs along W (shape [C] with W == C) or along
 // H (shape [C, 1]): not a per-channel bias, whatever its element count.
 TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims);

@@ -56,7 +56,9 @@ int Launches(const ModelCheck& c) {
 
 TEST_CASE("conv block: conv+bn+relu, residual, depthwise, ConvTranspose, dilation, pools",
           "[emulator]") {
-  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("conv_block", ConvBlockModel(), p);
+  // tf32 keeps fp32 storage with NHWC convolutions (the emulator does not round to TF32).
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    CheckModel("conv_block", ConvBlockModel(), p);
 }
 
 TEST_CASE("1-D grouped convolution with bias and Relu", "[emulator]") {
@@ -70,6 +72,14 @@ TEST_CASE("matmul block: gelu epilogue, layernorm, attention, views, gemm transB
 
 TEST_CASE("average pool, nearest resize, max pool, pointwise conv, sigmoid", "[emulator]") {
   for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("pool_resize", PoolResizeModel(), p);
+}
+
+TEST_CASE("pooling between NHWC convolutions: channels-last pool kernels, global pools",
+          "[emulator]") {
+  // At tf32/fp16/bf16 the pools read and write NHWC (the GlobalMaxPool and the last
+  // AveragePool, program outputs at tf32, write NCHW); at fp32 everything is NCHW.
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    CheckModel("nhwc_pool", NhwcPoolModel(), p);
 }
 
 TEST_CASE("conv then Add of a weight broadcast along W or H is not a channel bias", "[emulator]") {
@@ -98,7 +108,7 @@ TEST_CASE("a Gemm CUDA refuses runs on the CPU between two CUDA graphs", "[emula
 
 TEST_CASE("head: tapped conv output, flatten of NHWC data, gemm, left-broadcast matmul",
           "[emulator]") {
-  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("head", HeadModel(), p);
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) CheckModel("head", HeadModel(), p);
 }
 
 namespace {
