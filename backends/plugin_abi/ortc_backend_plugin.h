@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs or tables below; host and plugin must agree exactly. */
-#define ORTC_BACKEND_ABI_VERSION 1u
+#define ORTC_BACKEND_ABI_VERSION 2u
 
 #define ORTC_BACKEND_CREATE_SYMBOL "ortc_backend_create"
 #define ORTC_BACKEND_RELEASE_SYMBOL "ortc_backend_release"
@@ -51,14 +51,27 @@ typedef struct OrtcHostApi {
   void (*log)(void* user, int32_t level, const char* message);
 } OrtcHostApi;
 
-/* A host tensor: ONNX element type, dims, bytes. */
+/* Where a tensor's bytes are. */
+typedef enum OrtcMemoryLocation {
+  ORTC_MEMORY_HOST = 0,  /* process memory */
+  ORTC_MEMORY_DEVICE = 1 /* memory of the plugin's device (a CUdeviceptr for CUDA) */
+} OrtcMemoryLocation;
+
+/* A tensor: ONNX element type, dims, bytes, and where they are. */
 typedef struct OrtcTensorRef {
   int32_t dtype; /* ONNX TensorProto.DataType */
   uint32_t rank;
   const int64_t* dims;
   void* data; /* read-only for inputs; written completely for outputs */
   uint64_t byte_size;
+  int32_t location; /* OrtcMemoryLocation */
 } OrtcTensorRef;
+
+/* One backend option of a session, as text ("enable_cuda_graph" = "0"). */
+typedef struct OrtcKeyValue {
+  const char* key;
+  const char* value;
+} OrtcKeyValue;
 
 /* Named bytes of the context binary (a weight or an artefact section). */
 typedef struct OrtcBlob {
@@ -83,6 +96,10 @@ typedef struct OrtcGraphLoadInfo {
   uint32_t num_weights;
   const OrtcBlob* artefacts; /* every artefact section of the binary */
   uint32_t num_artefacts;
+  /* The session's options for this backend (backends/README.md lists each backend's keys); an
+   * unknown key or value fails the load with INVALID_ARGUMENT naming the known ones. */
+  const OrtcKeyValue* options;
+  uint32_t num_options;
 } OrtcGraphLoadInfo;
 
 typedef struct OrtcGraph OrtcGraph; /* opaque, owned by the plugin */
@@ -103,13 +120,23 @@ typedef struct OrtcBackend {
   /* Prepares one graph for one session: its device memory, stream and library plans. */
   OrtcPluginStatus (*load_graph)(struct OrtcBackend* self, const OrtcGraphLoadInfo* info,
                                  OrtcGraph** out);
-  /* Runs a loaded graph: inputs and outputs in the program's order, host memory. Output refs
-   * come with the binary's static shapes and buffers of exactly their byte size. */
+  /* Runs a loaded graph: inputs and outputs in the program's order, each in host memory or in
+   * the plugin's device memory (OrtcTensorRef.location). Output refs come with the binary's
+   * static shapes and buffers of exactly their byte size. */
   OrtcPluginStatus (*run_graph)(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_t num_inputs,
                                 OrtcTensorRef* outputs, uint32_t num_outputs);
   void (*release_graph)(OrtcGraph* graph);
   /* Text of the last failure on the calling thread ("" when none). */
   const char* (*last_error)(struct OrtcBackend* self);
+  /* JSON object saying how a loaded graph runs (e.g. CUDA graph or stream, and why); the keys
+   * are in backends/README.md. Same buffer rules as describe_device. */
+  OrtcPluginStatus (*describe_graph)(OrtcGraph* graph, char* buffer, size_t capacity,
+                                     size_t* length);
+  /* JSON array with one entry per step of the graph's last run (name, kind, host and device
+   * times), for a graph loaded with the backend's profiling option; INVALID_ARGUMENT otherwise.
+   * Must not race with a run_graph on the same graph. Same buffer rules as describe_device. */
+  OrtcPluginStatus (*last_run_profile)(OrtcGraph* graph, char* buffer, size_t capacity,
+                                       size_t* length);
 } OrtcBackend;
 
 /* Exported by the plugin. Refuses (ABI_MISMATCH, *out untouched) a host ABI version it does not

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/provider_options.h"
 #include "cli/report_error.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
@@ -28,6 +29,8 @@ struct RunArgs {
   std::vector<std::string> shapes;  // name=1x3x224x224
   std::string output_dir;
   std::string output_format = "npy";
+  std::vector<std::string> provider_options;  // backend:key=value, the runtime's options
+  std::string profile;                        // Chrome trace file
   int bench = 0;
   uint64_t seed = 0;
   bool json = false;
@@ -42,9 +45,27 @@ int Fail(const RunArgs& a, const Status& s) {
   return ReportError(a.json, s);
 }
 
+// Per backend graph: how it runs (the backend's description, e.g. CUDA graph or stream).
+nlohmann::json GraphsJson(const LoadReport& r) {
+  nlohmann::json graphs = nlohmann::json::array();
+  for (const auto& g : r.graphs) {
+    nlohmann::json j = nlohmann::json::parse(g.json, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) j = nlohmann::json::object();
+    j["node"] = g.node;
+    j["backend"] = g.backend;
+    j["graph"] = g.graph;
+    graphs.push_back(std::move(j));
+  }
+  return graphs;
+}
+
 int Run(const RunArgs& a) {
+  SessionOptions options;
+  Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
+  if (!parsed.ok()) return ReportError(a.json, parsed, {}, kExitUsage);
+  options.enable_profiling = !a.profile.empty();
   const auto t0 = Clock::now();
-  auto session = Session::Create(a.model);
+  auto session = Session::Create(a.model, options);
   if (!session.ok()) return Fail(a, session.status());
   const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
   auto feeds = io::MakeFeeds((*session)->inputs(), a.inputs, a.shapes, a.seed);
@@ -72,7 +93,13 @@ int Run(const RunArgs& a) {
       if (!s.ok()) return Fail(a, s);
     }
   }
+  if (!a.profile.empty()) {
+    Status s = (*session)->EndProfiling(a.profile);
+    if (!s.ok()) return Fail(a, s);
+  }
   nlohmann::json j{{"ok", true}, {"load_ms", load_s * 1e3}, {"first_run_ms", first_s * 1e3}};
+  j["graphs"] = GraphsJson((*session)->load_report());
+  if (!a.profile.empty()) j["profile"] = a.profile;
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Tensor& t = (*outs)[i];
@@ -101,11 +128,18 @@ int Run(const RunArgs& a) {
   }
   std::cout << "load " << j["load_ms"].get<double>() << " ms, first run "
             << j["first_run_ms"].get<double>() << " ms\n";
+  for (const auto& g : j["graphs"]) {
+    std::cout << "  " << g["backend"].get<std::string>() << " graph '"
+              << g["graph"].get<std::string>() << "': " << g.value("execution", "?");
+    if (g.contains("reason")) std::cout << " (" << g["reason"].get<std::string>() << ")";
+    std::cout << "\n";
+  }
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>()
               << o["shape"].dump() << " mean " << o["mean"] << " min " << o["min"] << " max "
               << o["max"] << "\n";
   }
+  if (!a.profile.empty()) std::cout << "profile written to " << a.profile << "\n";
   if (j.contains("latency_ms")) {
     std::cout << "latency over " << a.bench << " runs: p50 " << j["latency_ms"]["p50"]
               << " ms, p90 " << j["latency_ms"]["p90"] << " ms, p99 " << j["latency_ms"]["p99"]
@@ -132,10 +166,22 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--bench", a->bench, "Also time N more runs and print latency percentiles")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
-  cmd->add_flag("--json", a->json, "Print a machine-readable report");
+  cmd->add_option("--provider-option", a->provider_options,
+                  "Backend run-time option, as backend:key=value (repeatable); cuda: "
+                  "enable_cuda_graph=0|1 (default 1: each run replays one CUDA graph)");
+  cmd->add_option("--profile", a->profile,
+                  "Time every node and every backend step of every run and write a Chrome trace "
+                  "(JSON; open in chrome://tracing or Perfetto). Backend graphs then run step "
+                  "by step, without CUDA graphs");
+  cmd->add_flag("--json", a->json,
+                "Print a machine-readable report (outputs, latency, and per backend graph how it "
+                "runs: \"execution\": \"cuda_graph\" or \"stream\" with the reason)");
   cmd->footer(
-      std::string("\nExamples:\n  ortc run model_ctx.onnx --input x=x.npy --output-dir out/\n"
-                  "  ortc run model_ctx.onnx --bench 100 --json\n\n") +
+      std::string(
+          "\nExamples:\n  ortc run model_ctx.onnx --input x=x.npy --output-dir out/\n"
+          "  ortc run model_ctx.onnx --bench 100 --json\n"
+          "  ortc run model_ctx.onnx --bench 20 --profile trace.json\n"
+          "  ortc run model_ctx.onnx --provider-option cuda:enable_cuda_graph=0 --bench 100\n\n") +
       kExitCodeHelp);
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });
 }

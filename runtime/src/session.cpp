@@ -5,6 +5,7 @@
 #include <climits>
 #include <fstream>
 
+#include "exec/profiler.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
 
@@ -12,6 +13,7 @@ namespace ortc {
 
 struct Session::Impl {
   loader::LoadedModel model;
+  std::unique_ptr<exec::Profiler> profiler;  // with enable_profiling
 };
 
 namespace {
@@ -55,6 +57,7 @@ Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
   if (!loaded.ok()) return loaded.status().WithContext(path.string());
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
+  if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -72,6 +75,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromBuffer(std::span<const std::
   if (!loaded.ok()) return loaded.status();
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
+  if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -89,6 +93,34 @@ const LoadReport& Session::load_report() const {
 
 Result<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                          const std::vector<std::string>& output_names) const {
+  return RunImpl(inputs, output_names, nullptr);
+}
+
+Result<std::vector<Tensor>> Session::RunBound(
+    const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const std::vector<std::pair<std::string, Tensor>>& bound_outputs) const {
+  const auto& m = impl_->model;
+  std::vector<Tensor> bound(m.outputs.size());
+  for (const auto& [name, tensor] : bound_outputs) {
+    size_t k = 0;
+    while (k < m.outputs.size() && m.outputs[k].name != name) ++k;
+    if (k == m.outputs.size())
+      return InvalidArgument("the model has no output named '" + name + "' to bind");
+    const auto& info = m.outputs[k];
+    if (tensor.empty() || !tensor.raw() || tensor.dtype() == DataType::kString ||
+        (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype))
+      return InvalidArgument("the tensor bound to output '" + name + "' must be " +
+                             DataTypeName(info.dtype) + " with memory");
+    if (tensor.is_view())
+      return InvalidArgument("the tensor bound to output '" + name + "' is read-only");
+    bound[k] = tensor;
+  }
+  return RunImpl(inputs, {}, &bound);
+}
+
+Result<std::vector<Tensor>> Session::RunImpl(
+    const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const std::vector<std::string>& output_names, const std::vector<Tensor>* bound) const {
   const auto& m = impl_->model;
   std::vector<Tensor> ordered(m.inputs.size());
   for (const auto& [name, tensor] : inputs) {
@@ -118,7 +150,7 @@ Result<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string
   for (size_t k = 0; k < ordered.size(); ++k) {
     if (ordered[k].empty()) return InvalidArgument("input '" + m.inputs[k].name + "' is missing");
   }
-  auto outs = exec::Execute(m.graph, ordered);
+  auto outs = exec::Execute(m.graph, ordered, impl_->profiler.get(), bound);
   if (!outs.ok()) return outs.status();
   if (output_names.empty()) return outs;
   std::vector<Tensor> picked;
@@ -130,6 +162,12 @@ Result<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string
     picked.push_back((*outs)[k]);
   }
   return picked;
+}
+
+Status Session::EndProfiling(const fs::path& path) const {
+  if (!impl_->profiler)
+    return InvalidArgument("the session was created without enable_profiling: nothing to write");
+  return impl_->profiler->WriteAndClear(path);
 }
 
 Result<LoadReport> CheckModel(const fs::path& path, const SessionOptions& options) {

@@ -129,6 +129,13 @@ Tensor Tensor::WrapWritable(DataType dtype, std::vector<int64_t> shape, void* da
   return t;
 }
 
+Tensor Tensor::OnDevice(DataType dtype, std::vector<int64_t> shape, void* device_data,
+                        MemoryLocation where) {
+  Tensor t = WrapWritable(dtype, std::move(shape), device_data, nullptr);
+  t.location_ = where;
+  return t;
+}
+
 Tensor Tensor::FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
                          size_t bytes) {
   Tensor t = Allocate(dtype, std::move(shape));
@@ -137,6 +144,7 @@ Tensor Tensor::FromBytes(DataType dtype, std::vector<int64_t> shape, const void*
 }
 
 Tensor Tensor::Clone() const {
+  if (location_ != MemoryLocation::kHost) return *this;  // device memory: the caller's to copy
   Tensor t = Allocate(dtype_, shape_);
   if (dtype_ == DataType::kString) {
     *t.strings_ = strings();

@@ -12,8 +12,12 @@
 namespace ortc::test {
 
 RunResult RunOrtc(const std::string& args, bool keep_stderr) {
-  const std::string cmd =
-      std::string(ORTC_BINARY) + " " + args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
+  return RunOrtcWith("", args, keep_stderr);
+}
+
+RunResult RunOrtcWith(const std::string& prefix, const std::string& args, bool keep_stderr) {
+  const std::string cmd = prefix + (prefix.empty() ? "" : " ") + std::string(ORTC_BINARY) + " " +
+                          args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) throw std::runtime_error("popen failed");
   std::string out;

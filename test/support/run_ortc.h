@@ -13,6 +13,8 @@ struct RunResult {
 // `args` is appended to the binary's path as one shell command line; stderr is discarded
 // unless `keep_stderr`, in which case it is merged into `out`.
 RunResult RunOrtc(const std::string& args, bool keep_stderr = false);
+// The same with `prefix` before the binary's path (e.g. "env -u LD_LIBRARY_PATH").
+RunResult RunOrtcWith(const std::string& prefix, const std::string& args, bool keep_stderr);
 
 std::string ReadFile(const std::string& path);
 

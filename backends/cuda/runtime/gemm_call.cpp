@@ -1,6 +1,7 @@
 // GemmCall through cuBLASLt: ortc's row-major y[m,n] = a[m,k] @ b[k,n] is computed as the
 // column-major product y^T = b^T a^T (same bytes), with batch strides, the bias/activation
-// epilogue, and the heuristic's first algorithm that fits the planned workspace.
+// epilogue, the compute type of the program's precision, and the heuristic's first algorithm
+// that fits the planned workspace.
 #include "library_calls.h"
 
 namespace ortc::cuda_rt {
@@ -65,8 +66,10 @@ bool Valid(int index, BufferLookup buffers) {
 
 }  // namespace
 
-OrtcPluginStatus PlanGemm(cublasLtHandle_t handle, const fbc::GemmCall& g, BufferLookup buffers,
-                          uint64_t workspace_bytes, GemmPlanPtr* out) {
+OrtcPluginStatus PlanGemm(const LibraryContext& lib, const fbc::GemmCall& g, BufferLookup buffers,
+                          GemmPlanPtr* out) {
+  cublasLtHandle_t handle = lib.cublas;
+  const uint64_t workspace_bytes = lib.workspace_bytes;
   const auto& l = CublasLt();
   if (!Valid(g.a(), buffers) || !Valid(g.b(), buffers) || !Valid(g.y(), buffers) ||
       (g.c() >= 0 && !Valid(g.c(), buffers)) || (g.bias() >= 0 && !Valid(g.bias(), buffers)))
@@ -76,8 +79,11 @@ OrtcPluginStatus PlanGemm(cublasLtHandle_t handle, const fbc::GemmCall& g, Buffe
   cudaDataType_t type = CUDA_R_32F;
   if (!CudaType(buffers[g.a()].dtype, &type))
     return Fail(ORTC_PLUGIN_NOT_IMPLEMENTED, "GemmCall element type is not float/float16/bfloat16");
-  // Accumulate in fp32 for every input type; fp32 keeps full precision (no TF32).
-  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  // Accumulate in fp32 for every input type. fp32 operands keep IEEE fp32 math (COMPUTE_32F
+  // never rounds them to TF32); only a tf32 program opts in to TF32 tensor cores.
+  const cublasComputeType_t compute = type == CUDA_R_32F && AllowsTf32(lib.precision)
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale = CUDA_R_32F;
 
   GemmPlanPtr p(new GemmPlan());
@@ -150,12 +156,12 @@ OrtcPluginStatus PlanGemm(cublasLtHandle_t handle, const fbc::GemmCall& g, Buffe
   return ORTC_PLUGIN_OK;
 }
 
-OrtcPluginStatus RunGemm(const GemmPlan& p, cublasLtHandle_t handle, CUdeviceptr workspace,
-                         CUstream stream) {
+OrtcPluginStatus RunGemm(const GemmPlan& p, const LibraryContext& lib) {
   auto ptr = [](CUdeviceptr v) { return reinterpret_cast<void*>(static_cast<uintptr_t>(v)); };
-  ORTC_CUBLAS(CublasLt().cublasLtMatmul(
-      handle, p.desc, &p.alpha, ptr(p.pa), p.a, ptr(p.pb), p.b, &p.beta, ptr(p.pc), p.c, ptr(p.pd),
-      p.d, &p.algo, ptr(workspace), p.workspace, reinterpret_cast<cudaStream_t>(stream)));
+  ORTC_CUBLAS(CublasLt().cublasLtMatmul(lib.cublas, p.desc, &p.alpha, ptr(p.pa), p.a, ptr(p.pb),
+                                        p.b, &p.beta, ptr(p.pc), p.c, ptr(p.pd), p.d, &p.algo,
+                                        ptr(lib.workspace), p.workspace,
+                                        reinterpret_cast<cudaStream_t>(lib.stream)));
   return ORTC_PLUGIN_OK;
 }
 

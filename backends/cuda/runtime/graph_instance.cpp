@@ -1,8 +1,12 @@
-// Loading (verification, buffer placement, module choice, library plans) and running of one
-// CUDA program: H2D inputs, steps in order on the session's stream, D2H outputs, synchronise.
+// Loading (verification, buffer placement, module choice, library plans, staging, CUDA graph
+// capture) and running of one CUDA program.
 #include "graph_instance.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+
+#include <nlohmann/json.hpp>
 
 #include "module_select.h"
 
@@ -24,19 +28,25 @@ std::string BufferName(const fbc::Buffer& b, size_t i) {
 GraphInstance::~GraphInstance() {
   if (!dev_) return;
   ScopedContext scope(dev_->context);
-  steps_.clear();  // plans reference the handles below
-  if (cudnn_) Cudnn().cudnnDestroy(cudnn_);
-  if (cublas_) CublasLt().cublasLtDestroy(cublas_);
+  // Everything that references the handles, stream or device memory goes first.
+  graph_.Reset();
+  profile_.Reset();
+  staging_.Reset();
+  steps_.clear();
+  if (lib_.cudnn) Cudnn().cudnnDestroy(lib_.cudnn);
+  if (lib_.cublas) CublasLt().cublasLtDestroy(lib_.cublas);
   if (stream_) Driver().cuStreamDestroy(stream_);
 }
 
 OrtcPluginStatus GraphInstance::Load(const OrtcGraphLoadInfo& info,
                                      std::unique_ptr<GraphInstance>* out) {
-  if (info.struct_size < sizeof(OrtcGraphLoadInfo) || !info.program || !info.content_id)
+  if (info.struct_size < sizeof(OrtcGraphLoadInfo) || !info.program || !info.content_id ||
+      (info.num_options && !info.options))
     return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "incomplete graph load info");
   std::unique_ptr<GraphInstance> g(new GraphInstance());
   g->name_ = info.graph_name ? info.graph_name : "";
   g->content_id_ = info.content_id;
+  ORTC_PLUGIN_TRY(ParseLoadOptions(info, &g->options_));
   flatbuffers::Verifier verifier(static_cast<const uint8_t*>(info.program), info.program_size);
   if (!fbc::VerifyProgramBuffer(verifier))
     return Fail(ORTC_PLUGIN_INVALID_GRAPH, "graph '" + g->name_ + "': the CUDA program is corrupt");
@@ -49,15 +59,19 @@ OrtcPluginStatus GraphInstance::Load(const OrtcGraphLoadInfo& info,
   ScopedContext scope(g->dev_->context);
   if (!scope.ok()) return Fail(ORTC_PLUGIN_EP_FAIL, "cannot make the CUDA context current");
   ORTC_CU(Driver().cuStreamCreate(&g->stream_, CU_STREAM_NON_BLOCKING));
+  g->lib_.stream = g->stream_;
+  g->lib_.precision = g->program_->precision();
   ORTC_PLUGIN_TRY(g->ResolveBuffers(info));
   ORTC_PLUGIN_TRY(g->LoadModule(info));
   ORTC_PLUGIN_TRY(g->PlanSteps());
+  ORTC_PLUGIN_TRY(g->PrepareExecution());
   *out = std::move(g);
   return ORTC_PLUGIN_OK;
 }
 
-// Every buffer gets its fixed device address: arena offsets, IO staging, shared weights, and
+// Every buffer gets its fixed device address: arena offsets, IO buffers, shared weights, and
 // aliases into those (an alias may only point at an earlier buffer, so there are no cycles).
+// Host staging mirrors the IO buffers' offsets.
 OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
   const auto& bufs = *program_->buffers();
   const uint64_t arena_bytes = program_->arena_bytes();
@@ -75,7 +89,7 @@ OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
       !io_list(*program_->outputs(), BufferKind::Output, &outputs_))
     return Fail(ORTC_PLUGIN_INVALID_GRAPH,
                 "graph '" + name_ + "': inputs/outputs name wrong buffers");
-  // IO staging: one allocation, each input/output at an aligned offset.
+  // IO buffers: one allocation, each input/output at an aligned offset.
   std::vector<uint64_t> io_offset(bufs.size(), 0);
   uint64_t io_bytes = 0;
   for (uint32_t i = 0; i < bufs.size(); ++i) {
@@ -85,9 +99,14 @@ OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
       io_bytes += AlignUp(b->byte_size());
     }
   }
+  for (int b : inputs_) input_stage_.push_back(io_offset[b]);
+  for (int b : outputs_) output_stage_.push_back(io_offset[b]);
+  staging_.Allocate(io_bytes, &staging_reason_);  // without it, copies use the caller's memory
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, arena_bytes, &arena_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, io_bytes, &io_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, program_->workspace_bytes(), &workspace_));
+  lib_.workspace = workspace_->ptr();
+  lib_.workspace_bytes = program_->workspace_bytes();
   weights_.resize(info.num_weights);
   for (uint32_t i = 0; i < bufs.size(); ++i) {
     const auto* b = bufs.Get(i);
@@ -156,7 +175,6 @@ OrtcPluginStatus GraphInstance::LoadModule(const OrtcGraphLoadInfo& info) {
 }
 
 OrtcPluginStatus GraphInstance::PlanSteps() {
-  const uint64_t ws_bytes = program_->workspace_bytes();
   for (const auto* s : *program_->steps()) {
     Step step;
     step.name = s->name() ? s->name()->str() : "";
@@ -164,40 +182,45 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
     if (const auto* l = s->launch()) {
       if (!module_ || !l->kernel())
         return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": a kernel launch without a module");
-      Launch launch;
-      ORTC_CU(Driver().cuModuleGetFunction(&launch.fn, module_->get(), l->kernel()->c_str()));
+      KernelStep k;
+      ORTC_CU(Driver().cuModuleGetFunction(&k.fn, module_->get(), l->kernel()->c_str()));
       for (uint32_t i = 0; i < 3; ++i) {
-        if (l->grid() && i < l->grid()->size()) launch.grid[i] = l->grid()->Get(i);
-        if (l->block() && i < l->block()->size()) launch.block[i] = l->block()->Get(i);
+        if (l->grid() && i < l->grid()->size()) k.grid[i] = l->grid()->Get(i);
+        if (l->block() && i < l->block()->size()) k.block[i] = l->block()->Get(i);
       }
-      launch.shared = l->shared_bytes();
+      k.shared = l->shared_bytes();
       if (l->args()) {
         for (int32_t a : *l->args()) {
           if (a >= static_cast<int32_t>(buffers_.size()))
             return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": argument buffer out of range");
-          launch.args.push_back(a < 0 ? 0 : buffers_[a].ptr);
+          k.args.push_back(a < 0 ? 0 : buffers_[a].ptr);
         }
       }
-      step.what = std::move(launch);
+      step.kind = StepKind::kKernel;
+      step.what = std::move(k);
     } else if (const auto* c = s->conv()) {
       if (!Cudnn().loaded)
         return Fail(ORTC_PLUGIN_UNSUPPORTED, where + " needs cuDNN: " + Cudnn().error);
-      if (!cudnn_) {
-        ORTC_CUDNN(Cudnn().cudnnCreate(&cudnn_));
+      if (!lib_.cudnn) {
+        ORTC_CUDNN(Cudnn().cudnnCreate(&lib_.cudnn));
+        // Bound once: runs and the graph capture issue on this stream only.
+        ORTC_CUDNN(Cudnn().cudnnSetStream(lib_.cudnn, reinterpret_cast<cudaStream_t>(stream_)));
       }
       ConvPlanPtr plan;
-      const OrtcPluginStatus st = PlanConv(cudnn_, *c, buffers_, ws_bytes, &plan);
+      const OrtcPluginStatus st = PlanConv(lib_, *c, buffers_, &plan);
       if (st != ORTC_PLUGIN_OK) return Fail(st, where + ": " + LastError());
+      step.kind = StepKind::kCudnn;
       step.what = std::move(plan);
     } else if (const auto* g = s->gemm()) {
       if (!CublasLt().loaded)
         return Fail(ORTC_PLUGIN_UNSUPPORTED, where + " needs cuBLASLt: " + CublasLt().error);
-      if (!cublas_) {
-        ORTC_CUBLAS(CublasLt().cublasLtCreate(&cublas_));
+      if (!lib_.cublas) {
+        ORTC_CUBLAS(CublasLt().cublasLtCreate(&lib_.cublas));
       }
       GemmPlanPtr plan;
-      const OrtcPluginStatus st = PlanGemm(cublas_, *g, buffers_, ws_bytes, &plan);
+      const OrtcPluginStatus st = PlanGemm(lib_, *g, buffers_, &plan);
       if (st != ORTC_PLUGIN_OK) return Fail(st, where + ": " + LastError());
+      step.kind = StepKind::kCublasLt;
       step.what = std::move(plan);
     } else if (const auto* cp = s->copy()) {
       if (cp->src() < 0 || cp->dst() < 0 || static_cast<size_t>(cp->src()) >= buffers_.size() ||
@@ -205,76 +228,214 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
           cp->bytes() > buffers_[cp->src()].byte_size ||
           cp->bytes() > buffers_[cp->dst()].byte_size)
         return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": copy out of range");
+      step.kind = StepKind::kCopy;
       step.what = CopyStep{buffers_[cp->src()].ptr, buffers_[cp->dst()].ptr, cp->bytes()};
     } else {
       return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + " has no kind");
     }
     steps_.push_back(std::move(step));
   }
+  BindKernelParams(&steps_);
   return ORTC_PLUGIN_OK;
+}
+
+// Decides how runs execute. With CUDA graphs, the steps run once eagerly on zeroed buffers
+// first (libraries finish their lazy set-up outside the capture, and a step that fails at all
+// fails the load, not a later run), then are captured; a capture failure leaves the stream path
+// with its reason.
+OrtcPluginStatus GraphInstance::PrepareExecution() {
+  const auto& d = Driver();
+  if (options_.profiling) {
+    stream_reason_ = "profiling times each step on the stream (enable_profiling=1)";
+    std::vector<std::pair<std::string, std::string>> spans = {{"input copies", "copy"}};
+    for (const auto& s : steps_) spans.push_back({s.name, StepKindName(s.kind)});
+    spans.push_back({"output copies", "copy"});
+    return profile_.Init(std::move(spans));
+  }
+  if (!options_.cuda_graph) {
+    stream_reason_ = "CUDA graphs are disabled (enable_cuda_graph=0)";
+    return ORTC_PLUGIN_OK;
+  }
+  for (const auto* buf : {arena_.get(), io_.get()}) {
+    if (buf->size()) ORTC_CU(d.cuMemsetD8Async(buf->ptr(), 0, buf->size(), stream_));
+  }
+  ORTC_PLUGIN_TRY(IssueSteps(steps_, lib_, name_));
+  ORTC_CU(d.cuStreamSynchronize(stream_));
+  std::string why;
+  if (!graph_.Capture(
+          stream_, [this] { return IssueSteps(steps_, lib_, name_); }, &why)) {
+    stream_reason_ = "CUDA graph capture failed, so runs issue the steps on the stream: " + why;
+    ClearError();
+  }
+  return ORTC_PLUGIN_OK;
+}
+
+OrtcPluginStatus GraphInstance::CheckRunArguments(const OrtcTensorRef* inputs, uint32_t num_inputs,
+                                                  const OrtcTensorRef* outputs,
+                                                  uint32_t num_outputs) const {
+  if (num_inputs != inputs_.size() || num_outputs != outputs_.size() || (num_inputs && !inputs) ||
+      (num_outputs && !outputs))
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "graph '" + name_ + "' takes " +
+                                                  std::to_string(inputs_.size()) + " inputs and " +
+                                                  std::to_string(outputs_.size()) + " outputs");
+  auto check = [&](const OrtcTensorRef& t, int buffer, const char* what, uint32_t i) {
+    const uint64_t want = buffers_[buffer].byte_size;
+    if (t.byte_size != want || (want && !t.data))
+      return Fail(ORTC_PLUGIN_INVALID_ARGUMENT,
+                  "graph '" + name_ + "' " + what + " " + std::to_string(i) + " has " +
+                      std::to_string(t.byte_size) + " bytes; the program's buffer has " +
+                      std::to_string(want));
+    if (t.location != ORTC_MEMORY_HOST && t.location != ORTC_MEMORY_DEVICE)
+      return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "graph '" + name_ + "' " + what + " " +
+                                                    std::to_string(i) +
+                                                    " has an unknown memory location");
+    return ORTC_PLUGIN_OK;
+  };
+  for (uint32_t i = 0; i < num_inputs; ++i)
+    ORTC_PLUGIN_TRY(check(inputs[i], inputs_[i], "input", i));
+  for (uint32_t i = 0; i < num_outputs; ++i)
+    ORTC_PLUGIN_TRY(check(outputs[i], outputs_[i], "output", i));
+  return ORTC_PLUGIN_OK;
+}
+
+// Host inputs go through pinned staging (or straight from the caller's memory when there is
+// none); device inputs are device-to-device copies.
+OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs) {
+  const auto& d = Driver();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const OrtcTensorRef& t = inputs[i];
+    if (!t.byte_size) continue;
+    const CUdeviceptr dst = buffers_[inputs_[i]].ptr;
+    if (t.location == ORTC_MEMORY_DEVICE) {
+      ORTC_CU(
+          d.cuMemcpyDtoDAsync(dst, reinterpret_cast<CUdeviceptr>(t.data), t.byte_size, stream_));
+    } else if (staging_.pinned()) {
+      std::memcpy(staging_.at(input_stage_[i]), t.data, t.byte_size);
+      ORTC_CU(d.cuMemcpyHtoDAsync(dst, staging_.at(input_stage_[i]), t.byte_size, stream_));
+    } else {
+      ORTC_CU(d.cuMemcpyHtoDAsync(dst, t.data, t.byte_size, stream_));
+    }
+  }
+  return ORTC_PLUGIN_OK;
+}
+
+OrtcPluginStatus GraphInstance::CopyOutputs(const OrtcTensorRef* outputs) {
+  const auto& d = Driver();
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const OrtcTensorRef& t = outputs[i];
+    if (!t.byte_size) continue;
+    const CUdeviceptr src = buffers_[outputs_[i]].ptr;
+    if (t.location == ORTC_MEMORY_DEVICE) {
+      ORTC_CU(
+          d.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(t.data), src, t.byte_size, stream_));
+    } else {
+      void* dst = staging_.pinned() ? staging_.at(output_stage_[i]) : t.data;
+      ORTC_CU(d.cuMemcpyDtoHAsync(dst, src, t.byte_size, stream_));
+    }
+  }
+  return ORTC_PLUGIN_OK;
+}
+
+// After the synchronisation: host outputs leave the staging buffer.
+void GraphInstance::FinishHostOutputs(const OrtcTensorRef* outputs) {
+  if (!staging_.pinned()) return;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const OrtcTensorRef& t = outputs[i];
+    if (t.byte_size && t.location == ORTC_MEMORY_HOST)
+      std::memcpy(t.data, staging_.at(output_stage_[i]), t.byte_size);
+  }
+}
+
+OrtcPluginStatus GraphInstance::Execute() {
+  if (graph_.ready()) {
+    ORTC_CU(Driver().cuGraphLaunch(graph_.exec(), stream_));
+    return ORTC_PLUGIN_OK;
+  }
+  return IssueSteps(steps_, lib_, name_);
+}
+
+OrtcPluginStatus GraphInstance::ExecuteProfiled(const OrtcTensorRef* inputs,
+                                                const OrtcTensorRef* outputs) {
+  size_t mark = 0;
+  ORTC_PLUGIN_TRY(profile_.Mark(mark++, stream_));
+  ORTC_PLUGIN_TRY(CopyInputs(inputs));
+  for (const auto& step : steps_) {
+    ORTC_PLUGIN_TRY(profile_.Mark(mark++, stream_));
+    const OrtcPluginStatus st = IssueStep(step, lib_);
+    if (st != ORTC_PLUGIN_OK)
+      return Fail(st, "graph '" + name_ + "' step '" + step.name + "': " + LastError());
+  }
+  ORTC_PLUGIN_TRY(profile_.Mark(mark++, stream_));
+  ORTC_PLUGIN_TRY(CopyOutputs(outputs));
+  return profile_.Mark(mark, stream_);
 }
 
 OrtcPluginStatus GraphInstance::Run(const OrtcTensorRef* inputs, uint32_t num_inputs,
                                     OrtcTensorRef* outputs, uint32_t num_outputs) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (num_inputs != inputs_.size() || num_outputs != outputs_.size())
-    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "graph '" + name_ + "' takes " +
-                                                  std::to_string(inputs_.size()) + " inputs and " +
-                                                  std::to_string(outputs_.size()) + " outputs");
-  for (uint32_t i = 0; i < num_inputs; ++i) {
-    if (inputs[i].byte_size != buffers_[inputs_[i]].byte_size || !inputs[i].data)
-      return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "graph '" + name_ + "' input " + std::to_string(i) +
-                                                    " has " + std::to_string(inputs[i].byte_size) +
-                                                    " bytes; the program expects " +
-                                                    std::to_string(buffers_[inputs_[i]].byte_size));
-  }
-  for (uint32_t i = 0; i < num_outputs; ++i) {
-    if (outputs[i].byte_size != buffers_[outputs_[i]].byte_size || !outputs[i].data)
-      return Fail(ORTC_PLUGIN_INVALID_ARGUMENT,
-                  "graph '" + name_ + "' output " + std::to_string(i) + " buffer has " +
-                      std::to_string(outputs[i].byte_size) + " bytes; the program produces " +
-                      std::to_string(buffers_[outputs_[i]].byte_size));
-  }
+  ORTC_PLUGIN_TRY(CheckRunArguments(inputs, num_inputs, outputs, num_outputs));
   const auto& d = Driver();
   ScopedContext scope(dev_->context);
   if (!scope.ok()) return Fail(ORTC_PLUGIN_EP_FAIL, "cannot make the CUDA context current");
-  for (uint32_t i = 0; i < num_inputs; ++i) {
-    if (inputs[i].byte_size)
-      ORTC_CU(d.cuMemcpyHtoDAsync(buffers_[inputs_[i]].ptr, inputs[i].data, inputs[i].byte_size,
-                                  stream_));
+  OrtcPluginStatus st = ORTC_PLUGIN_OK;
+  if (options_.profiling) {
+    st = ExecuteProfiled(inputs, outputs);
+  } else {
+    st = CopyInputs(inputs);
+    if (st == ORTC_PLUGIN_OK) st = Execute();
+    if (st == ORTC_PLUGIN_OK) st = CopyOutputs(outputs);
   }
-  for (auto& step : steps_) {
-    OrtcPluginStatus st = ORTC_PLUGIN_OK;
-    if (auto* l = std::get_if<Launch>(&step.what)) {
-      std::vector<void*> params;
-      params.reserve(l->args.size());
-      for (auto& a : l->args) params.push_back(&a);
-      const CUresult r =
-          d.cuLaunchKernel(l->fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
-                           l->block[2], l->shared, stream_, params.data(), nullptr);
-      if (r != CUDA_SUCCESS) st = Fail(ORTC_PLUGIN_EP_FAIL, CuText(r, "cuLaunchKernel"));
-    } else if (auto* c = std::get_if<ConvPlanPtr>(&step.what)) {
-      st = RunConv(**c, cudnn_, workspace_->ptr(), stream_);
-    } else if (auto* g = std::get_if<GemmPlanPtr>(&step.what)) {
-      st = RunGemm(**g, cublas_, workspace_->ptr(), stream_);
-    } else if (auto* cp = std::get_if<CopyStep>(&step.what)) {
-      if (cp->bytes) {
-        const CUresult r = d.cuMemcpyDtoDAsync(cp->dst, cp->src, cp->bytes, stream_);
-        if (r != CUDA_SUCCESS) st = Fail(ORTC_PLUGIN_EP_FAIL, CuText(r, "cuMemcpyDtoDAsync"));
-      }
-    }
-    if (st != ORTC_PLUGIN_OK) {
-      const std::string why = LastError();
-      d.cuStreamSynchronize(stream_);  // leave nothing in flight on the arena
-      return Fail(st, "graph '" + name_ + "' step '" + step.name + "': " + why);
-    }
-  }
-  for (uint32_t i = 0; i < num_outputs; ++i) {
-    if (outputs[i].byte_size)
-      ORTC_CU(d.cuMemcpyDtoHAsync(outputs[i].data, buffers_[outputs_[i]].ptr, outputs[i].byte_size,
-                                  stream_));
+  if (st != ORTC_PLUGIN_OK) {
+    const std::string why = LastError();
+    d.cuStreamSynchronize(stream_);  // leave nothing in flight on the buffers
+    return Fail(st, why);
   }
   ORTC_CU(d.cuStreamSynchronize(stream_));
+  FinishHostOutputs(outputs);
+  if (options_.profiling) return profile_.Collect();
+  return ORTC_PLUGIN_OK;
+}
+
+std::string GraphInstance::DescribeJson() const {
+  nlohmann::json j;
+  j["execution"] = graph_.ready() ? "cuda_graph" : "stream";
+  if (!graph_.ready()) j["reason"] = stream_reason_;
+  int kernels = 0, gemms = 0, copies = 0, graph_api = 0, legacy = 0;
+  nlohmann::json legacy_reasons = nlohmann::json::array();
+  for (const auto& s : steps_) {
+    if (const auto* c = std::get_if<ConvPlanPtr>(&s.what)) {
+      if (std::string(ConvPlanApi(**c)) == "graph_api") {
+        ++graph_api;
+      } else {
+        ++legacy;
+        const std::string& why = ConvPlanFallbackReason(**c);
+        if (std::find(legacy_reasons.begin(), legacy_reasons.end(), why) == legacy_reasons.end())
+          legacy_reasons.push_back(why);
+      }
+    }
+    kernels += s.kind == StepKind::kKernel;
+    gemms += s.kind == StepKind::kCublasLt;
+    copies += s.kind == StepKind::kCopy;
+  }
+  j["steps"] = {
+      {"total", steps_.size()},        {"kernels", kernels}, {"convolutions_graph_api", graph_api},
+      {"convolutions_legacy", legacy}, {"gemms", gemms},     {"copies", copies}};
+  if (legacy) j["legacy_convolution_reasons"] = legacy_reasons;
+  std::string precision = fbc::EnumNamePrecision(program_->precision());
+  for (char& ch : precision) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  j["precision"] = precision;  // as --precision spells it
+  j["staging"] = staging_.pinned() || staging_.bytes() == 0 ? "pinned" : "pageable";
+  if (!staging_reason_.empty()) j["staging_reason"] = staging_reason_;
+  j["profiling"] = options_.profiling;
+  return j.dump();
+}
+
+OrtcPluginStatus GraphInstance::LastRunProfile(std::string* json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!options_.profiling)
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT,
+                "graph '" + name_ + "' was loaded without enable_profiling=1");
+  *json = profile_.json();
   return ORTC_PLUGIN_OK;
 }
 

@@ -23,15 +23,20 @@ OrtcPluginStatus Guard(F&& f) {
   }
 }
 
+// The ABI's text-out rule: NUL-terminated into buffer, BUFFER_TOO_SMALL with *length when not.
+OrtcPluginStatus WriteText(const std::string& text, char* buffer, size_t capacity, size_t* length,
+                           const char* what) {
+  if (length) *length = text.size();
+  if (!buffer || capacity <= text.size())
+    return Fail(ORTC_PLUGIN_BUFFER_TOO_SMALL,
+                std::string(what) + " needs " + std::to_string(text.size() + 1) + " bytes");
+  std::memcpy(buffer, text.c_str(), text.size() + 1);
+  return ORTC_PLUGIN_OK;
+}
+
 OrtcPluginStatus DescribeDevice(OrtcBackend*, char* buffer, size_t capacity, size_t* length) {
   return Guard([&] {
-    const std::string json = DescribeDeviceJson();
-    if (length) *length = json.size();
-    if (!buffer || capacity <= json.size())
-      return Fail(ORTC_PLUGIN_BUFFER_TOO_SMALL,
-                  "the device description needs " + std::to_string(json.size() + 1) + " bytes");
-    std::memcpy(buffer, json.c_str(), json.size() + 1);
-    return ORTC_PLUGIN_OK;
+    return WriteText(DescribeDeviceJson(), buffer, capacity, length, "the device description");
   });
 }
 
@@ -61,15 +66,34 @@ const char* GetLastError(OrtcBackend*) {
   return LastError();
 }
 
+OrtcPluginStatus DescribeGraph(OrtcGraph* graph, char* buffer, size_t capacity, size_t* length) {
+  return Guard([&] {
+    if (!graph) return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "describe_graph: null graph");
+    return WriteText(reinterpret_cast<GraphInstance*>(graph)->DescribeJson(), buffer, capacity,
+                     length, "the graph description");
+  });
+}
+
+OrtcPluginStatus LastRunProfile(OrtcGraph* graph, char* buffer, size_t capacity, size_t* length) {
+  return Guard([&] {
+    if (!graph) return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "last_run_profile: null graph");
+    std::string json;
+    ORTC_PLUGIN_TRY(reinterpret_cast<GraphInstance*>(graph)->LastRunProfile(&json));
+    return WriteText(json, buffer, capacity, length, "the run profile");
+  });
+}
+
 OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          sizeof(OrtcBackend),
                          "cuda",
-                         "ortc CUDA backend 0.1.0",
+                         "ortc CUDA backend 0.2.0",
                          &DescribeDevice,
                          &LoadGraph,
                          &RunGraph,
                          &ReleaseGraph,
-                         &GetLastError};
+                         &GetLastError,
+                         &DescribeGraph,
+                         &LastRunProfile};
 
 }  // namespace
 }  // namespace ortc::cuda_rt

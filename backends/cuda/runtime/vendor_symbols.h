@@ -32,13 +32,26 @@ namespace ortc::cuda_rt {
   X(cuLaunchKernel)                 \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
+  X(cuMemHostAlloc)                 \
+  X(cuMemFreeHost)                  \
   X(cuMemcpyHtoD)                   \
   X(cuMemcpyHtoDAsync)              \
   X(cuMemcpyDtoHAsync)              \
   X(cuMemcpyDtoDAsync)              \
+  X(cuMemsetD8Async)                \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \
   X(cuStreamSynchronize)            \
+  X(cuStreamBeginCapture)           \
+  X(cuStreamEndCapture)             \
+  X(cuGraphInstantiate)             \
+  X(cuGraphLaunch)                  \
+  X(cuGraphDestroy)                 \
+  X(cuGraphExecDestroy)             \
+  X(cuEventCreate)                  \
+  X(cuEventRecord)                  \
+  X(cuEventElapsedTime)             \
+  X(cuEventDestroy)                 \
   X(cuGetErrorName)                 \
   X(cuGetErrorString)
 
@@ -70,7 +83,13 @@ namespace ortc::cuda_rt {
   X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
   X(cudnnConvolutionBackwardData)                 \
   X(cudnnAddTensor)                               \
-  X(cudnnActivationForward)
+  X(cudnnActivationForward)                       \
+  X(cudnnBackendCreateDescriptor)                 \
+  X(cudnnBackendDestroyDescriptor)                \
+  X(cudnnBackendSetAttribute)                     \
+  X(cudnnBackendGetAttribute)                     \
+  X(cudnnBackendFinalize)                         \
+  X(cudnnBackendExecute)
 
 #define ORTC_CUBLASLT_SYMBOLS(X)          \
   X(cublasLtGetVersion)                   \

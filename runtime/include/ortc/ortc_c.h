@@ -59,6 +59,28 @@ const char* ortc_session_output_name(const OrtcSession* session, size_t index);
 OrtcStatus* ortc_session_run(const OrtcSession* session, const char* const* input_names,
                              const OrtcTensorView* inputs, size_t n_inputs, OrtcTensor** outputs);
 
+/* Where the bytes of an OrtcBufferView are. */
+typedef enum { ORTC_MEMORY_CPU = 0, ORTC_MEMORY_CUDA = 1 } OrtcMemoryType;
+
+/* Caller memory for ortc_session_run_bound: host memory, or device memory (a CUdeviceptr) that
+ * a backend graph reads (an input) or writes (an output). Only read or written during the call. */
+typedef struct {
+  int32_t dtype;
+  const int64_t* shape;
+  size_t rank;
+  void* data;
+  OrtcMemoryType memory;
+} OrtcBufferView;
+
+/* Runs with every input and the named outputs in caller memory (like ONNX Runtime's
+ * IOBinding): each output is written into its buffer, which must have the output's exact dtype
+ * and shape. Outputs not named are computed and dropped. Device buffers are allowed where a
+ * backend graph consumes the input or produces the output; anything else fails with a message. */
+OrtcStatus* ortc_session_run_bound(const OrtcSession* session, const char* const* input_names,
+                                   const OrtcBufferView* inputs, size_t n_inputs,
+                                   const char* const* output_names, const OrtcBufferView* outputs,
+                                   size_t n_outputs);
+
 int32_t ortc_tensor_dtype(const OrtcTensor* tensor);
 size_t ortc_tensor_rank(const OrtcTensor* tensor);
 const int64_t* ortc_tensor_shape(const OrtcTensor* tensor);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -68,6 +69,13 @@ struct SessionOptions {
   // ep.share_ep_contexts, but always safe to leave on): mapped and verified once, unmapped with
   // the last session using them. false: this session maps its own copy.
   bool share_ep_contexts = true;
+  // Run-time options of backend plugins, by backend, like ONNX Runtime's provider options:
+  // {"cuda": {"enable_cuda_graph": "0"}}. backends/README.md lists each backend's keys; an
+  // unknown backend or key fails session creation.
+  std::map<std::string, std::map<std::string, std::string>> provider_options;
+  // Time every node (and every step inside backend graphs) of every run; EndProfiling() writes
+  // the trace. Backend graphs then run step by step (no CUDA graph) so each step can be timed.
+  bool enable_profiling = false;
 };
 
 struct TensorInfo {
@@ -83,8 +91,17 @@ struct BackendVerdict {
   std::string reason;  // why, when not optimal
 };
 
+// How one backend graph of the session runs, as its backend describes it.
+struct GraphReport {
+  std::string node;     // the EPContext node
+  std::string backend;  // "cuda"
+  std::string graph;    // the graph's name in the binary
+  std::string json;     // the backend's description (backends/README.md), a JSON object
+};
+
 struct LoadReport {
   std::vector<BackendVerdict> backends;
+  std::vector<GraphReport> graphs;  // graphs run by backend plugins
   int ep_context_nodes = 0;
   int onnx_nodes = 0;       // nodes outside EPContext nodes, run by the CPU kernels
   int64_t arena_bytes = 0;  // working memory planned at compile time, allocated once per Run
@@ -107,10 +124,28 @@ class Session {
   Result<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                   const std::vector<std::string>& output_names = {}) const;
 
+  // Like Run, with outputs written into caller memory, as ONNX Runtime's IOBinding: each of
+  // `bound_outputs` names a model output and a tensor of its exact dtype and shape that
+  // receives it, in host memory or in device memory (Tensor::OnDevice) when a backend graph
+  // produces that output. Inputs may be device tensors when a backend graph consumes them, so a
+  // pipeline can chain models without host round trips. Returns every output in model order
+  // (bound ones are the given tensors).
+  Result<std::vector<Tensor>> RunBound(
+      const std::vector<std::pair<std::string, Tensor>>& inputs,
+      const std::vector<std::pair<std::string, Tensor>>& bound_outputs) const;
+
+  // With enable_profiling: writes every event recorded since the session was created (or since
+  // the last EndProfiling) to `path` as a Chrome trace (a JSON array of "X" events, the format
+  // ONNX Runtime's profiler writes; chrome://tracing and Perfetto open it).
+  Status EndProfiling(const std::filesystem::path& path) const;
+
   struct Impl;
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
+  Result<std::vector<Tensor>> RunImpl(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                      const std::vector<std::string>& output_names,
+                                      const std::vector<Tensor>* bound) const;
   std::unique_ptr<Impl> impl_;
 };
 

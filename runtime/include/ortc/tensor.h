@@ -1,8 +1,9 @@
 // ortc runtime tensors.
 //
 // Ownership: a Tensor either owns its buffer (Allocate, FromBytes) or borrows read-only memory
-// kept alive by a shared handle it holds (Borrow: weights used in place from a mapped binary).
-// Copies of a Tensor share the buffer; Clone() makes an owned deep copy.
+// kept alive by a shared handle it holds (Borrow: weights used in place from a mapped binary),
+// or views device memory the caller owns (OnDevice). Copies of a Tensor share the buffer;
+// Clone() makes an owned deep copy of a host tensor.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,10 @@ enum class DataType : int32_t {
 };
 
 size_t ElementSize(DataType t);  // 0 for strings and undefined
+
+// Where a tensor's bytes are. Host tensors are process memory; device tensors are memory of a
+// backend's device (a CUdeviceptr for CUDA), read and written only by that backend's graphs.
+enum class MemoryLocation : int32_t { kHost = 0, kCudaDevice = 1 };
 std::string DataTypeName(DataType t);
 
 class Tensor {
@@ -50,6 +55,12 @@ class Tensor {
                              std::shared_ptr<void> owner);
   static Tensor FromBytes(DataType dtype, std::vector<int64_t> shape, const void* data,
                           size_t bytes);
+  // A view of device memory the caller owns and keeps alive while a run uses it (an input, or an
+  // output buffer of Session::RunBound). raw() / mutable_raw() give the device address; CPU
+  // kernels never touch it, and Clone() returns the view itself (the runtime never copies device
+  // memory).
+  static Tensor OnDevice(DataType dtype, std::vector<int64_t> shape, void* device_data,
+                         MemoryLocation where = MemoryLocation::kCudaDevice);
   Tensor Clone() const;
 
   DataType dtype() const { return dtype_; }
@@ -59,6 +70,7 @@ class Tensor {
   size_t byte_size() const;
   bool empty() const { return dtype_ == DataType::kUndefined; }
   bool is_view() const { return keep_alive_ != nullptr; }
+  MemoryLocation location() const { return location_; }
 
   const void* raw() const { return data_; }
   void* mutable_raw();  // nullptr for views
@@ -85,6 +97,7 @@ class Tensor {
   std::shared_ptr<void> owned_;
   std::shared_ptr<const void> keep_alive_;
   const void* data_ = nullptr;
+  MemoryLocation location_ = MemoryLocation::kHost;
   std::shared_ptr<std::vector<std::string>> strings_;
 };
 

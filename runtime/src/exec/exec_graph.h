@@ -86,8 +86,16 @@ struct ExecGraph {
 // Binds each op without a kernel to its CPU kernel; fails naming the first op without one.
 Status BindKernels(ExecGraph* graph);
 
+class Profiler;
+
 // Runs the graph on the given inputs (in ExecGraph::inputs order). Thread-safe: all state of
-// a run lives in this call.
-Result<std::vector<Tensor>> Execute(const ExecGraph& graph, const std::vector<Tensor>& inputs);
+// a run lives in this call. With a profiler, every op (and every step a backend reports) adds
+// an event. `bound` (per graph output, empty tensors where unbound) gives caller memory, host
+// or device, that receives an output: backend graphs write device-bound outputs directly, CPU
+// results are copied into host-bound ones. Device tensors never reach a CPU kernel: an op that
+// would read one fails with a message naming it.
+Result<std::vector<Tensor>> Execute(const ExecGraph& graph, const std::vector<Tensor>& inputs,
+                                    Profiler* profiler = nullptr,
+                                    const std::vector<Tensor>* bound = nullptr);
 
 }  // namespace ortc::exec

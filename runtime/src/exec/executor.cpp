@@ -1,9 +1,11 @@
 // Sequential execution over a value table; intermediates are released after their last use.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "exec/exec_graph.h"
+#include "exec/profiler.h"
 #include "kernels/kernel.h"
 
 namespace ortc::exec {
@@ -58,7 +60,35 @@ Status BindKernels(ExecGraph* graph) {
   return Status::Ok();
 }
 
-Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor>& inputs) {
+namespace {
+
+// Which backend runs an op, for the profile: "cpu", or the plugin graph's backend.
+std::string Provider(const ExecOp& op) {
+  return op.domain.rfind("ortc.", 0) == 0 ? op.domain.substr(5) : "cpu";
+}
+
+bool IsBackendGraph(const ExecOp& op) {
+  return op.domain.rfind("ortc.", 0) == 0;
+}
+
+// A CPU result for a caller-bound output: copied into host memory; device memory is refused
+// (only backend graphs write device memory).
+Status StoreBound(const ExecOp& op, const std::string& name, const Tensor& result, Tensor* bound) {
+  if (bound->location() != MemoryLocation::kHost)
+    return InvalidArgument("output '" + name + "' is bound to device memory but node '" + op.name +
+                           "' (" + op.op_type + ") computes it on the CPU: bind it in host memory");
+  if (result.dtype() != bound->dtype() || result.shape() != bound->shape())
+    return InvalidArgument("output '" + name + "' does not fit its bound tensor");
+  if (result.raw() != bound->raw() && result.byte_size())
+    std::memcpy(bound->mutable_raw(), result.raw(), result.byte_size());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor>& inputs,
+                                    Profiler* profiler, const std::vector<Tensor>* bound) {
+  const double run_start = profiler ? profiler->NowUs() : 0;
   const size_t n = g.value_names.size();
   std::vector<Tensor> values(n);
   // One arena per run (runs may overlap in threads): planned intermediates live in it.
@@ -84,22 +114,39 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
   }
   std::vector<bool> keep(n, false);
   for (int v : g.outputs) keep[v] = true;
+  // Caller memory per value id (graph outputs only).
+  std::vector<Tensor> bound_by_value;
+  if (bound) {
+    bound_by_value.resize(n);
+    for (size_t k = 0; k < g.outputs.size() && k < bound->size(); ++k)
+      bound_by_value[g.outputs[k]] = (*bound)[k];
+  }
   for (size_t v = 0; v < n; ++v) keep[v] = keep[v] || !g.constants[v].empty();
 
   for (const auto& op : g.ops) {
     std::vector<const Tensor*> in;
     in.reserve(op.inputs.size());
+    const bool backend_graph = IsBackendGraph(op);
     for (int v : op.inputs) {
       if (v >= 0 && values[v].empty()) {
         return InvalidArgument("node '" + op.name + "' (" + op.op_type + "): input '" +
                                g.value_names[v] +
                                "' has no value (a graph input missing from the call?)");
       }
+      if (v >= 0 && !backend_graph && values[v].location() != MemoryLocation::kHost) {
+        return InvalidArgument("node '" + op.name + "' (" + op.op_type + ") runs on the CPU but '" +
+                               g.value_names[v] +
+                               "' is in device memory: pass it in host memory, or compile so that "
+                               "a device graph consumes it");
+      }
       in.push_back(v >= 0 ? &values[v] : nullptr);
     }
     std::vector<Tensor> out(op.outputs.size());
     KernelContext ctx(op, std::move(in), &out);
     if (arena) ctx.UseArena(arena, &g.arena_offset, &g.arena_size);
+    const double op_start = profiler ? profiler->NowUs() : 0;
+    ctx.UseProfiler(profiler, op_start);
+    if (bound) ctx.UseBound(&bound_by_value);
     Status s;
     try {
       s = op.kernel(ctx);
@@ -109,8 +156,21 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
       s = InvalidArgument(std::string("kernel failed: ") + e.what());
     }
     if (!s.ok()) return s.WithContext("node '" + op.name + "' (" + op.op_type + ")");
+    if (profiler)
+      profiler->Add({op.name,
+                     "Node",
+                     op_start,
+                     profiler->NowUs() - op_start,
+                     TraceLane::kRun,
+                     {{"op_type", op.op_type}, {"provider", Provider(op)}}});
     for (size_t i = 0; i < op.outputs.size(); ++i) {
-      if (op.outputs[i] >= 0) values[op.outputs[i]] = std::move(out[i]);
+      const int v = op.outputs[i];
+      if (v < 0) continue;
+      if (bound && !bound_by_value[v].empty() && out[i].raw() != bound_by_value[v].raw()) {
+        ORTC_RETURN_IF_ERROR(StoreBound(op, g.value_names[v], out[i], &bound_by_value[v]));
+        out[i] = bound_by_value[v];
+      }
+      values[v] = std::move(out[i]);
     }
     for (int v : op.inputs) {
       if (v >= 0 && --reads[v] == 0 && !keep[v]) values[v] = Tensor();
@@ -122,6 +182,9 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
       return InvalidGraph("output '" + g.value_names[v] + "' was not produced");
     result.push_back(values[v]);
   }
+  if (profiler)
+    profiler->Add(
+        {"model_run", "Session", run_start, profiler->NowUs() - run_start, TraceLane::kRun, {}});
   return result;
 }
 

@@ -22,6 +22,7 @@ struct PluginGraphState {
   std::shared_ptr<plugin::BackendLibrary> library;
   std::shared_ptr<OrtcGraph> graph;  // released through the plugin
   std::vector<PluginTensorSpec> inputs, outputs;
+  bool profiling = false;  // loaded with enable_profiling: each run's step profile is collected
 };
 
 Status RunPluginGraph(KernelContext& ctx);

@@ -45,6 +45,21 @@ class KernelContext {
     sizes_ = sizes;
   }
   void SetOutput(size_t i, Tensor t) { (*outputs_)[i] = std::move(t); }
+  // The run's profiler (nullptr when the session does not profile) and when this op started.
+  void UseProfiler(Profiler* p, double start_us) {
+    profiler_ = p;
+    start_us_ = start_us;
+  }
+  Profiler* profiler() const { return profiler_; }
+  double start_us() const { return start_us_; }
+  // Caller memory bound to the run's values (per value id; empty tensors where unbound).
+  void UseBound(const std::vector<Tensor>* by_value) { bound_ = by_value; }
+  // The caller's tensor that output i must be written into, or nullptr.
+  const Tensor* BoundOutput(size_t i) const {
+    if (!bound_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return nullptr;
+    const Tensor& t = (*bound_)[op_.outputs[i]];
+    return t.empty() ? nullptr : &t;
+  }
   Status Error(const std::string& what) const { return InvalidArgument(what); }
 
  private:
@@ -65,6 +80,9 @@ class KernelContext {
     return true;
   }
 
+  Profiler* profiler_ = nullptr;
+  double start_us_ = 0;
+  const std::vector<Tensor>* bound_ = nullptr;
   std::shared_ptr<void> arena_;
   const std::vector<int64_t>* offsets_ = nullptr;
   const std::vector<int64_t>* sizes_ = nullptr;

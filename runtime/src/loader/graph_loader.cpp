@@ -479,6 +479,13 @@ class Builder {
     }
     const auto program = bin->ProgramBytes(*graph);
     const std::string content_id(bin->content_id());
+    // The session's options for this backend, plus profiling when the session profiles.
+    std::vector<std::pair<std::string, std::string>> option_text;
+    if (auto it = options_.provider_options.find(backend); it != options_.provider_options.end())
+      option_text.assign(it->second.begin(), it->second.end());
+    if (options_.enable_profiling) option_text.push_back({"enable_profiling", "1"});
+    std::vector<OrtcKeyValue> plugin_options;
+    for (const auto& [k, v] : option_text) plugin_options.push_back({k.c_str(), v.c_str()});
     OrtcGraphLoadInfo info{};
     info.struct_size = sizeof(info);
     info.graph_name = ep.partition_name.c_str();
@@ -489,6 +496,8 @@ class Builder {
     info.num_weights = static_cast<uint32_t>(weights.size());
     info.artefacts = artefacts.data();
     info.num_artefacts = static_cast<uint32_t>(artefacts.size());
+    info.options = plugin_options.data();
+    info.num_options = static_cast<uint32_t>(plugin_options.size());
     OrtcBackend* table = (*lib)->table();
     OrtcGraph* loaded = nullptr;
     ORTC_RETURN_IF_ERROR((*lib)->StatusOf(table->load_graph(table, &info, &loaded),
@@ -497,6 +506,10 @@ class Builder {
     // The plugin may keep pointers into the mapped binary: it lives as long as the graph.
     state->graph = std::shared_ptr<OrtcGraph>(
         loaded, [table, bin, lib = *lib](OrtcGraph* g) { table->release_graph(g); });
+    state->profiling = options_.enable_profiling;
+    auto described = (*lib)->DescribeGraph(loaded);
+    if (!described.ok()) return described.status().WithContext("EPContext node '" + ep.name + "'");
+    out_.report.graphs.push_back({ep.name, backend, ep.partition_name, *described});
     exec::ExecOp op;
     op.name = ep.name;
     op.op_type = "PluginGraph";
@@ -526,6 +539,13 @@ class Builder {
 Result<LoadedModel> LoadModel(const onnx::ModelProto& model, const fs::path* model_dir,
                               const SessionOptions& options, bool gate_only) {
   if (!model.has_graph()) return InvalidGraph("not an ONNX model: it has no graph");
+  // Only plugin backends take run-time options; the plugin checks the keys when it loads a graph
+  // (options of a backend the model does not use are not checked further).
+  for (const auto& [backend, keys] : options.provider_options) {
+    if (backend != "cuda")
+      return InvalidArgument("no backend named '" + backend +
+                             "' takes run-time options (backends with options: cuda)");
+  }
   return Builder(model, model_dir, options, gate_only).Build();
 }
 

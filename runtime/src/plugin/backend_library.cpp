@@ -99,7 +99,8 @@ Result<std::shared_ptr<BackendLibrary>> BackendLibrary::Open(const std::string& 
                         ": use the backend library built with this ortc version");
   }
   if (!backend->describe_device || !backend->load_graph || !backend->run_graph ||
-      !backend->release_graph || !backend->last_error) {
+      !backend->release_graph || !backend->last_error || !backend->describe_graph ||
+      !backend->last_run_profile) {
     release(backend);
     return InvalidGraph(path + ": the backend's function table is incomplete");
   }
@@ -135,17 +136,42 @@ Status BackendLibrary::StatusOf(OrtcPluginStatus s, const std::string& what) con
   }
 }
 
-Result<std::string> BackendLibrary::DescribeDevice() const {
+namespace {
+
+// The ABI's text-out calls: a first try in 4 KiB, one retry in the size the plugin asked for
+// (at most 64 MiB: a profile of a very long graph is large, but not that large).
+template <typename Call>
+Result<std::string> ReadText(const BackendLibrary& lib, const std::string& what, Call call) {
   std::string buf(4096, '\0');
   for (int attempt = 0; attempt < 2; ++attempt) {
     size_t len = 0;
-    const OrtcPluginStatus s = backend_->describe_device(backend_, buf.data(), buf.size(), &len);
+    const OrtcPluginStatus s = call(buf.data(), buf.size(), &len);
     if (s == ORTC_PLUGIN_OK && len < buf.size()) return buf.substr(0, len);
-    if (s != ORTC_PLUGIN_BUFFER_TOO_SMALL) return StatusOf(s, "describing the device");
-    if (len > (1u << 20)) break;
+    if (s != ORTC_PLUGIN_BUFFER_TOO_SMALL) return lib.StatusOf(s, what);
+    if (len > (64u << 20)) break;
     buf.assign(len + 1, '\0');
   }
-  return InvalidGraph(path_ + ": the device description does not fit");
+  return InvalidGraph(lib.path() + ": " + what + ": the text does not fit");
+}
+
+}  // namespace
+
+Result<std::string> BackendLibrary::DescribeDevice() const {
+  return ReadText(*this, "describing the device", [&](char* b, size_t n, size_t* len) {
+    return backend_->describe_device(backend_, b, n, len);
+  });
+}
+
+Result<std::string> BackendLibrary::DescribeGraph(OrtcGraph* graph) const {
+  return ReadText(*this, "describing a graph", [&](char* b, size_t n, size_t* len) {
+    return backend_->describe_graph(graph, b, n, len);
+  });
+}
+
+Result<std::string> BackendLibrary::LastRunProfile(OrtcGraph* graph) const {
+  return ReadText(*this, "reading a run's profile", [&](char* b, size_t n, size_t* len) {
+    return backend_->last_run_profile(graph, b, n, len);
+  });
 }
 
 Result<std::shared_ptr<BackendLibrary>> GetBackend(const std::string& backend) {

@@ -31,6 +31,9 @@ class BackendLibrary {
   std::string name() const;
   // The device description JSON (never fails for "no device": the JSON says why).
   Result<std::string> DescribeDevice() const;
+  // describe_graph / last_run_profile of a loaded graph: the plugin's JSON text.
+  Result<std::string> DescribeGraph(OrtcGraph* graph) const;
+  Result<std::string> LastRunProfile(OrtcGraph* graph) const;
   // A Status from a plugin call's result and last_error().
   Status StatusOf(OrtcPluginStatus s, const std::string& what) const;
   OrtcBackend* table() const { return backend_; }

@@ -1,0 +1,183 @@
+// The stand-in's record, object counts, device allocations and fault injection, exported through
+// standin_api.h to tests and to the cuDNN / cuBLASLt stand-ins.
+#include "standin_state.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "standin_api.h"
+
+namespace ortc::standin {
+
+State& Global() {
+  static State* s = new State();  // never destroyed: plugin destructors may run after main
+  return *s;
+}
+
+void Counters::Add(const char* a, const char* b, const char* c, long delta) {
+  char name[128];
+  std::snprintf(name, sizeof(name), "%s%s%s", a, b, c);
+  for (size_t i = 0; i < n_; ++i) {
+    if (std::strcmp(entries_[i].name, name) == 0) {
+      entries_[i].value += delta;
+      return;
+    }
+  }
+  if (n_ == sizeof(entries_) / sizeof(entries_[0])) return;
+  std::memcpy(entries_[n_].name, name, sizeof(name));
+  entries_[n_++].value = delta;
+}
+
+long Counters::Get(const char* name) const {
+  for (size_t i = 0; i < n_; ++i) {
+    if (std::strcmp(entries_[i].name, name) == 0) return entries_[i].value;
+  }
+  return 0;
+}
+
+namespace {
+
+void RecordLocked(State& s, const char* a, const char* b) {
+  s.counts.Add(a, b, "", 1);
+  const size_t la = std::strlen(a), lb = std::strlen(b);
+  if (s.trace_len + la + lb + 1 >= sizeof(s.trace)) return;
+  std::memcpy(s.trace + s.trace_len, a, la);
+  std::memcpy(s.trace + s.trace_len + la, b, lb);
+  s.trace_len += la + lb;
+  s.trace[s.trace_len++] = '\n';
+}
+
+bool InDevice(State& s, uintptr_t p, size_t bytes) {
+  auto it = s.device_allocs.upper_bound(p);
+  if (it == s.device_allocs.begin()) return false;
+  --it;
+  return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+}  // namespace
+
+void Record(const char* a, const char* b) {
+  State& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  RecordLocked(s, a, b);
+}
+
+bool ExecuteTransfer(Node::Kind kind, const char* direction, uintptr_t dst, uintptr_t src,
+                     size_t bytes, unsigned char value) {
+  State& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (kind == Node::kMemset) {
+    if (!InDevice(s, dst, bytes)) {
+      s.counts.Add("error:memset outside device memory", "", "", 1);
+      return false;
+    }
+    std::memset(reinterpret_cast<void*>(dst), value, bytes);
+    return true;
+  }
+  // Host addresses are not checked (pageable or pinned); device ones must be allocated.
+  const bool dst_dev = std::strcmp(direction, "DtoH") != 0;
+  const bool src_dev = std::strcmp(direction, "HtoD") != 0;
+  if ((dst_dev && !InDevice(s, dst, bytes)) || (src_dev && !InDevice(s, src, bytes))) {
+    s.counts.Add("error:copy outside device memory ", direction, "", 1);
+    return false;
+  }
+  if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), bytes);
+  return true;
+}
+
+void CountWork(const char* prefix, const char* a, const char* b) {
+  State& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.counts.Add(prefix, a, b, 1);
+}
+
+bool CaptureForbids(const char* call) {
+  State& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  bool forbidden = false;
+  for (auto& [handle, stream] : s.streams) {
+    if (!stream->capturing || stream->mode == CU_STREAM_CAPTURE_MODE_RELAXED) continue;
+    if (stream->mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        stream->capture_thread != std::this_thread::get_id())
+      continue;
+    stream->invalidated = true;
+    forbidden = true;
+  }
+  if (forbidden) RecordLocked(s, "error:during capture:", call);
+  return forbidden;
+}
+
+}  // namespace ortc::standin
+
+using ortc::standin::Global;
+
+extern "C" {
+
+void ortc_standin_reset(void) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.counts.Clear();
+  s.trace_len = 0;
+}
+
+void ortc_standin_record(const char* call) {
+  ortc::standin::Record(call);
+}
+
+size_t ortc_standin_count(const char* call) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return static_cast<size_t>(s.counts.Get(call));
+}
+
+const char* ortc_standin_trace(void) {
+  static thread_local std::string copy;
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  copy.assign(s.trace, s.trace_len);
+  return copy.c_str();
+}
+
+int ortc_standin_fail(const char* call) {
+  const char* env = std::getenv("ORTC_STANDIN_FAIL");
+  if (!env) return 0;
+  const size_t n = std::strlen(call);
+  for (const char* p = env; *p;) {
+    const char* end = std::strchr(p, ',');
+    const size_t len = end ? static_cast<size_t>(end - p) : std::strlen(p);
+    if (len == n && std::strncmp(p, call, n) == 0) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+int ortc_standin_is_device_range(const void* ptr, size_t bytes) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return ortc::standin::InDevice(s, reinterpret_cast<uintptr_t>(ptr), bytes) ? 1 : 0;
+}
+
+void ortc_standin_object(const char* kind, int delta) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.live.Add(kind, "", "", delta);
+}
+
+long ortc_standin_live(const char* kind) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.live.Get(kind);
+}
+
+size_t ortc_standin_live_device_bytes(void) {
+  auto& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  size_t total = 0;
+  for (const auto& [base, bytes] : s.device_allocs) total += bytes;
+  return total;
+}
+
+}  // extern "C"
