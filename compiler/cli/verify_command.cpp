@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "compile/compile_driver.h"
+#include "graph/input_shapes.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
@@ -24,8 +25,9 @@ namespace fs = std::filesystem;
 
 struct VerifyArgs {
   std::string model, eps = "cpu";
-  std::vector<std::string> inputs, shapes, expected;
-  double rtol = 1e-4, atol = 1e-5;
+  std::vector<std::string> inputs, shapes, expected, input_shapes;
+  std::string precision = "fp32", target_arch;
+  double rtol = -1, atol = -1;  // < 0: the precision's tolerance
   uint64_t seed = 0;
   bool json = false;
 };
@@ -58,8 +60,23 @@ Diff Compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
   return d;
 }
 
-int Run(const VerifyArgs& a) {
+// Default tolerances per CUDA precision, against the source model on the fp32 CPU kernels. fp32
+// differs only by summation order. tf32 rounds convolution and GEMM inputs to a 10-bit
+// significand and fp16 stores every value with one (relative step 2^-11), bf16 with 7 (2^-8);
+// these errors add up over a network's layers, so the bounds are 20 steps: 1e-2 for tf32 and
+// fp16, 8e-2 for bf16 (the emulator's end-to-end bounds; PP-OCRv4 rec measured 3.4e-3 relative
+// L2 at tf32 on an H100).
+std::pair<double, double> DefaultTolerance(const std::string& precision) {
+  if (precision == "tf32" || precision == "fp16") return {1e-2, 1e-2};
+  if (precision == "bf16") return {8e-2, 8e-2};
+  return {1e-4, 1e-5};
+}
+
+int Run(VerifyArgs a) {
   auto fail = [&](const Status& s) { return ReportError(a.json, s); };
+  const auto [rtol, atol] = DefaultTolerance(a.precision);
+  if (a.rtol < 0) a.rtol = rtol;
+  if (a.atol < 0) a.atol = atol;
   std::random_device rd;
   const fs::path work = fs::temp_directory_path() / ("ortc-verify-" + std::to_string(rd()));
   fs::create_directories(work);
@@ -78,6 +95,13 @@ int Run(const VerifyArgs& a) {
   for (std::string b; std::getline(ss, b, ',');) {
     if (!b.empty()) o.backends.push_back(b);
   }
+  // The same shorthands as compile: CUDA precision and architectures, fixed input shapes.
+  o.provider_options["cuda"]["precision"] = a.precision;
+  if (!a.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = a.target_arch;
+  for (const auto& text : a.input_shapes) {
+    Status s = graph::ParseInputShape(text, &o.input_shapes);
+    if (!s.ok()) return ReportError(a.json, s, {}, kExitUsage);
+  }
   auto compiled = compile::Compile(o);
   if (!compiled.ok()) return fail(compiled.status());
   auto ctx = Session::Create(o.output);
@@ -85,7 +109,10 @@ int Run(const VerifyArgs& a) {
   auto src = Session::Create(a.model);
   if (!src.ok())
     return fail(src.status().WithContext("running the source model on the CPU kernels"));
-  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.shapes, a.seed);
+  // Random inputs of a fixed input take its --input-shape.
+  std::vector<std::string> shapes = a.shapes;
+  shapes.insert(shapes.end(), a.input_shapes.begin(), a.input_shapes.end());
+  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, shapes, a.seed);
   if (!feeds.ok()) return fail(feeds.status());
   auto got = (*ctx)->Run(*feeds);
   if (!got.ok()) return fail(got.status());
@@ -101,7 +128,10 @@ int Run(const VerifyArgs& a) {
     expected[spec.substr(0, eq)] = *t;
   }
   bool all_ok = true;
-  nlohmann::json j{{"rtol", a.rtol}, {"atol", a.atol}, {"outputs", nlohmann::json::array()}};
+  nlohmann::json j{{"rtol", a.rtol},
+                   {"atol", a.atol},
+                   {"precision", a.precision},
+                   {"outputs", nlohmann::json::array()}};
   for (size_t i = 0; i < got->size(); ++i) {
     const std::string name = (*ctx)->outputs()[i].name;
     const Diff d = Compare((*got)[i], (*want)[i], a.rtol, a.atol);
@@ -148,12 +178,25 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--shape", a->shapes, "name=1x3x224x224 for random inputs with dynamic dims");
   cmd->add_option("--expected", a->expected,
                   "name=file: also compare the compiled output with this");
-  cmd->add_option("--rtol", a->rtol, "Relative tolerance")->default_val(1e-4);
-  cmd->add_option("--atol", a->atol, "Absolute tolerance")->default_val(1e-5);
+  cmd->add_option("--input-shape", a->input_shapes,
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable), as for compile");
+  cmd->add_option("--precision", a->precision,
+                  "CUDA precision to compile with (fp32, tf32, fp16, bf16); sets the default "
+                  "tolerances")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  cmd->add_option("--target-arch", a->target_arch, "CUDA architectures, as for compile");
+  cmd->add_option("--rtol", a->rtol,
+                  "Relative tolerance (default by precision: fp32 1e-4, tf32 and fp16 1e-2, "
+                  "bf16 8e-2)");
+  cmd->add_option("--atol", a->atol,
+                  "Absolute tolerance (default by precision: fp32 1e-5, tf32 and fp16 1e-2, "
+                  "bf16 8e-2)");
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_flag("--json", a->json, "Print a machine-readable report");
   cmd->footer(std::string("\nExamples:\n  ortc verify model.onnx\n  ortc verify model.onnx --input "
-                          "x=x.npy --expected y=y.npy --json\n\n") +
+                          "x=x.npy --expected y=y.npy --json\n"
+                          "  ortc verify model.onnx --ep cuda,cpu --input-shape x=1x3x224x224 "
+                          "--precision fp16\n\n") +
               kExitCodeHelp);
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });
 }

@@ -110,3 +110,61 @@ TEST_CASE("ortc verify compares compiled and source, and with expected outputs",
   // verify leaves no compiled files behind.
   CHECK_FALSE(fs::exists(dir / "m_ctx.onnx"));
 }
+
+TEST_CASE("ortc verify takes its default tolerances from the precision", "[cli][verify]") {
+  TempDir dir;
+  MakeModel(dir);
+  const std::vector<float> xs = {-1, 1, -2, 2, 3, -3, 0.5f, -0.5f};
+  REQUIRE(
+      io::WriteNpy(dir / "x.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, xs.data(), 32)).ok());
+  // The true outputs off by 0.5%: beyond fp32's tolerance, within tf32's and fp16's.
+  std::vector<float> off = {0.5f, 2, -1, 10, 3.5f, 0, 0.5f, 2};
+  for (float& v : off) v *= 1.005f;
+  REQUIRE(io::WriteNpy(dir / "off.npy", Tensor::FromBytes(DataType::kFloat, {2, 4}, off.data(), 32))
+              .ok());
+  const std::string base = "verify " + (dir / "m.onnx").string() +
+                           " --input x=" + (dir / "x.npy").string() +
+                           " --expected y=" + (dir / "off.npy").string() + " --json";
+  struct Case {
+    std::string flags;
+    int exit_code;
+    double rtol, atol;
+  };
+  for (const Case& c :
+       {Case{"", 6, 1e-4, 1e-5}, Case{" --precision tf32", 0, 1e-2, 1e-2},
+        Case{" --precision fp16", 0, 1e-2, 1e-2}, Case{" --precision bf16", 0, 8e-2, 8e-2},
+        Case{" --precision fp16 --rtol 1e-4 --atol 1e-5", 6, 1e-4, 1e-5}}) {
+    INFO(c.flags);
+    auto r = RunOrtc(base + c.flags);
+    CHECK(r.exit_code == c.exit_code);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["rtol"].get<double>() == Approx(c.rtol));
+    CHECK(j["atol"].get<double>() == Approx(c.atol));
+  }
+  CHECK(RunOrtc(base + " --precision fp8").exit_code == 2);
+}
+
+TEST_CASE("ortc run: --provider-option and --profile", "[cli][run]") {
+  TempDir dir;
+  MakeModel(dir);
+  REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " -q").exit_code == 0);
+  const std::string ctx = (dir / "m_ctx.onnx").string();
+  auto r = RunOrtc("run " + ctx + " --bench 2 --json --profile " + (dir / "t.json").string());
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["graphs"].empty());  // a CPU bundle: no backend graph
+  auto trace = nlohmann::json::parse(ortc::test::ReadFile((dir / "t.json").string()));
+  int runs = 0, relu = 0;
+  for (const auto& e : trace) {
+    runs += e["cat"] == "Session";
+    relu += e["cat"] == "Node" && e["args"]["op_type"] == "Relu" && e["args"]["provider"] == "cpu";
+  }
+  CHECK(runs == 3);  // the first run and two bench runs
+  CHECK(relu == 3);
+  CHECK(RunOrtc("run " + ctx + " --provider-option cuda").exit_code == 2);
+  auto bad = RunOrtc("run " + ctx + " --provider-option npu:x=1 --json");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("no backend named 'npu'"));
+  CHECK(RunOrtc("run " + ctx + " --profile " + (dir / "missing" / "t.json").string()).exit_code ==
+        5);
+}

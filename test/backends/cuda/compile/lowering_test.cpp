@@ -196,7 +196,7 @@ TEST_CASE("an intermediate read outside its fused group becomes a group output",
   CHECK(plan.steps[1].conv.z >= 0);
 }
 
-TEST_CASE("reshape is an alias; a reshape producing a graph output is a copy", "[lowering]") {
+TEST_CASE("reshape is an alias, and a reshape producing a graph output is a copy", "[lowering]") {
   ModelBuilder b(17, 8);
   b.Input("x", {2, 6});
   b.IntInitializer("shape", {3, 4}).IntInitializer("flat", {12});
