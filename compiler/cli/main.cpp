@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
       "ortc"};
   app.footer(std::string("\n") + ortc::cli::kExitCodeHelp +
              "\nRun 'ortc <command> --help' for a command's options and examples.");
-  app.set_version_flag("--version", "ortc 0.1.0");
+  app.set_version_flag("--version", "ortc " ORTC_VERSION_STRING);
   app.require_subcommand(1);
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddCompileCommand(app, &exit_code);

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kProducer = "ortc 0.1.0";
+constexpr const char* kProducer = "ortc " ORTC_VERSION_STRING;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
