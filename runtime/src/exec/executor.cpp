@@ -62,21 +62,23 @@ Status BindKernels(ExecGraph* graph) {
 
 namespace {
 
-// Which backend runs an op, for the profile: "cpu", or the plugin graph's backend.
-std::string Provider(const ExecOp& op) {
-  return op.domain.rfind("ortc.", 0) == 0 ? op.domain.substr(5) : "cpu";
-}
-
+// Plugin graphs are ops of the domain "ortc.<backend>".
 bool IsBackendGraph(const ExecOp& op) {
   return op.domain.rfind("ortc.", 0) == 0;
 }
 
-// A CPU result for a caller-bound output: copied into host memory; device memory is refused
-// (only backend graphs write device memory).
-Status StoreBound(const ExecOp& op, const std::string& name, const Tensor& result, Tensor* bound) {
+// Which backend runs an op, for the profile: "cpu", or the plugin graph's backend.
+std::string Provider(const ExecOp& op) {
+  return IsBackendGraph(op) ? op.domain.substr(5) : "cpu";
+}
+
+// A host result for a caller-bound output: copied into host memory; device memory is refused
+// (only backend graphs write device memory). `source` says what computed it.
+Status StoreBound(const std::string& source, const std::string& name, const Tensor& result,
+                  Tensor* bound) {
   if (bound->location() != MemoryLocation::kHost)
-    return InvalidArgument("output '" + name + "' is bound to device memory but node '" + op.name +
-                           "' (" + op.op_type + ") computes it on the CPU: bind it in host memory");
+    return InvalidArgument("output '" + name + "' is bound to device memory but " + source +
+                           " computes it on the CPU: bind it in host memory");
   if (result.dtype() != bound->dtype() || result.shape() != bound->shape())
     return InvalidArgument("output '" + name + "' does not fit its bound tensor");
   if (result.raw() != bound->raw() && result.byte_size())
@@ -167,7 +169,8 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
       const int v = op.outputs[i];
       if (v < 0) continue;
       if (bound && !bound_by_value[v].empty() && out[i].raw() != bound_by_value[v].raw()) {
-        ORTC_RETURN_IF_ERROR(StoreBound(op, g.value_names[v], out[i], &bound_by_value[v]));
+        ORTC_RETURN_IF_ERROR(StoreBound("node '" + op.name + "' (" + op.op_type + ")",
+                                        g.value_names[v], out[i], &bound_by_value[v]));
         out[i] = bound_by_value[v];
       }
       values[v] = std::move(out[i]);
@@ -180,6 +183,15 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
   for (int v : g.outputs) {
     if (values[v].empty())
       return InvalidGraph("output '" + g.value_names[v] + "' was not produced");
+    // A bound output no op wrote (a graph input or constant passed through) is copied too.
+    if (bound && !bound_by_value[v].empty() && values[v].raw() != bound_by_value[v].raw()) {
+      if (values[v].location() != MemoryLocation::kHost)
+        return InvalidArgument("output '" + g.value_names[v] +
+                               "' is a device input passed through: bind it to that memory");
+      ORTC_RETURN_IF_ERROR(
+          StoreBound("the graph", g.value_names[v], values[v], &bound_by_value[v]));
+      values[v] = bound_by_value[v];
+    }
     result.push_back(values[v]);
   }
   if (profiler)
