@@ -173,8 +173,9 @@ def execution_path(run_json):
     return text, reasons or None
 
 
-def ortc_run(ortc, env, ctx, entry, inp, out_dir, runs):
-    args = [ortc, "run", ctx, "--input", f"{entry['input']}={inp}", "--output-dir", out_dir, "--json"]
+def ortc_run(ortc, env, ctx, entry, inp, out_dir, runs, extra=()):
+    args = [ortc, "run", ctx, "--input", f"{entry['input']}={inp}", "--output-dir", out_dir, "--json",
+            *extra]
     if runs:
         args += ["--bench", str(runs)]
     r = subprocess.run(args, env=env, text=True, capture_output=True)
@@ -441,6 +442,14 @@ def render(result):
                 notes.append(f"{name} {r['precision']} ortc: {left} node(s) left to the CPU")
             if o.get("execution_reason"):
                 notes.append(f"{name} {r['precision']} ortc execution: {o['execution_reason']}")
+            if o.get("p50_ms") and o.get("p50_stream_ms"):
+                diff = o.get("graph_vs_stream_rel_l2")
+                notes.append(f"{name} {r['precision']} ortc without CUDA graphs: "
+                             f"{o['p50_stream_ms']:.3f} ms p50 ({o['p50_stream_ms'] / o['p50_ms']:.2f}x "
+                             f"the graph's), outputs differ by rel_l2 "
+                             f"{diff if diff is not None else float('nan'):.1e}")
+            if o.get("stream_error"):
+                notes.append(f"{name} {r['precision']} ortc without CUDA graphs: {o['stream_error']}")
             for mode, v in t.items():
                 if v and "failed" in v:
                     what = v["failed"] if v["failed"].startswith("skipped") else "failed: " + v["failed"]
@@ -533,9 +542,20 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
         d = os.path.join(wd, prec)
         o = ortc_compile(ortc, env, model, e, "cuda,cpu", prec, d, target_arch)
         if "error" not in o and not a.dry_run:
-            run, outs_of[prec] = ortc_run(ortc, env, os.path.join(d, stem + "_ctx.onnx"), e, inp,
-                                          os.path.join(d, "out"), a.runs)
+            ctx = os.path.join(d, stem + "_ctx.onnx")
+            run, outs_of[prec] = ortc_run(ortc, env, ctx, e, inp, os.path.join(d, "out"), a.runs)
             o.update(run)
+            # The same bundle with CUDA graphs off: what one graph launch per run saves, and
+            # whether the replayed graph computes exactly what the stream computes.
+            plain, plain_outs = ortc_run(ortc, env, ctx, e, inp, os.path.join(d, "out_stream"),
+                                         max(a.runs // 2, 5),
+                                         ["--provider-option", "cuda:enable_cuda_graph=0"])
+            if "error" in plain:
+                o["stream_error"] = plain["error"]
+            else:
+                o["p50_stream_ms"] = plain.get("p50_ms")
+                if outs_of.get(prec) is not None and plain_outs is not None:
+                    o["graph_vs_stream_rel_l2"] = outputs_error(outs_of[prec], plain_outs)
         if outs_of.get(prec) is not None and cpu_outs is not None:
             o["rel_l2_vs_cpu"] = outputs_error(outs_of[prec], cpu_outs)
         if "error" in o and a.dry_run:
