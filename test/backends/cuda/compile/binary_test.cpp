@@ -174,6 +174,60 @@ TEST_CASE("an fp16 CUDA binary records versions and targets and holds converted 
   CHECK(p->kernels()->size() >= 2);  // the boundary casts and the sigmoid at least
 }
 
+TEST_CASE("tf32 and fp32 CUDA binaries record their precision and keep fp32 weights", "[binary]") {
+  TempDir dir;
+  const auto w = ortc::test::RandomFloats(4, 108);
+  SmallCnn(w).Save(dir / "m.onnx");
+  struct Expect {
+    const char* precision;
+    fbc::Precision program;
+    const char* layout;
+  };
+  for (const Expect& e : {Expect{"tf32", fbc::Precision::TF32, "nhwc"},
+                          Expect{"fp32", fbc::Precision::FP32, "nchw"}}) {
+    INFO(e.precision);
+    const std::filesystem::path out = dir / e.precision;
+    std::filesystem::create_directories(out);
+    auto r =
+        RunOrtc("compile " + (dir / "m.onnx").string() +
+                    " --ep cuda,cpu --input-shape x=1x3x8x8 --target-arch sm_90 -q --precision " +
+                    e.precision + " -o " + out.string() + "/",
+                true);
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+    auto bin = ortc::format::ContextBinary::OpenFile(out / "m_cuda.bin");
+    REQUIRE(bin.ok());
+    const auto versions = Versions(**bin);
+    CHECK(versions.at("cuda.precision") == e.precision);
+    CHECK(versions.at("cuda.layout") == e.layout);
+    const auto ep = CudaNode(out / "m_ctx.onnx");
+    CHECK(ortc::format::NotesValue(ep.notes, "precision") == e.precision);
+    const auto* g = (*bin)->FindGraph(ep.partition_name);
+    REQUIRE(g);
+    const auto program = (*bin)->ProgramBytes(*g);
+    const auto* p = fbc::GetProgram(program.data());
+    CHECK(p->precision() == e.program);
+    // The filter stays fp32, bit for bit (tf32 rounds on the tensor cores, not in storage).
+    const fbc::ConvCall* conv = nullptr;
+    for (const auto* s : *p->steps()) {
+      if (s->conv()) conv = s->conv();
+    }
+    REQUIRE(conv);
+    const auto bytes =
+        (*bin)->WeightBytes(g->weights()->Get(p->buffers()->Get(conv->w())->weight_slot()));
+    REQUIRE(bytes.size() == 108 * 4);
+    const bool krsc = std::string(e.layout) == "nhwc";
+    for (int k = 0; k < 4; ++k)
+      for (int c = 0; c < 3; ++c)
+        for (int rs = 0; rs < 9; ++rs) {
+          float got;
+          const int at = krsc ? (k * 9 + rs) * 3 + c : (k * 3 + c) * 9 + rs;
+          std::memcpy(&got, bytes.data() + 4 * at, 4);
+          REQUIRE(got == w[(k * 3 + c) * 9 + rs]);
+        }
+  }
+}
+
 TEST_CASE("compile options are validated before anything is written", "[binary]") {
   TempDir dir;
   SmallCnn(ortc::test::RandomFloats(3, 108)).Save(dir / "m.onnx");
