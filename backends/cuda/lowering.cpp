@@ -1,13 +1,15 @@
 // Units -> plan: buffers (inputs, outputs, weights, arena, aliases), library-call steps,
 // kernel requests, and the NHWC layout of tensor-core convolutions, kept through elementwise
-// groups and pooling.
+// groups and ops with channels-last kernels (choices in lowering_layouts.cpp).
 #include "cuda/lowering.h"
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "cuda/lowering_layouts.h"
 #include "cuda/op_desc.h"
 #include "cuda/packing.h"
 #include "graph/graph.h"
@@ -31,25 +33,12 @@ uint64_t Bytes(int32_t dtype, const std::vector<int64_t>& dims) {
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
 
-// [N, C, H, W] with C == 1 or H * W == 1 (a global pool's result): NCHW and NHWC order the
-// same bytes, so one buffer serves both layouts and no transpose is ever needed.
-bool LayoutFree(const std::vector<int64_t>& d) {
-  return d.size() == 4 && (d[1] == 1 || d[2] * d[3] == 1);
-}
-
 class Lowerer {
  public:
-  Lowerer(const SubgraphIr& ir, const CudaOptions& o) : ir_(ir), o_(o) {
+  Lowerer(const SubgraphIr& ir, const CudaOptions& o, const std::vector<Unit>& units)
+      : ir_(ir), o_(o), policy_(ir, units, UsesTensorCores(o.precision)) {
     nchw_.assign(ir.values.size(), -1);
     nhwc_.assign(ir.values.size(), -1);
-    readers_.resize(ir.values.size());
-    for (size_t k = 0; k < ir.ops.size(); ++k) {
-      if (ir.ops[k].removed) continue;
-      for (int v : ir.ops[k].inputs) {
-        if (v >= 0 && (readers_[v].empty() || readers_[v].back() != static_cast<int>(k)))
-          readers_[v].push_back(static_cast<int>(k));
-      }
-    }
     plan_.graph = ir.name;
     plan_.precision = o.precision == Precision::kFp16   ? fb::Precision::FP16
                       : o.precision == Precision::kBf16 ? fb::Precision::BF16
@@ -90,6 +79,7 @@ class Lowerer {
     (*stats)["layout_transposes"] += transposes_;
     (*stats)["nhwc_fused_kernels"] += nhwc_groups_;
     (*stats)["nhwc_pool_kernels"] += nhwc_pools_;
+    (*stats)["nhwc_op_kernels"] += nhwc_ops_;
     bool library = false;
     for (const auto& s : plan_.steps)
       library = library || s.kind == StepKind::kConv || s.kind == StepKind::kGemm;
@@ -361,99 +351,90 @@ class Lowerer {
     return Status::Ok();
   }
 
-  // An elementwise group runs on NHWC data when its tensors are the NHWC outputs of
-  // convolutions of its own shape (or single values): the layout change then costs nothing,
-  // while a transpose on each side would cost two passes over the tensor.
-  bool RunsNhwc(const Unit& u, const std::set<int>& group_inputs) const {
-    if (!nhwc_convs_) return false;
-    const auto dims = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
-    if (dims.size() != 4) return false;
-    bool any_nhwc = false;
-    for (int v : group_inputs) {
-      const auto d = StaticDims(ir_.values[v].info);
-      if (Elements(d) <= 1) continue;
-      if (d != dims || nhwc_[v] < 0) return false;
-      any_nhwc = true;
-    }
-    for (int k : u.ops) {
-      if (ir_.values[ir_.ops[k].outputs[0]].kind == ValueKind::kOutput) return false;
-    }
-    return any_nhwc;
-  }
-
-  static void ToNhwc(codegen::TensorDesc* d, const std::vector<int64_t>& logical) {
-    if (d->dims == logical) d->dims = {logical[0], logical[2], logical[3], logical[1]};
-  }
-
+  // An elementwise group reads each input in a layout it already exists in (the kernel
+  // addresses every input through its own strides) and writes each result in the layouts its
+  // readers need: a layout change next to a group is fused into it rather than a transpose.
   Status Fused(const Unit& u) {
     codegen::FusedGroup group;
     PlanStep s;
     s.name = ir_.ops[u.ops[0]].name;
     s.sources = Sources(u);
-    std::map<int, int> produced;  // value -> -1 - j
-    std::map<int, int> input_of;  // value -> group input index
-    std::vector<int> members(ir_.ops.size(), 0);
-    for (int k : u.ops) members[k] = 1;
-    std::set<int> outside_inputs;
+    const std::set<int> members(u.ops.begin(), u.ops.end());
     std::set<int> inner;
     for (int k : u.ops) inner.insert(ir_.ops[k].outputs[0]);
+    std::vector<int> outside;  // the group's inputs, in first-use order
     for (int k : u.ops) {
       for (int v : ir_.ops[k].inputs) {
-        if (v >= 0 && !inner.count(v)) outside_inputs.insert(v);
+        if (v >= 0 && !inner.count(v) &&
+            std::find(outside.begin(), outside.end(), v) == outside.end())
+          outside.push_back(v);
       }
     }
-    const bool nhwc = RunsNhwc(u, outside_inputs);
-    const auto logical = StaticDims(ir_.values[ir_.ops[u.ops[0]].outputs[0]].info);
+    const LayoutPolicy::State state{nchw_, nhwc_};
+    // Outputs: values read outside the group or by the program, in the layouts wanted.
+    struct Write {
+      int op, value;
+      LayoutPolicy::Writes layouts;
+    };
+    std::vector<Write> writes;
+    bool any_nhwc = false, any_nchw = false;
+    for (size_t j = 0; j < u.ops.size(); ++j) {
+      const int v = ir_.ops[u.ops[j]].outputs[0];
+      bool read_outside = ir_.values[v].kind == ValueKind::kOutput;
+      for (size_t k = 0; k < ir_.ops.size() && !read_outside; ++k) {
+        if (members.count(static_cast<int>(k)) || ir_.ops[k].removed) continue;
+        for (int in : ir_.ops[k].inputs) read_outside = read_outside || in == v;
+      }
+      if (!read_outside) continue;
+      writes.push_back({static_cast<int>(j), v, policy_.GroupOutput(v, members, outside, state)});
+      any_nhwc = any_nhwc || writes.back().layouts.nhwc;
+      any_nchw = any_nchw || writes.back().layouts.nchw;
+    }
+    // Threads walk the first output's storage order: NHWC when some result is wanted NHWC and
+    // the inputs lean that way (or nothing is wanted NCHW).
+    const bool walk_nhwc = any_nhwc && (!any_nchw || policy_.LeansNhwc(outside, state));
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const Write& w : writes) {
+        const bool nhwc_first = pass == 0 ? walk_nhwc : !walk_nhwc;
+        const bool wanted = nhwc_first ? w.layouts.nhwc : w.layouts.nchw;
+        if (!wanted) continue;
+        group.outputs.push_back(w.op);
+        group.output_layouts.push_back(nhwc_first ? codegen::Layout::kNhwc
+                                                  : codegen::Layout::kNchw);
+        s.launch.outputs.push_back(nhwc_first ? NhwcOutput(w.value) : Buffer(w.value));
+      }
+    }
+    // Inputs: an NHWC copy when that is all there is, or when it matches the walk.
+    std::map<int, int> input_of;  // value -> group input index
+    for (int v : outside) {
+      const bool nhwc = policy_.enabled() && nhwc_[v] >= 0 && (nchw_[v] < 0 || walk_nhwc);
+      input_of[v] = static_cast<int>(group.inputs.size());
+      group.inputs.push_back({ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)});
+      group.input_layouts.push_back(nhwc ? codegen::Layout::kNhwc : codegen::Layout::kNchw);
+      s.launch.inputs.push_back(nhwc ? nhwc_[v] : Buffer(v));
+      any_nhwc = any_nhwc || nhwc;
+    }
+    std::map<int, int> produced;  // value -> -1 - j
     for (size_t j = 0; j < u.ops.size(); ++j) {
       const IrOp& op = ir_.ops[u.ops[j]];
       auto desc = OpDescFromIr(ir_, op);
       if (!desc.ok()) return desc.status();
       codegen::FusedOp f{std::move(desc).value(), {}};
-      if (nhwc) {
-        for (auto& d : f.op.inputs) ToNhwc(&d, logical);
-        for (auto& d : f.op.outputs) ToNhwc(&d, logical);
-      }
       for (int v : op.inputs) {
         if (v < 0) {
           f.args.push_back(0);  // omitted optional input: never read (codegen checks dtype 0)
-          continue;
-        }
-        if (auto it = produced.find(v); it != produced.end()) {
+        } else if (auto it = produced.find(v); it != produced.end()) {
           f.args.push_back(it->second);
-          continue;
+        } else {
+          f.args.push_back(input_of.at(v));
         }
-        auto it = input_of.find(v);
-        if (it == input_of.end()) {
-          it = input_of.emplace(v, static_cast<int>(group.inputs.size())).first;
-          codegen::TensorDesc d{ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)};
-          if (nhwc) ToNhwc(&d, logical);
-          group.inputs.push_back(d);
-          s.launch.inputs.push_back(nhwc && nhwc_[v] >= 0 ? nhwc_[v] : Buffer(v));
-        }
-        f.args.push_back(it->second);
       }
       produced[op.outputs[0]] = -1 - static_cast<int>(j);
       group.ops.push_back(std::move(f));
     }
-    // Outputs: values read outside the group or by the program.
-    for (size_t j = 0; j < u.ops.size(); ++j) {
-      const int v = ir_.ops[u.ops[j]].outputs[0];
-      bool outside = ir_.values[v].kind == ValueKind::kOutput;
-      for (size_t k = 0; k < ir_.ops.size() && !outside; ++k) {
-        if (members[k] || ir_.ops[k].removed) continue;
-        for (int in : ir_.ops[k].inputs) outside = outside || in == v;
-      }
-      if (!outside) continue;
-      group.outputs.push_back(static_cast<int>(j));
-      if (nhwc) {
-        s.launch.outputs.push_back(NhwcOutput(v));
-      } else {
-        s.launch.outputs.push_back(Buffer(v));
-      }
-    }
     s.launch.fused = std::move(group);
     plan_.steps.push_back(std::move(s));
-    if (nhwc) nhwc_groups_++;
+    if (any_nhwc) nhwc_groups_++;
     return Status::Ok();
   }
 
@@ -483,58 +464,11 @@ class Lowerer {
     nchw_[out] = static_cast<int>(plan_.buffers.size()) - 1;
   }
 
-  // How `op` reads 4-D value v. kNhwc: a convolution's input. kEither: pools pick their own
-  // layouts, and an elementwise group follows its inputs' layouts. kNchw: everything else
-  // (views, Resize, normalizations...) and elementwise ops writing a program output (their
-  // group runs NCHW).
-  enum class Need { kNhwc, kNchw, kEither };
-  Need ReaderNeed(const IrOp& op, int v) const {
-    if (op.op_type == "Conv" || op.op_type == "ConvTranspose")
-      return op.inputs[0] == v ? Need::kNhwc : Need::kNchw;
-    if (codegen::SupportsLayouts(op.op_type) && op.inputs[0] == v) return Need::kEither;
-    if (codegen::IsElementwise(op.op_type) && op.outputs.size() == 1 && op.outputs[0] >= 0 &&
-        ir_.values[op.outputs[0]].kind != ValueKind::kOutput)
-      return Need::kEither;
-    return Need::kNchw;
-  }
-
-  // Whether a reader of v other than op `except` needs it in that layout.
-  bool Needed(int v, Need need, int except) const {
-    for (int k : readers_[v]) {
-      if (k != except && ReaderNeed(ir_.ops[k], v) == need) return true;
-    }
-    return false;
-  }
-
-  // Pooling has kernels for either layout on either side, so at tensor-core precisions a pool
-  // picks the ones that save transposes: it reads x as NHWC when x exists only as NHWC (the
-  // output of a convolution, an NHWC group or another pool), and writes y as NHWC when nothing
-  // needs y in NCHW and either a convolution reads it or the pool read NHWC input that nothing
-  // else needs in NCHW (so the transpose saved there covers a reader that ends up NCHW).
-  // Otherwise NCHW as before: never a transpose more than NCHW pooling costs.
-  void ChoosePoolLayouts(int k, codegen::OpDesc* d) const {
-    using codegen::Layout;
-    const IrOp& op = ir_.ops[k];
-    if (!nhwc_convs_ || !codegen::SupportsLayouts(op.op_type) || op.inputs.empty() ||
-        op.outputs.empty() || op.inputs[0] < 0 || op.outputs[0] < 0 ||
-        d->inputs[0].dims.size() != 4)
-      return;
-    const int x = op.inputs[0], y = op.outputs[0];
-    const bool x_nhwc_only = nhwc_[x] >= 0 && nchw_[x] < 0;
-    const bool y_needs_nchw =
-        ir_.values[y].kind == ValueKind::kOutput || Needed(y, Need::kNchw, -1);
-    const bool y_nhwc = !LayoutFree(d->outputs[0].dims) && !y_needs_nchw &&
-                        (Needed(y, Need::kNhwc, -1) || (x_nhwc_only && !Needed(x, Need::kNchw, k)));
-    d->input_layout = x_nhwc_only || (nhwc_[x] >= 0 && y_nhwc) ? Layout::kNhwc : Layout::kNchw;
-    d->output_layout = y_nhwc ? Layout::kNhwc : Layout::kNchw;
-    if (!codegen::Unsupported(*d).empty()) d->input_layout = d->output_layout = Layout::kNchw;
-  }
-
   Status Op(const Unit& u) {
     const IrOp& op = ir_.ops[u.ops[0]];
     auto desc = OpDescFromIr(ir_, op);
     if (!desc.ok()) return desc.status();
-    ChoosePoolLayouts(u.ops[0], &*desc);
+    policy_.ChooseOpLayouts(u.ops[0], {nchw_, nhwc_}, &*desc);
     if (std::string why = codegen::Unsupported(*desc); !why.empty())
       return NotImplemented("node " + op.name + ": " + why);
     PlanStep s;
@@ -545,26 +479,32 @@ class Lowerer {
     s.launch.op = std::move(desc).value();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const int v = op.inputs[i];
-      s.launch.inputs.push_back(v < 0 ? -1 : i == 0 && in_nhwc ? nhwc_[v] : Buffer(v));
+      const bool nhwc = in_nhwc && codegen::LayoutApplies(op.op_type, i);
+      s.launch.inputs.push_back(v < 0 ? -1 : nhwc ? NhwcBuffer(v) : Buffer(v));
     }
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       const int v = op.outputs[i];
       s.launch.outputs.push_back(v < 0 ? -1 : i == 0 && out_nhwc ? NhwcOutput(v) : Buffer(v));
     }
     plan_.steps.push_back(std::move(s));
-    if (in_nhwc || out_nhwc) nhwc_pools_++;
+    if (in_nhwc || out_nhwc) {
+      const bool pool = op.op_type == "MaxPool" || op.op_type == "AveragePool" ||
+                        op.op_type == "GlobalAveragePool" || op.op_type == "GlobalMaxPool";
+      (pool ? nhwc_pools_ : nhwc_ops_)++;
+    }
     return Status::Ok();
   }
 
   const SubgraphIr& ir_;
   const CudaOptions& o_;
   Plan plan_;
-  std::vector<int> nchw_, nhwc_;           // per value: its buffer in that layout, -1 when none yet
-  std::vector<std::vector<int>> readers_;  // per value: the live ops reading it (each once)
+  LayoutPolicy policy_;
+  std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet
   bool nhwc_convs_ = false;
   int transposes_ = 0;
   int nhwc_groups_ = 0;
   int nhwc_pools_ = 0;
+  int nhwc_ops_ = 0;
 };
 
 }  // namespace
@@ -573,7 +513,7 @@ Result<Plan> LowerToPlan(const SubgraphIr& ir, const CudaOptions& options,
                          std::map<std::string, int>* stats) {
   auto units = SelectUnits(ir);
   if (!units.ok()) return units.status();
-  return Lowerer(ir, options).Run(*units, stats);
+  return Lowerer(ir, options, *units).Run(*units, stats);
 }
 
 }  // namespace ortc::backends::cuda

@@ -31,8 +31,9 @@ Result<std::vector<Unit>> SelectUnits(const lowering::SubgraphIr& ir);
 Status ApplyPrecision(lowering::SubgraphIr* ir, Precision precision);
 
 // Units -> steps and buffers. Tensor-core precisions put 4-D convolutions in NHWC (filters
-// packed KRSC); elementwise groups and pools keep activations NHWC, and activations are
-// transposed only where a consumer needs the other layout.
+// packed KRSC); elementwise groups (the boundary casts included) and ops with channels-last
+// kernels keep activations NHWC (lowering_layouts.h), and activations are transposed only
+// where a consumer needs the other layout.
 Result<Plan> LowerToPlan(const lowering::SubgraphIr& ir, const CudaOptions& options,
                          std::map<std::string, int>* stats);
 

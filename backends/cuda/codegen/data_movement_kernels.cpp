@@ -1,6 +1,7 @@
 // Data-movement kernels: Transpose, Concat, Slice, Gather, Split, Expand, Tile, DepthToSpace,
-// SpaceToDepth, Pad (here) and Resize (resize_kernels.cpp). Each is an index-mapping kernel, one
-// thread per output element in a grid-stride loop, with every shape baked in as constants.
+// SpaceToDepth (here), Pad (pad_kernels.cpp) and Resize (resize_kernels.cpp). Each is an
+// index-mapping kernel, one thread per output element in a grid-stride loop, with every shape
+// baked in as constants. Transpose, Concat, Pad and Resize also read and write channels last.
 #include <algorithm>
 
 #include "cuda/codegen/emitters.h"
@@ -42,10 +43,21 @@ int64_t Largest(const OpDesc& op) {
   return n;
 }
 
-// out0[i] = in0[affine(i)].
+// out0[i] = in0[affine(i)]. The map's axes are the output's logical axes; threads walk them in
+// the output's storage order.
 Result<KernelSource> AffineCopy(const std::string& name, const OpDesc& op, AffineMap m,
                                 const std::vector<int64_t>& out_dims) {
   if (std::string why = CheckOutputDims(op, 0, out_dims); !why.empty()) return InvalidArgument(why);
+  if (op.output_layout != Layout::kNchw) {
+    AffineMap stored;
+    stored.base = m.base;
+    for (size_t a : StorageOrder(m.dims.size(), op.output_layout)) {
+      stored.dims.push_back(m.dims[a]);
+      stored.strides.push_back(m.strides[a]);
+      if (!m.modulo.empty()) stored.modulo.push_back(m.modulo[a]);
+    }
+    m = std::move(stored);
+  }
   Simplify(m);
   KernelText k = Skeleton(name, op, 1);
   k.total = Product(out_dims);
@@ -63,7 +75,8 @@ Result<KernelSource> Transpose(const std::string& name, const OpDesc& op) {
   if (static_cast<int64_t>(perm.size()) != rank)
     return InvalidArgument("Transpose: perm does not match the rank");
   std::vector<bool> seen(rank, false);
-  const auto strides = Strides(in);
+  // Channels-last storage of either side is one more permutation, composed into the map.
+  const auto strides = StorageStrides(in, op.input_layout);
   AffineMap m;
   for (int64_t d = 0; d < rank; ++d) {
     if (perm[d] < 0 || perm[d] >= rank || seen[perm[d]])
@@ -231,11 +244,45 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
     out[axis] += t.dims[axis];
   }
   if (std::string why = CheckOutputDims(op, 0, out); !why.empty()) return InvalidArgument(why);
-  // Rows of the output: `outer` rows of out[axis]*inner elements; input j fills the columns
-  // [offset_j, offset_j + its row) of every row.
-  const int64_t inner = Product(out, axis + 1), row = out[axis] * inner;
   KernelText k = Skeleton(name, op, op.inputs.size());
   k.total = Product(out);
+  if (op.input_layout != op.output_layout) {
+    // Inputs in one layout, the output in the other: each thread finds its logical
+    // coordinates, the input holding them along the axis, and that input's element.
+    k.body = DecomposeStored("i", out, op.output_layout, "c", "I");
+    const std::string along = Var("c", static_cast<size_t>(axis));
+    std::string chain = "    ";
+    int64_t offset = 0;
+    for (size_t j = 0; j < op.inputs.size(); ++j) {
+      const auto& dims = op.inputs[j].dims;
+      if (Product(dims) == 0) {
+        k.input_types[j] = "";  // an empty input is never read
+        continue;
+      }
+      const auto strides = StorageStrides(dims, op.input_layout);
+      std::string src = "(" + along + " - " + Lit(offset) + ") * " + Lit(strides[axis]);
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (static_cast<int64_t>(d) != axis && dims[d] > 1)
+          src += " + " + Var("c", d) + " * " + Lit(strides[d]);
+      }
+      offset += dims[axis];
+      const bool last = offset == out[axis];
+      if (!last) chain += "if (" + along + " < " + Lit(offset) + ") ";
+      chain += "out0[i] = in" + std::to_string(j) + "[" + src + "];\n";
+      if (!last) chain += "    else ";
+    }
+    k.body += chain;
+    return Finish(k, Largest(op));
+  }
+  // One layout on both sides: rows of the output in storage order, `outer` rows of
+  // out[axis]*inner elements, where inner multiplies the dims stored after the axis (channels
+  // last, concatenating channels: inner is 1 and each input fills its run of channels of every
+  // pixel). Input j fills the columns [offset_j, offset_j + its row) of every row.
+  const auto order = StorageOrder(out.size(), op.output_layout);
+  int64_t inner = 1;
+  for (size_t j = order.size(); j-- > 0 && order[j] != static_cast<size_t>(axis);)
+    inner *= out[order[j]];
+  const int64_t row = out[axis] * inner;
   k.body = "    const I col = i % " + Lit(row) + ", o = i / " + Lit(row) + ";\n";
   int64_t offset = 0;
   std::string chain = "    ";

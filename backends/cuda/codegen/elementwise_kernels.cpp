@@ -1,5 +1,6 @@
 // Elementwise kernels: one grid-stride loop per fused DAG of elementwise ops (math, activations,
-// comparisons, logic, Where, Cast), numpy broadcasting through strides baked into the source.
+// comparisons, logic, Where, Cast), numpy broadcasting and NCHW / channels-last storage through
+// strides baked into the source.
 #include <map>
 #include <set>
 #include <sstream>
@@ -257,7 +258,7 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   }
   for (const FusedOp& f : group.ops)
     if (f.op.outputs.empty()) return InvalidArgument(name + ": an op without outputs");
-  // The iteration shape: every group output has it.
+  // The iteration shape: every group output has it (logical dims).
   const std::vector<int64_t> shape = group.ops[group.outputs[0]].op.outputs[0].dims;
   int64_t n = 1;
   for (int64_t d : shape) {
@@ -268,34 +269,75 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
     if (group.ops[o].op.outputs[0].dims != shape)
       return NotImplemented(name + ": fused outputs of different shapes");
   }
-
   const size_t rank = shape.size();
+  auto input_layout = [&](size_t i) {
+    return i < group.input_layouts.size() ? group.input_layouts[i] : Layout::kNchw;
+  };
+  auto output_layout = [&](size_t o) {
+    return o < group.output_layouts.size() ? group.output_layouts[o] : Layout::kNchw;
+  };
+  for (size_t i = 0; i < group.inputs.size(); ++i) {
+    if (input_layout(i) != Layout::kNchw && group.inputs[i].dims.size() < 3)
+      return InvalidArgument(name + ": channels-last input " + std::to_string(i) + " of rank " +
+                             std::to_string(group.inputs[i].dims.size()));
+  }
+  for (size_t o = 0; o < group.outputs.size(); ++o) {
+    if (output_layout(o) != Layout::kNchw && rank < 3)
+      return InvalidArgument(name + ": channels-last output of rank " + std::to_string(rank));
+  }
+  // Threads walk output 0 in its storage order: iteration axis j is logical axis order[j], and
+  // coordinate c<j> runs over walk[j]. Every other tensor is addressed through its strides per
+  // logical axis, so a tensor stored in another layout (or broadcast) costs only the arithmetic.
+  const std::vector<size_t> order = StorageOrder(rank, output_layout(0));
+  std::vector<int64_t> walk;
+  for (size_t a : order) walk.push_back(shape[a]);
+  const std::vector<int64_t> dense = StorageStrides(walk, Layout::kNchw);
+  std::set<size_t> coords;  // the walk coordinates some tensor's offset uses
+  // The offset expression of an element whose per-logical-axis strides are `strides`.
+  auto offset_of = [&](const std::vector<int64_t>& strides) {
+    bool in_order = true, zero = true;
+    std::string offset;
+    for (size_t j = 0; j < rank; ++j) {
+      const int64_t st = strides[order[j]];
+      if (walk[j] > 1 && st != dense[j]) in_order = false;
+      if (walk[j] == 1 || st == 0) continue;
+      zero = false;
+      if (!offset.empty()) offset += " + ";
+      offset += "c" + std::to_string(j) + " * " + IntLiteral(st);
+    }
+    if (in_order) return std::string("i");
+    if (zero) return std::string("0");
+    for (size_t j = 0; j < rank; ++j) {
+      if (walk[j] > 1 && strides[order[j]] != 0) coords.insert(j);
+    }
+    return offset;
+  };
+
   std::map<std::string, std::string> loads;  // (input, offset expression) -> variable
-  bool need_coords = false;                  // some load broadcasts: coordinates are needed
   std::ostringstream load_code;
   auto load = [&](int input, const std::vector<int64_t>& dims) -> Result<std::string> {
     if (input < 0 || input >= static_cast<int>(group.inputs.size()))
       return InvalidArgument(name + ": argument refers to group input " + std::to_string(input));
     const TensorDesc& t = group.inputs[input];
-    auto strides = Strides(dims, shape);
-    if (!strides)
+    auto broadcast = Strides(dims, shape);
+    if (!broadcast)
       return InvalidArgument(name + ": input " + std::to_string(input) +
                              " does not broadcast to the output shape");
-    std::string offset;
-    int64_t elements = 1;
-    for (int64_t d : dims) elements *= d;
-    if (elements == n) {
-      offset = "i";
-    } else if (elements == 1) {
-      offset = "0";
-    } else {
-      need_coords = true;
-      for (size_t k = 0; k < rank; ++k) {
-        if ((*strides)[k] == 0) continue;
-        if (!offset.empty()) offset += " + ";
-        offset += "c" + std::to_string(k) + " * " + IntLiteral((*strides)[k]);
+    // Strides per logical axis of the iteration shape: the input's own storage strides,
+    // right-aligned, and 0 along broadcast axes. EffectiveDims may reshape an input ([C] ->
+    // [C, 1, 1]): its storage is then that of the dims it was given.
+    std::vector<int64_t> strides = *broadcast;
+    if (input_layout(input) != Layout::kNchw) {
+      if (dims != t.dims)
+        return InvalidArgument(name + ": channels-last input " + std::to_string(input) +
+                               " read with other dims");
+      const auto stored = StorageStrides(dims, input_layout(input));
+      for (size_t k = 0; k < dims.size(); ++k) {
+        const size_t o = rank - dims.size() + k;
+        strides[o] = dims[k] == 1 ? 0 : stored[k];
       }
     }
+    const std::string offset = offset_of(strides);
     const std::string key = std::to_string(input) + ":" + offset;
     if (auto it = loads.find(key); it != loads.end()) return it->second;
     const std::string var = "x" + std::to_string(loads.size());
@@ -369,19 +411,30 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   }
   src << "  for (ortc_i64 i = (ortc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < "
       << IntLiteral(n) << "; i += (ortc_i64)gridDim.x * blockDim.x) {\n";
-  if (need_coords) {
-    src << "    ortc_i64 r = i;\n";
-    for (size_t k = rank; k-- > 0;) {
-      src << "    const ortc_i64 c" << k << " = r % " << IntLiteral(shape[k]) << ";\n";
-      if (k > 0) src << "    r /= " << IntLiteral(shape[k]) << ";\n";
-    }
-  }
-  src << load_code.str() << compute.str();
+  std::ostringstream store;
   for (size_t o = 0; o < group.outputs.size(); ++o) {
     const int32_t t = group.ops[group.outputs[o]].op.outputs[0].dtype;
-    src << "    out" << o << "[i] = " << StoreExpr(t, "v" + std::to_string(group.outputs[o]))
-        << ";\n";
+    const std::string at = offset_of(StorageStrides(shape, output_layout(o)));
+    store << "    out" << o << "[" << at
+          << "] = " << StoreExpr(t, "v" + std::to_string(group.outputs[o])) << ";\n";
   }
+  if (!coords.empty()) {
+    // Only the coordinates some offset uses, each straight from i; in 32 bits when the walk
+    // fits (64-bit division is several times slower on the device).
+    const bool narrow = n < (int64_t{1} << 31);
+    const std::string type = narrow ? "unsigned" : "ortc_i64";
+    src << "    const " << type << " iw = (" << type << ")i;\n";
+    for (size_t j : coords) {
+      const int64_t inner = dense[j];
+      std::string c = inner == 1 ? "iw"
+                                 : "iw / " + std::string(narrow ? "" : "(ortc_i64)") +
+                                       std::to_string(inner) + (narrow ? "u" : "");
+      if (j > 0)
+        c = "(" + c + ") % " + (narrow ? std::to_string(walk[j]) + "u" : IntLiteral(walk[j]));
+      src << "    const " << type << " c" << j << " = " << c << ";\n";
+    }
+  }
+  src << load_code.str() << compute.str() << store.str();
   src << "  }\n}\n";
 
   KernelSource k;

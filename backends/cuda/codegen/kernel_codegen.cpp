@@ -21,15 +21,30 @@ bool HasKernel(const std::string& op_type) {
 }
 
 bool SupportsLayouts(const std::string& op_type) {
-  return IsPoolingOp(op_type) || op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool";
+  return IsPoolingOp(op_type) || op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool" ||
+         op_type == "Concat" || op_type == "Pad" || op_type == "Resize" || op_type == "Transpose" ||
+         op_type == "BatchNormalization";
+}
+
+bool LayoutApplies(const std::string& op_type, size_t i) {
+  return i == 0 || op_type == "Concat";
 }
 
 std::string Unsupported(const OpDesc& op) {
   // Every other emitter indexes its tensors in the order of their dims: channels-last data
   // would be read wrong, so it is refused here rather than in each family.
-  const bool nhwc = op.input_layout != Layout::kNchw || op.output_layout != Layout::kNchw;
-  if (nhwc && !SupportsLayouts(op.op_type))
+  const bool in_last = op.input_layout != Layout::kNchw;
+  const bool out_last = op.output_layout != Layout::kNchw;
+  if ((in_last || out_last) && !SupportsLayouts(op.op_type))
     return "no channels-last (NHWC) kernel for " + op.op_type;
+  // Channels last moves axis 1 behind the spatial axes: a tensor needs N, C and one more.
+  for (size_t i = 0; i < op.inputs.size() && in_last; ++i) {
+    if (LayoutApplies(op.op_type, i) && op.inputs[i].dims.size() < 3)
+      return op.op_type + ": channels-last (NHWC) input of rank " +
+             std::to_string(op.inputs[i].dims.size()) + " (3 or more needed)";
+  }
+  if (out_last && (op.outputs.empty() || op.outputs[0].dims.size() < 3))
+    return op.op_type + ": channels-last (NHWC) output of rank below 3";
   if (IsElementwiseOp(op.op_type)) return ElementwiseUnsupported(op);
   if (IsNormalizationOp(op.op_type)) return NormalizationUnsupported(op);
   if (IsReductionOp(op.op_type)) return ReductionUnsupported(op);

@@ -24,8 +24,8 @@ struct TensorDesc {
 };
 
 // How a [N, C, spatial...] data tensor is stored: kNchw row-major in the order of its dims,
-// kNhwc channels last ([N, spatial..., C], NHWC for 4-D). TensorDesc dims stay in the logical
-// (N, C, spatial...) order either way, so attributes keep their ONNX meaning.
+// kNhwc channels last ([N, spatial..., C], NHWC for 4-D; rank 3 or more). TensorDesc dims stay
+// in the logical (N, C, spatial...) order either way, so attributes keep their ONNX meaning.
 enum class Layout { kNchw, kNhwc };
 
 // One ONNX op with everything fixed at compile time.
@@ -38,8 +38,9 @@ struct OpDesc {
   // Per input: its raw little-endian bytes when it is a compile-time constant (Reshape shape,
   // Slice starts, Resize scales, Pad pads, Clip bounds...), else nullopt.
   std::vector<std::optional<std::string>> constants;
-  // Storage of input 0 and output 0. Only ops with SupportsLayouts(op_type) accept kNhwc;
-  // Unsupported() refuses it for every other op.
+  // Storage of the data inputs (input 0; every input of Concat: LayoutApplies) and of output 0.
+  // Only ops with SupportsLayouts(op_type) accept kNhwc; Unsupported() refuses it for every
+  // other op.
   Layout input_layout = Layout::kNchw, output_layout = Layout::kNchw;
 };
 
@@ -60,10 +61,17 @@ struct FusedOp {
   // Per op input: >= 0 a group input; < 0 the output of op (-1 - j) of this group (j earlier).
   std::vector<int> args;
 };
+// Dims are logical (numpy broadcasting applies to them as in ONNX); the layouts say how each
+// input and output is stored, so one kernel can read NCHW and NHWC tensors and write either (a
+// layout change fused into the computation). A kNhwc tensor has rank 3 or more. The kernel
+// walks the outputs in the storage order of output 0, so stores to output 0 are contiguous.
 struct FusedGroup {
   std::vector<TensorDesc> inputs;
   std::vector<FusedOp> ops;
   std::vector<int> outputs;  // index of the op whose output is each group output, in order
+  // Per input / per output (missing entries: kNchw). One op may be listed twice in `outputs`
+  // with two layouts, writing its result in both.
+  std::vector<Layout> input_layouts, output_layouts;
 };
 
 // True for ops computed per element (with broadcasting) that EmitFused can chain.
@@ -71,9 +79,13 @@ bool IsElementwise(const std::string& op_type);
 // True when EmitOp (or EmitFused, for elementwise ops) can generate the op. The CUDA capability
 // table claims only these, library calls (Conv, Gemm, MatMul...) and views (Reshape...).
 bool HasKernel(const std::string& op_type);
-// True for ops generated for channels-last data too (OpDesc::input_layout / output_layout):
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+// True for ops generated for channels-last data too (OpDesc::input_layout / output_layout, any
+// combination): MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Concat, Pad, Resize,
+// Transpose, BatchNormalization. Elementwise ops take layouts through FusedGroup instead.
 bool SupportsLayouts(const std::string& op_type);
+// Whether OpDesc::input_layout describes input i of an op of this type: input 0, and every
+// input of Concat (the others are parameters: pads, scales, sizes...).
+bool LayoutApplies(const std::string& op_type, size_t i);
 // Why this particular op cannot be generated (attribute or shape limits), "" when it can.
 std::string Unsupported(const OpDesc& op);
 

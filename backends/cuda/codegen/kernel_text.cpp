@@ -202,4 +202,25 @@ std::string DtypeName(int32_t t) {
   return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t));
 }
 
+std::vector<size_t> StorageOrder(size_t rank, Layout layout) {
+  std::vector<size_t> order;
+  const bool last = layout == Layout::kNhwc && rank >= 3;
+  for (size_t a = 0; a < rank; ++a) {
+    if (!(last && a == 1)) order.push_back(a);
+  }
+  if (last) order.push_back(1);
+  return order;
+}
+
+std::vector<int64_t> StorageStrides(const std::vector<int64_t>& dims, Layout layout) {
+  const auto order = StorageOrder(dims.size(), layout);
+  std::vector<int64_t> strides(dims.size(), 0);
+  int64_t s = 1;
+  for (size_t j = order.size(); j-- > 0;) {
+    strides[order[j]] = s;
+    s *= dims[order[j]];
+  }
+  return strides;
+}
+
 }  // namespace ortc::backends::cuda::codegen

@@ -47,6 +47,13 @@ uint32_t GridFor(int64_t n);
 
 std::string DtypeName(int32_t dtype);
 
+// Storage layouts (Layout in kernel_codegen.h). The logical axes of a rank-`rank` tensor in the
+// order memory walks them: 0..rank-1 for kNchw (and below rank 3); 0, 2, ..., rank-1, 1 for
+// kNhwc.
+std::vector<size_t> StorageOrder(size_t rank, Layout layout);
+// Per logical axis of `dims`: the distance in elements between neighbours along it in storage.
+std::vector<int64_t> StorageStrides(const std::vector<int64_t>& dims, Layout layout);
+
 // Block size for one-block-per-row kernels: a power of two (the tree reduction halves it),
 // at least a warp, at most kBlockSize, no larger than needed for `row` elements.
 uint32_t RowBlockSize(int64_t row);

@@ -278,6 +278,22 @@ std::string Decompose(const std::string& index, const std::vector<int64_t>& dims
   return s;
 }
 
+std::string DecomposeStored(const std::string& index, const std::vector<int64_t>& dims,
+                            Layout layout, const std::string& prefix, const std::string& type) {
+  const auto order = StorageOrder(dims.size(), layout);
+  bool identity = true;
+  for (size_t j = 0; j < order.size(); ++j) identity = identity && order[j] == j;
+  if (identity) return Decompose(index, dims, prefix, type);
+  std::vector<int64_t> stored;
+  for (size_t a : order) stored.push_back(dims[a]);
+  std::string s = Decompose(index, stored, prefix + "s", type);
+  for (size_t j = 0; j < order.size(); ++j)
+    s += "    const " + type + " " + Var(prefix, order[j]) + " = " + Var(prefix + "s", j) + ";\n";
+  s += "   ";
+  for (size_t d = 0; d < dims.size(); ++d) s += " (void)" + Var(prefix, d) + ";";
+  return s + "\n";
+}
+
 void Simplify(AffineMap& m) {
   if (m.modulo.empty()) m.modulo.assign(m.dims.size(), 0);
   AffineMap out;

@@ -65,6 +65,11 @@ std::string IndexType(int64_t largest);
 std::string Decompose(const std::string& index, const std::vector<int64_t>& dims,
                       const std::string& prefix, const std::string& type);
 
+// The same for an index walking a tensor of logical `dims` stored in `layout`: prefix0.. are
+// still the logical coordinates (axis 1 the channel), whatever order memory holds them in.
+std::string DecomposeStored(const std::string& index, const std::vector<int64_t>& dims,
+                            Layout layout, const std::string& prefix, const std::string& type);
+
 // An affine gather: output element i (coordinates over `dims`) reads source element
 // base + sum_d ((c_d % modulo_d) * stride_d) (modulo 0: none). Adjacent dims that walk memory
 // contiguously are merged and size-1 dims dropped before emitting.

@@ -1,5 +1,6 @@
 // Normalization kernels: Softmax/LogSoftmax, LayerNormalization and InstanceNormalization as one
-// block per row with shared-memory tree reductions; BatchNormalization (inference) elementwise.
+// block per row with shared-memory tree reductions; BatchNormalization (inference) elementwise,
+// NCHW or channels last.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -146,26 +147,37 @@ Result<KernelSource> EmitRowKernel(const std::string& name, const OpDesc& op) {
   return Launch(name, op, s.str(), grid, block, true);
 }
 
-// y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c], c = axis 1.
+// y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c], c = axis 1. NCHW or channels
+// last on either side: threads walk the output's storage order and find the channel (and, when
+// the layouts differ, the input element) where each layout keeps it.
 Result<KernelSource> EmitBatchNorm(const std::string& name, const OpDesc& op) {
   const auto& d = op.inputs[0].dims;
   const int64_t n = Product(d, 0, d.size());
   const int64_t channels = d.size() > 1 ? d[1] : 1;
   const int64_t inner = Product(d, 2, d.size());
   const float eps = FloatAttr(op, "epsilon", 1e-5f);
+  const bool in_last = op.input_layout == Layout::kNhwc,
+             out_last = op.output_layout == Layout::kNhwc;
+  const std::string c = IntLiteral(channels), plane = IntLiteral(inner);
+  std::string at = "i";  // the input element of output element i
+  if (in_last != out_last) {
+    // (image, position, channel) of output element i, then the input's index of the same.
+    const std::string image = "(i / (" + c + " * " + plane + "))";
+    at = out_last ? "(" + image + " * " + c + " + ch) * " + plane + " + (i / " + c + ") % " + plane
+                  : "(" + image + " * " + plane + " + i % " + plane + ") * " + c + " + ch";
+  }
   std::ostringstream s;
   s << "extern \"C\" __global__ void " << name << "("
     << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
     << PointerDecls(op)
     << "  for (ortc_i64 i = (ortc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < " << IntLiteral(n)
     << "; i += (ortc_i64)gridDim.x * blockDim.x) {\n"
-    << "    const ortc_i64 c = (i / " << IntLiteral(inner) << ") % " << IntLiteral(channels)
-    << ";\n"
-    << "    const float k = " << Load(op, 1, "c") << " / sqrtf(" << Load(op, 4, "c") << " + "
+    << "    const ortc_i64 ch = " << (out_last ? "i % " + c : "(i / " + plane + ") % " + c) << ";\n"
+    << "    const float k = " << Load(op, 1, "ch") << " / sqrtf(" << Load(op, 4, "ch") << " + "
     << FloatLiteral(eps) << ");\n"
     << "    out0[i] = "
     << StoreExpr(op.outputs[0].dtype,
-                 "(" + Load(op, 0, "i") + " - " + Load(op, 3, "c") + ") * k + " + Load(op, 2, "c"))
+                 "(" + Load(op, 0, at) + " - " + Load(op, 3, "ch") + ") * k + " + Load(op, 2, "ch"))
     << ";\n"
     << "  }\n}\n";
   return Launch(name, op, s.str(), GridFor(n), kBlockSize, false);

@@ -1,6 +1,6 @@
 // Pad as an index-mapping kernel: constant, edge, reflect and wrap modes, pads (and axes) from
-// attributes before opset 11 and from constant inputs after. Elements move as raw bits; the
-// constant value is baked as the bits of the element type.
+// attributes before opset 11 and from constant inputs after, NCHW or channels last on either
+// side. Elements move as raw bits; the constant value is baked as the bits of the element type.
 #include <algorithm>
 
 #include "cuda/codegen/movement_util.h"
@@ -72,8 +72,9 @@ Result<KernelSource> EmitPad(const std::string& name, const OpDesc& op) {
     k.input_types.push_back(i == 0 || (i == 2 && value_on_device) ? bits : "");
   k.output_types.push_back(bits);
   k.total = Product(out);
-  const auto strides = Strides(in);
-  k.body = Decompose("i", out, "c", "I");
+  // Threads walk the output in its storage order; c0.. are logical coordinates either way.
+  const auto strides = StorageStrides(in, op.input_layout);
+  k.body = DecomposeStored("i", out, op.output_layout, "c", "I");
   k.body += "    bool inside = true;\n    I src = 0;\n";
   for (int64_t d = 0; d < rank; ++d) {
     if (in[d] == 1 && before[d] == 0 && after[d] == 0) continue;

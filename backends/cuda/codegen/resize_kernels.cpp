@@ -1,7 +1,8 @@
 // Resize as an index-mapping kernel: nearest (every nearest_mode) and N-D linear, with the
 // coordinate transformations half_pixel, half_pixel_symmetric, pytorch_half_pixel,
-// align_corners, asymmetric and tf_half_pixel_for_nn. Source coordinates are computed here in
-// double and baked as per-axis tables, so the device only looks them up.
+// align_corners, asymmetric and tf_half_pixel_for_nn, NCHW or channels last on either side.
+// Source coordinates are computed here in double and baked as per-axis tables, so the device
+// only looks them up.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -151,8 +152,10 @@ Result<KernelSource> EmitResize(const std::string& name, const OpDesc& op) {
   k.output_types.push_back(elem);
   k.total = Product(plan->out);
   if (k.total == 0) return Finish(k, Product(in));  // nothing to write
-  const auto strides = Strides(in);
-  k.body = Decompose("i", plan->out, "c", "I");
+  // Threads walk the output in its storage order (channels last: adjacent threads on adjacent
+  // channels of one pixel, which share their taps); c0.. are logical coordinates either way.
+  const auto strides = StorageStrides(in, op.input_layout);
+  k.body = DecomposeStored("i", plan->out, op.output_layout, "c", "I");
   k.body += "    const I base = 0";
   std::vector<int64_t> resized;
   for (int64_t a = 0; a < rank; ++a) {

@@ -140,11 +140,9 @@ CatalogEntry WithFloatType(const CatalogEntry& e, int32_t dtype) {
 }
 
 std::vector<CatalogFamily> AllCatalogs() {
-  return {{"elementwise", ElementwiseCatalog()},
-          {"normalization", NormalizationCatalog()},
-          {"reduction", ReductionCatalog()},
-          {"data_movement", DataMovementCatalog()},
-          {"pooling", PoolingCatalog()}};
+  return {{"elementwise", ElementwiseCatalog()}, {"normalization", NormalizationCatalog()},
+          {"reduction", ReductionCatalog()},     {"data_movement", DataMovementCatalog()},
+          {"pooling", PoolingCatalog()},         {"channels_last", ChannelsLastCatalog()}};
 }
 
 std::vector<CatalogEntry> FamilyEntries(const std::string& family) {

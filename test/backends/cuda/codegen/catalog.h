@@ -51,6 +51,8 @@ std::vector<CatalogEntry> NormalizationCatalog();
 std::vector<CatalogEntry> ReductionCatalog();
 std::vector<CatalogEntry> DataMovementCatalog();
 std::vector<CatalogEntry> PoolingCatalog();
+// NHWC variants of elementwise groups and data movement (channels_last_catalog.cpp).
+std::vector<CatalogEntry> ChannelsLastCatalog();
 
 struct CatalogFamily {
   std::string name;

@@ -232,6 +232,18 @@ std::string Relayout(const std::string& bytes, const std::vector<int64_t>& dims,
   return out;
 }
 
+// How the kernel stores input i / output o of the entry.
+cg::Layout InputLayout(const CatalogEntry& e, size_t i) {
+  if (e.group)
+    return i < e.group->input_layouts.size() ? e.group->input_layouts[i] : cg::Layout::kNchw;
+  return cg::LayoutApplies(e.op.op_type, i) ? e.op.input_layout : cg::Layout::kNchw;
+}
+cg::Layout OutputLayout(const CatalogEntry& e, size_t o) {
+  if (e.group)
+    return o < e.group->output_layouts.size() ? e.group->output_layouts[o] : cg::Layout::kNchw;
+  return o == 0 ? e.op.output_layout : cg::Layout::kNchw;
+}
+
 // Default tolerances, from the output's storage type: float32 results differ from the double
 // CPU reference by a few float ulps (rtol 1e-5); fp16/bf16 results are rounded once at the
 // store, so they may differ from the rounded reference by about one unit in the last place
@@ -299,19 +311,21 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
   std::vector<std::string> outs;
   for (const auto& d : out_desc)
     outs.emplace_back(static_cast<size_t>(d.elements()) * StorageBytes(d.dtype), '\x7f');
-  const bool in_last = !entry.group && entry.op.input_layout == cg::Layout::kNhwc;
-  const bool out_last = !entry.group && entry.op.output_layout == cg::Layout::kNhwc;
-  if (in_last) {
-    in[0].bytes = Relayout(in[0].bytes, inputs[0].dims, StorageBytes(inputs[0].dtype),
-                           /*to_channels_last=*/true);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (InputLayout(entry, i) == cg::Layout::kNhwc && !in[i].bytes.empty()) {
+      in[i].bytes = Relayout(in[i].bytes, inputs[i].dims, StorageBytes(inputs[i].dtype),
+                             /*to_channels_last=*/true);
+    }
   }
   std::vector<void*> args;
   for (auto& b : in) args.push_back(b.bytes.empty() ? nullptr : b.bytes.data());
   for (auto& o : outs) args.push_back(o.data());
   if (Status s = module.Launch(kernel, args); !s.ok()) return s;
-  if (out_last) {
-    outs[0] = Relayout(outs[0], out_desc[0].dims, StorageBytes(out_desc[0].dtype),
-                       /*to_channels_last=*/false);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (OutputLayout(entry, o) == cg::Layout::kNhwc) {
+      outs[o] = Relayout(outs[o], out_desc[o].dims, StorageBytes(out_desc[o].dtype),
+                         /*to_channels_last=*/false);
+    }
   }
   if (!entry.no_cpu_reference.empty()) {
     check.skipped = entry.no_cpu_reference;

@@ -1,7 +1,7 @@
 // Runs one catalog entry both ways: its generated kernel through the host shim, and the CPU
 // runtime kernels (in float32 for fp16/bf16 tensors, on the same rounded inputs); compares.
-// A channels-last op (OpDesc layouts) gets its input transposed from the NCHW test input and
-// its output transposed back before the comparison.
+// A channels-last op (OpDesc layouts) or fused group (FusedGroup layouts) gets each NHWC input
+// transposed from the NCHW test input and each NHWC output transposed back before comparing.
 #pragma once
 
 #include <string>

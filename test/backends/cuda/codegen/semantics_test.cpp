@@ -56,6 +56,9 @@ TEST_CASE("data movement kernels match the CPU kernels", "[cuda][semantics]") {
 TEST_CASE("pooling kernels match the CPU kernels", "[cuda][semantics]") {
   CheckFamily("pooling");
 }
+TEST_CASE("channels-last kernels match the CPU kernels", "[cuda][semantics]") {
+  CheckFamily("channels_last");
+}
 
 }  // namespace
 }  // namespace ortc::test::cuda

@@ -247,3 +247,146 @@ TestModel HeadModel() {
 }
 
 }  // namespace ortc::test::cuda
+
+namespace ortc::test::cuda {
+
+TestModel SeBlockModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 9, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 3, 9, 8});
+  Weight(b, "W1", {8, 3, 3, 3}, 111);
+  Weight(b, "B1", {8}, 112);
+  Weight(b, "Wsq", {4, 8, 1, 1}, 113);
+  Weight(b, "Bsq", {4}, 114);
+  Weight(b, "Wex", {8, 4, 1, 1}, 115);
+  Weight(b, "Bex", {8}, 116);
+  Weight(b, "W2", {8, 8, 1, 1}, 117);
+  Weight(b, "scale", {8, 1, 1}, 118, 0.5f, 1.f);
+  Weight(b, "shift", {1, 8, 1, 1}, 119);
+  Weight(b, "mean", {8, 1, 1}, 120);
+  Weight(b, "div", {1, 8, 1, 1}, 121, 0.25f, 1.f);
+  Weight(b, "slope", {8}, 122, 0.2f);
+  Weight(b, "along_w", {8}, 123);
+  Weight(b, "W3", {6, 8, 3, 3}, 124, 0.3f);
+  const std::vector<int64_t> p1 = {1, 1, 1, 1};
+  b.Node("Conv", {"x", "W1", "B1"}, {"c1"}, {Attr("pads", p1)}, "conv1");
+  b.Node("HardSwish", {"c1"}, {"h"}, {}, "hswish");
+  b.Node("GlobalAveragePool", {"h"}, {"gap"}, {}, "gap");
+  b.Node("Conv", {"gap", "Wsq", "Bsq"}, {"sq"}, {}, "squeeze");
+  b.Node("Relu", {"sq"}, {"sqr"}, {}, "squeeze_relu");
+  b.Node("Conv", {"sqr", "Wex", "Bex"}, {"ex"}, {}, "excite");
+  b.Node("HardSigmoid", {"ex"}, {"s"}, {}, "gate");
+  b.Node("Mul", {"h", "s"}, {"xs"}, {}, "se_mul");
+  b.Node("Add", {"h", "xs"}, {"se"}, {}, "se_residual");
+  b.Node("Conv", {"se", "W2"}, {"c2"}, {}, "conv2");
+  b.Node("Mul", {"c2", "scale"}, {"t1"}, {}, "scale");
+  b.Node("Add", {"t1", "shift"}, {"t2"}, {}, "shift");
+  b.Node("Sub", {"t2", "mean"}, {"t3"}, {}, "center");
+  b.Node("Div", {"t3", "div"}, {"t4"}, {}, "normalize");
+  b.Node("PRelu", {"t4", "slope"}, {"t5"}, {}, "prelu");
+  // [8] aligns with W (8), not with the channels: a broadcast along W on NHWC data.
+  b.Node("Add", {"t5", "along_w"}, {"t6"}, {}, "add_along_w");
+  b.Node("Conv", {"t6", "W3"}, {"y"}, {Attr("pads", p1)}, "conv3");
+  b.Output("y").Output("s");
+  return m;
+}
+
+TestModel FpnModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 3, 16, 12}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 3, 16, 12});
+  b.Initializer("up2", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.IntInitializer("full", {1, 4, 16, 12});
+  Weight(b, "W1", {6, 3, 3, 3}, 131);
+  Weight(b, "W2", {6, 6, 3, 3}, 132, 0.3f);
+  Weight(b, "W3", {6, 6, 3, 3}, 133, 0.3f);
+  Weight(b, "Wa", {4, 6, 1, 1}, 134);
+  Weight(b, "Wb", {4, 6, 1, 1}, 135);
+  Weight(b, "Wc", {4, 6, 1, 1}, 136);
+  Weight(b, "Wd", {4, 3, 3, 3}, 137);
+  Weight(b, "Wh", {2, 16, 3, 3}, 138, 0.2f);
+  Weight(b, "Wt", {3, 4, 1, 1}, 139);
+  const std::vector<int64_t> p1 = {1, 1, 1, 1}, s2 = {2, 2};
+  b.Node("Conv", {"x", "W1"}, {"f1"}, {Attr("pads", p1), Attr("strides", s2)}, "conv_f1");  // 8x6
+  b.Node("Relu", {"f1"}, {"r1"}, {}, "relu_f1");
+  b.Node("Conv", {"r1", "W2"}, {"f2"}, {Attr("pads", p1), Attr("strides", s2)}, "conv_f2");  // 4x3
+  b.Node("Resize", {"f2", "", "up2"}, {"u2"},
+         {Attr("mode", "nearest"), Attr("coordinate_transformation_mode", "asymmetric"),
+          Attr("nearest_mode", "floor")},
+         "up_f2");
+  b.Node("Add", {"r1", "u2"}, {"m1"}, {}, "merge");
+  b.Node("Conv", {"m1", "W3"}, {"p1"}, {Attr("pads", p1)}, "smooth");
+  // Each map to 4 channels at full size, bilinear by sizes or nearest by scales.
+  b.Node("Conv", {"f2", "Wa"}, {"a"}, {}, "lat_a");
+  b.Node("Resize", {"a", "", "", "full"}, {"ua"},
+         {Attr("mode", "linear"), Attr("coordinate_transformation_mode", "half_pixel")}, "up_a");
+  b.Node("Conv", {"p1", "Wb"}, {"bb"}, {}, "lat_b");
+  b.Node("Resize", {"bb", "", "up2"}, {"ub"}, {Attr("mode", "nearest")}, "up_b");
+  b.Node("Conv", {"m1", "Wc"}, {"cc"}, {}, "lat_c");
+  b.Node("Resize", {"cc", "", "", "full"}, {"uc"},
+         {Attr("mode", "linear"), Attr("coordinate_transformation_mode", "align_corners")}, "up_c");
+  b.Node("Conv", {"x", "Wd"}, {"d"}, {Attr("pads", p1)}, "lat_d");
+  b.Node("Concat", {"ua", "ub", "uc", "d"}, {"cat"}, {Attr("axis", int64_t{1})}, "concat");
+  b.Node("Conv", {"cat", "Wh"}, {"head"}, {Attr("pads", p1)}, "head");
+  b.Node("Sigmoid", {"head"}, {"y"}, {}, "prob");
+  // Concat on H of two NHWC maps, read by a convolution: a second axis.
+  b.Node("Concat", {"ua", "ub"}, {"tall"}, {Attr("axis", int64_t{2})}, "concat_h");
+  b.Node("Conv", {"tall", "Wt"}, {"y2"}, {}, "tall_conv");
+  b.Output("y").Output("y2");
+  return m;
+}
+
+TestModel PadConvModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 4, 7, 9}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 4, 7, 9});
+  b.IntInitializer("pads_reflect", {0, 0, 1, 2, 0, 0, 2, 1});
+  b.IntInitializer("pads_const", {0, 0, 1, 1, 0, 0, 1, 1});
+  b.IntInitializer("pads_edge", {0, 0, 0, 1, 0, 0, 1, 0});
+  b.IntInitializer("pads_channels", {0, 1, 0, 0, 0, 2, 0, 0});
+  b.Initializer("value", {}, {0.75f});
+  Weight(b, "W1", {6, 4, 3, 3}, 141);
+  Weight(b, "W2", {6, 6, 3, 3}, 142, 0.3f);
+  Weight(b, "W3", {5, 6, 3, 3}, 143, 0.3f);
+  Weight(b, "W4", {4, 8, 1, 1}, 144);
+  b.Node("Conv", {"x", "W1"}, {"c1"}, {Attr("pads", std::vector<int64_t>{1, 1, 1, 1})}, "conv1");
+  b.Node("Relu", {"c1"}, {"r1"}, {}, "relu1");
+  b.Node("Pad", {"r1", "pads_reflect"}, {"p1"}, {Attr("mode", "reflect")}, "pad_reflect");
+  b.Node("Conv", {"p1", "W2"}, {"c2"}, {}, "conv2");  // 8x10
+  b.Node("Pad", {"c2", "pads_const", "value"}, {"p2"}, {Attr("mode", "constant")}, "pad_const");
+  b.Node("Conv", {"p2", "W3"}, {"c3"}, {}, "conv3");  // 8x10
+  b.Node("Pad", {"c3", "pads_edge"}, {"p3"}, {Attr("mode", "edge")}, "pad_edge");
+  b.Node("MaxPool", {"p3"}, {"mp"},
+         {Attr("kernel_shape", std::vector<int64_t>{2, 2}),
+          Attr("strides", std::vector<int64_t>{2, 2})},
+         "pool");
+  b.Node("Pad", {"c3", "pads_channels"}, {"pc"}, {Attr("mode", "constant")}, "pad_channels");
+  b.Node("Conv", {"pc", "W4"}, {"y"}, {}, "conv4");
+  b.Output("y").Output("mp").Output("p2");
+  return m;
+}
+
+TestModel InputLayoutsModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 6, 5}}, {"g", {1, 1, 6, 6}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 3, 6, 5}).Input("g", {1, 1, 6, 6});
+  Weight(b, "W", {4, 3, 3, 3}, 151);
+  Weight(b, "B", {4}, 152);
+  Weight(b, "Wg", {3, 1, 3, 3}, 153);
+  const std::vector<int64_t> p1 = {1, 1, 1, 1};
+  b.Node("Conv", {"x", "W", "B"}, {"c"}, {Attr("pads", p1)}, "conv");
+  b.Node("Relu", {"c"}, {"r"}, {}, "relu");
+  b.Node("Softmax", {"x"}, {"sm"}, {Attr("axis", int64_t{-1})}, "softmax");
+  // One graph reads x three ways: the Concat joins the convolution's and the Softmax's results.
+  b.Node("Concat", {"r", "sm"}, {"cat"}, {Attr("axis", int64_t{1})}, "concat");
+  b.Node("Transpose", {"x"}, {"xt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})},
+         "transpose_x");
+  // r exists NHWC (at tensor-core precisions): this Transpose reads it so.
+  b.Node("Transpose", {"r"}, {"rt"}, {Attr("perm", std::vector<int64_t>{0, 3, 1, 2})},
+         "transpose_r");
+  b.Node("Conv", {"g", "Wg"}, {"gc"}, {Attr("pads", p1)}, "gray_conv");
+  b.Output("c").Output("cat").Output("xt").Output("rt").Output("gc");
+  return m;
+}
+
+}  // namespace ortc::test::cuda

@@ -31,6 +31,20 @@ TestModel PoolResizeModel();
 // GlobalAveragePool -> Flatten -> Gemm and -> 1x1 conv, GlobalMaxPool and an AveragePool as
 // program outputs.
 TestModel NhwcPoolModel();
+// Squeeze-and-excitation between NHWC convolutions (HardSwish, global pool, 1x1 convolutions,
+// HardSigmoid gate, x * s and the residual x + x * s), then per-channel Mul / Add / Sub / Div by
+// [C, 1, 1] and [1, C, 1, 1] constants, PRelu with a [C] slope, and an Add along W ([W]).
+TestModel SeBlockModel();
+// An FPN neck: strided convolutions, nearest (scales) and bilinear (sizes) Resize, Add of the
+// upsampled coarse map, Concat on channels of four maps and on H, a head conv + Sigmoid.
+TestModel FpnModel();
+// Pad between convolutions (reflect, constant with a value, edge before a MaxPool), a Pad of
+// channels, and a padded result that is a program output.
+TestModel PadConvModel();
+// The program input read by a convolution (NHWC), a Softmax (NCHW) and a Transpose in one
+// graph, the two results concatenated, a Transpose of the NHWC Relu, and an input with one
+// channel; the convolution's result is a program output too.
+TestModel InputLayoutsModel();
 // Conv followed by Add of a weight whose broadcast runs along W (shape [C] with W == C) or along
 // H (shape [C, 1]): not a per-channel bias, whatever its element count.
 TestModel ConvAddBroadcastModel(std::vector<int64_t> addend_dims);

@@ -82,6 +82,26 @@ TEST_CASE("pooling between NHWC convolutions: channels-last pool kernels, global
     CheckModel("nhwc_pool", NhwcPoolModel(), p);
 }
 
+TEST_CASE("squeeze-and-excitation and per-channel constants on NHWC data", "[emulator]") {
+  // At tf32/fp16/bf16 the gate [N, C, 1, 1] and the channel constants broadcast over NHWC
+  // activations inside the groups (no transpose); fp32 runs the same groups NCHW.
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) CheckModel("se_block", SeBlockModel(), p);
+}
+
+TEST_CASE("FPN: Resize and Concat on NHWC data", "[emulator]") {
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) CheckModel("fpn", FpnModel(), p);
+}
+
+TEST_CASE("Pad between convolutions on NHWC data", "[emulator]") {
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) CheckModel("pad_conv", PadConvModel(), p);
+}
+
+TEST_CASE("program input and outputs: casts that change the layout", "[emulator]") {
+  // fp16/bf16: the input's cast writes NHWC and NCHW copies, the outputs' casts read NHWC.
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    CheckModel("input_layouts", InputLayoutsModel(), p);
+}
+
 TEST_CASE("conv then Add of a weight broadcast along W or H is not a channel bias", "[emulator]") {
   // [C] and [C, 1] broadcast along W and H of the [1, 8, 8, 8] output: the Add stays a kernel.
   // Only [C, 1, 1] is a per-channel bias that cuDNN's call can take.
@@ -171,7 +191,8 @@ void CheckRecognizer(const char* precision) {
 }
 
 // On random input the detector's probability map saturates near 0, so its intermediates
-// (convolutions, ConvTranspose, Resize) carry the check.
+// (convolutions, ConvTranspose, Resize) carry the check; NHWC buffers are read back in NCHW
+// order, so activations that stay channels-last at fp16/bf16 are compared too.
 void CheckDetector(const char* precision) {
   const auto model = RealModel("ch_PP-OCRv4_det_infer.onnx");
   if (model.empty()) return;

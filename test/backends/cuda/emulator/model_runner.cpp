@@ -75,7 +75,8 @@ Result<OutputError> Compare(const std::string& name, const std::vector<double>& 
 struct Wanted {
   std::string name;
   int32_t dtype = 0;
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims;  // logical N, C, H, W order
+  bool nhwc = false;          // stored channels-last: read back in NCHW order
 };
 
 // The source model with `extra` values added as graph outputs, so the CPU runtime returns them.
@@ -106,25 +107,36 @@ Wanted FromDesc(const fb::TensorDesc& d) {
   return w;
 }
 
-// Arena buffers of `p` that hold a float value of the source model in its own layout.
+// Arena buffers of `p` that hold a float value of the source model, in NCHW/plain layout or
+// channels-last (then compared in NCHW order).
 std::vector<std::pair<int, Wanted>> Intermediates(const fb::cuda::Program& p,
                                                   const std::set<std::string>& source_values) {
   std::vector<std::pair<int, Wanted>> r;
   for (uint32_t i = 0; i < p.buffers()->size(); ++i) {
     const auto* b = p.buffers()->Get(i);
-    if (b->kind() != fb::cuda::BufferKind::Arena || b->layout() == fb::cuda::TensorLayout::NHWC ||
-        !b->name() || !IsFloatStorage(b->dtype()))
+    if (b->kind() != fb::cuda::BufferKind::Arena || !b->name() || !IsFloatStorage(b->dtype()))
       continue;
-    // A value transposed back from NHWC for an NCHW consumer is "<value>.nchw".
+    const bool nhwc = b->layout() == fb::cuda::TensorLayout::NHWC;
+    if (nhwc && (!b->dims() || b->dims()->size() != 4)) continue;
+    // A value transposed for a consumer of the other layout is "<value>.nchw" / "<value>.nhwc".
     std::string name = b->name()->str();
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".nchw") == 0)
-      name.resize(name.size() - 5);
+    for (const char* suffix : {".nchw", ".nhwc"}) {
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, suffix) == 0)
+        name.resize(name.size() - 5);
+    }
     if (!source_values.count(name)) continue;
-    Wanted w{name, onnx::TensorProto::FLOAT, {}};
+    Wanted w{name, onnx::TensorProto::FLOAT, {}, nhwc};
     if (b->dims()) w.dims.assign(b->dims()->begin(), b->dims()->end());
     r.emplace_back(static_cast<int>(i), std::move(w));
   }
   return r;
+}
+
+// Element i of a logical NCHW tensor stored channels-last: its index in storage.
+int64_t NhwcIndex(const std::vector<int64_t>& d, int64_t i) {
+  const int64_t w = i % d[3], h = (i / d[3]) % d[2], c = (i / (d[3] * d[2])) % d[1],
+                n = i / (d[3] * d[2] * d[1]);
+  return ((n * d[2] + h) * d[3] + w) * d[1] + c;
 }
 
 }  // namespace
@@ -232,7 +244,9 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
       for (int64_t d : it->second->dims) t.elements *= d;
       auto& v = snapshots[buffer];
       v.resize(static_cast<size_t>(t.elements));
-      for (int64_t i = 0; i < t.elements; ++i) v[i] = LoadElement(t, i);
+      const Wanted& w = *it->second;
+      for (int64_t i = 0; i < t.elements; ++i)
+        v[i] = LoadElement(t, w.nhwc ? NhwcIndex(w.dims, i) : i);
     };
     auto outs = programs[gi].Run(inputs, &gc.counts, observe);
     if (!outs.ok()) return outs.status().WithContext("graph " + gc.graph);

@@ -83,6 +83,7 @@ ORTC_NVRTC_CASES("normalization")
 ORTC_NVRTC_CASES("reduction")
 ORTC_NVRTC_CASES("data_movement")
 ORTC_NVRTC_CASES("pooling")
+ORTC_NVRTC_CASES("channels_last")
 
 }  // namespace
 }  // namespace ortc::test::cuda
