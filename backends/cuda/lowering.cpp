@@ -256,6 +256,8 @@ class Lowerer {
         return NotImplemented("node " + op.name + ": asymmetric convolution pads");
     }
     c.activation = u.activation;
+    c.clip_min = u.clip_min;
+    c.clip_max = u.clip_max;
     c.alpha2 = u.z >= 0 ? 1.0f : 0.0f;
     c.compute_dtype = onnx::TensorProto::FLOAT;
     const bool nhwc = nhwc_convs_ && c.x_dims.size() == 4;

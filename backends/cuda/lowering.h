@@ -19,10 +19,12 @@ struct Unit {
   std::vector<int> ops;   // IR op indices, in order; ops[0] is the main op (conv, gemm, op)
   int bias = -1, z = -1;  // conv / gemm: the value used as bias, conv: the residual
   fb::Activation activation = fb::Activation::None;
+  float clip_min = 0, clip_max = 0;  // activation Clip (conv only)
   int out = -1;  // conv / gemm: the value the step writes
 };
 
-// Library calls first (conv + bias + residual + Relu; gemm + bias + Relu/Gelu), then DAGs of
+// Library calls first (conv + bias + residual + Relu or ReLU6-style Clip; gemm + bias +
+// Relu/Gelu), then DAGs of
 // elementwise ops, views and single generated ops. Units are in a valid execution order.
 Result<std::vector<Unit>> SelectUnits(const lowering::SubgraphIr& ir);
 

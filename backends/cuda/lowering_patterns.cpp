@@ -1,9 +1,13 @@
 // Pattern selection for CUDA lowering: which IR ops become one library call, one fused
 // elementwise kernel, a generated op or a view.
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "cuda/codegen/kernel_codegen.h"
+#include "cuda/codegen/kernel_text.h"
 #include "cuda/lowering.h"
 #include "cuda/op_desc.h"
 
@@ -68,7 +72,29 @@ bool IsChannelVector(const std::vector<int64_t>& d, int64_t channels, size_t ran
   return d[d.size() + 1 - rank] == channels;
 }
 
-// Conv/ConvTranspose (+ per-channel bias Add) (+ residual Add as z) (+ Relu).
+// A Clip that clamps to [0, max] with constant bounds (ReLU6 and friends): its max, else
+// nothing. Both cuDNN paths take it (clipped ReLU), any other lower bound stays a kernel.
+std::optional<float> ReluClipMax(const lowering::SubgraphIr& ir, const IrOp& op) {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (op.since_version < 11) {
+    auto d = OpDescFromIr(ir, op);
+    if (!d.ok()) return std::nullopt;
+    if (const auto* a = codegen::FindAttribute(*d, "min")) lo = a->f();
+    if (const auto* a = codegen::FindAttribute(*d, "max")) hi = a->f();
+  } else {
+    if (op.inputs.size() < 3 || op.inputs[1] < 0 || op.inputs[2] < 0) return std::nullopt;
+    auto d = OpDescFromIr(ir, op);
+    if (!d.ok()) return std::nullopt;
+    const auto min = codegen::ConstantValues(*d, 1), max = codegen::ConstantValues(*d, 2);
+    if (!min || !max || min->size() != 1 || max->size() != 1) return std::nullopt;
+    lo = static_cast<float>((*min)[0]);
+    hi = static_cast<float>((*max)[0]);
+  }
+  if (lo != 0.f || !(hi > 0.f) || !std::isfinite(hi)) return std::nullopt;
+  return hi;
+}
+
+// Conv/ConvTranspose (+ per-channel bias Add) (+ residual Add as z) (+ Relu or Clip [0, max]).
 void MatchConv(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
   const IrOp& conv = g.ir.ops[i];
   u->kind = Unit::kConv;
@@ -96,6 +122,12 @@ void MatchConv(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
       }
     } else if (op.op_type == "Relu") {
       u->activation = fb::Activation::Relu;
+    } else if (op.op_type == "Clip" && !transposed) {
+      const auto max = ReluClipMax(g.ir, op);
+      if (!max) break;
+      u->activation = fb::Activation::Clip;
+      u->clip_min = 0.f;
+      u->clip_max = *max;
     } else {
       break;
     }

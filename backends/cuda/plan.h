@@ -49,6 +49,7 @@ struct PlanConv {
   int64_t group = 1;
   bool transposed = false;
   fb::Activation activation = fb::Activation::None;
+  float clip_min = 0, clip_max = 6;  // activation Clip
   float alpha = 1, alpha2 = 0;
   fb::TensorLayout layout = fb::TensorLayout::NCHW;
   int32_t compute_dtype = 1;  // FLOAT

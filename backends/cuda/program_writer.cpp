@@ -33,11 +33,11 @@ std::string SerializeProgram(const Plan& plan) {
       }
       case StepKind::kConv: {
         const auto& c = s.conv;
-        conv = fb::CreateConvCall(b, c.x, c.w, c.bias, c.z, c.y, b.CreateVector(c.x_dims),
-                                  b.CreateVector(c.w_dims), b.CreateVector(c.y_dims),
-                                  b.CreateVector(c.pads), b.CreateVector(c.strides),
-                                  b.CreateVector(c.dilations), c.group, c.transposed, c.activation,
-                                  c.alpha, c.alpha2, c.layout, c.compute_dtype);
+        conv = fb::CreateConvCall(
+            b, c.x, c.w, c.bias, c.z, c.y, b.CreateVector(c.x_dims), b.CreateVector(c.w_dims),
+            b.CreateVector(c.y_dims), b.CreateVector(c.pads), b.CreateVector(c.strides),
+            b.CreateVector(c.dilations), c.group, c.transposed, c.activation, c.alpha, c.alpha2,
+            c.layout, c.compute_dtype, c.clip_min, c.clip_max);
         break;
       }
       case StepKind::kGemm: {

@@ -1,5 +1,5 @@
 // ConvCall through cuDNN's graph (backend) API: one operation graph per call, conv -> (+ alpha2 *
-// z) -> (+ bias) -> (Relu | tanh Gelu), so residual, bias and activation run in the
+// z) -> (+ bias) -> (Relu | clipped Relu | tanh Gelu), so residual, bias and activation run in the
 // convolution's epilogue; the first engine the heuristics rank that finalizes within the
 // workspace cap and the precision rules becomes the execution plan, and its variant pack holds
 // the buffers' fixed device addresses. A run is then one cudnnBackendExecute.
@@ -94,13 +94,24 @@ cudnnBackendDescriptor_t Tensor(Builder& b, int64_t uid, cudnnDataType_t type,
   return t;
 }
 
-// y = mode(x) or y = mode(x, other) with other scaled by alpha2.
+// A clipped ReLU's bounds (the Clip activation).
+struct ReluClip {
+  double lower = 0, upper = 0;
+};
+
+// y = mode(x) or y = mode(x, other) with other scaled by alpha2; a RELU_FWD with `clip` clamps
+// to [lower, upper].
 cudnnBackendDescriptor_t Pointwise(Builder& b, cudnnPointwiseMode_t mode,
                                    cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t other,
-                                   cudnnBackendDescriptor_t y, float alpha2) {
+                                   cudnnBackendDescriptor_t y, float alpha2,
+                                   const ReluClip* clip = nullptr) {
   cudnnBackendDescriptor_t pw = b.Make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   b.Set1(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode);
   b.Set1(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
+  if (clip) {
+    b.Set1(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_DOUBLE, clip->lower);
+    b.Set1(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, clip->upper);
+  }
   b.Finalize(pw, "cudnnBackendFinalize(pointwise)");
   cudnnBackendDescriptor_t op = b.Make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   b.Set1(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw);
@@ -222,11 +233,12 @@ bool PlanConvGraph(const LibraryContext& lib, const fbc::ConvCall& c, BufferLook
     ptrs.push_back(reinterpret_cast<void*>(buffers[c.bias()].ptr));
   }
   if (has_act) {
-    const cudnnPointwiseMode_t mode = c.activation() == fbc::Activation::Relu
-                                          ? CUDNN_POINTWISE_RELU_FWD
-                                          : CUDNN_POINTWISE_GELU_APPROX_TANH_FWD;
+    const bool gelu = c.activation() == fbc::Activation::Gelu;
+    const ReluClip clip{c.clip_min(), c.clip_max()};
     cudnnBackendDescriptor_t next = stage_out();
-    ops.push_back(Pointwise(b, mode, value, nullptr, next, 1.f));
+    ops.push_back(
+        Pointwise(b, gelu ? CUDNN_POINTWISE_GELU_APPROX_TANH_FWD : CUDNN_POINTWISE_RELU_FWD, value,
+                  nullptr, next, 1.f, c.activation() == fbc::Activation::Clip ? &clip : nullptr));
   }
 
   cudnnBackendDescriptor_t graph = b.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);

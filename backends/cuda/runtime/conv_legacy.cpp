@@ -30,6 +30,7 @@ void ReleaseLegacyConv(LegacyConv* p) {
   if (p->w) d.cudnnDestroyFilterDescriptor(p->w);
   if (p->conv) d.cudnnDestroyConvolutionDescriptor(p->conv);
   if (p->act) d.cudnnDestroyActivationDescriptor(p->act);
+  if (p->clip) d.cudnnDestroyActivationDescriptor(p->clip);
   *p = LegacyConv{};
 }
 
@@ -77,6 +78,14 @@ OrtcPluginStatus PlanConvLegacy(const LibraryContext& lib, const fbc::ConvCall& 
                                                dilations.data(), CUDNN_CROSS_CORRELATION, compute));
   ORTC_CUDNN(d.cudnnSetConvolutionGroupCount(p->conv, static_cast<int>(c.group())));
   ORTC_CUDNN(d.cudnnSetConvolutionMathType(p->conv, MathType(io, lib.precision)));
+  if (c.activation() == fbc::Activation::Clip) {
+    if (c.clip_min() != 0.f)
+      return Fail(ORTC_PLUGIN_NOT_IMPLEMENTED, "ConvCall Clip with a lower bound other than 0");
+    // The fused call knows no clipped ReLU: it runs with identity, then one activation call.
+    ORTC_CUDNN(d.cudnnCreateActivationDescriptor(&p->clip));
+    ORTC_CUDNN(d.cudnnSetActivationDescriptor(p->clip, CUDNN_ACTIVATION_CLIPPED_RELU,
+                                              CUDNN_NOT_PROPAGATE_NAN, c.clip_max()));
+  }
   if (c.bias() >= 0 || p->relu) {
     // Bias: one value per output channel, broadcast over N and space.
     std::vector<int> bd(static_cast<size_t>(nb), 1);
@@ -148,6 +157,9 @@ OrtcPluginStatus RunConvLegacy(const LegacyConv& p, const LibraryContext& lib) {
     ORTC_CUDNN(d.cudnnConvolutionBiasActivationForward(
         handle, &p.alpha, p.x, ptr(p.px), p.w, ptr(p.pw), p.conv, p.fwd_algo, ws, p.workspace,
         &p.alpha2, p.z, ptr(p.pz), p.bias, ptr(p.pb), p.act, p.y, ptr(p.py)));
+    if (p.clip)
+      ORTC_CUDNN(
+          d.cudnnActivationForward(handle, p.clip, &one, p.y, ptr(p.py), &zero, p.y, ptr(p.py)));
     return ORTC_PLUGIN_OK;
   }
   // Unfused: y = alpha * op(x, w) + beta * y, where y first holds z when the plan has one.
@@ -167,9 +179,9 @@ OrtcPluginStatus RunConvLegacy(const LegacyConv& p, const LibraryContext& lib) {
                                               ptr(p.py)));
     if (p.pb) ORTC_CUDNN(d.cudnnAddTensor(handle, &one, p.bias, ptr(p.pb), &one, p.y, ptr(p.py)));
   }
-  if (p.relu)
-    ORTC_CUDNN(
-        d.cudnnActivationForward(handle, p.act, &one, p.y, ptr(p.py), &zero, p.y, ptr(p.py)));
+  if (p.relu || p.clip)
+    ORTC_CUDNN(d.cudnnActivationForward(handle, p.relu ? p.act : p.clip, &one, p.y, ptr(p.py),
+                                        &zero, p.y, ptr(p.py)));
   return ORTC_PLUGIN_OK;
 }
 

@@ -14,7 +14,8 @@ struct LegacyConv {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, z = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnActivationDescriptor_t act = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;   // the fused call's: Relu or identity
+  cudnnActivationDescriptor_t clip = nullptr;  // Clip: clipped ReLU applied after the call
   cudnnConvolutionFwdAlgo_t fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   cudnnConvolutionBwdDataAlgo_t bwd_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
   size_t workspace = 0;

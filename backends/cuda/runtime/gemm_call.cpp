@@ -115,6 +115,8 @@ OrtcPluginStatus PlanGemm(const LibraryContext& lib, const fbc::GemmCall& g, Buf
     case fbc::Activation::Gelu:
       epilogue = has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
       break;
+    case fbc::Activation::Clip:
+      return Fail(ORTC_PLUGIN_NOT_IMPLEMENTED, "GemmCall with a Clip epilogue (cuBLASLt has none)");
   }
   ORTC_CUBLAS(l.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                                sizeof(epilogue)));

@@ -109,6 +109,43 @@ TEST_CASE("a residual Add becomes the conv's z input", "[lowering]") {
   CHECK(c.activation == fb::Activation::Relu);
 }
 
+TEST_CASE("conv + bias + Clip [0, 6] (ReLU6) lowers to one ConvCall with a Clip activation",
+          "[lowering]") {
+  for (int64_t opset : {6, 13}) {
+    for (float lo : {0.f, -1.f}) {
+      INFO("opset " << opset << ", lower bound " << lo);
+      ModelBuilder b(opset, 8);
+      b.Input("x", {1, 3, 6, 6});
+      b.Initializer("W", {4, 3, 3, 3}, std::vector<float>(108, 0.1f));
+      b.Initializer("B", {4}, {0.1f, 0.2f, 0.3f, 0.4f});
+      b.Node("Conv", {"x", "W", "B"}, {"c"}, {Attr("pads", std::vector<int64_t>{1, 1, 1, 1})},
+             "conv");
+      if (opset < 11) {
+        b.Node("Clip", {"c"}, {"y"}, {Attr("min", lo), Attr("max", 6.f)}, "relu6");
+      } else {
+        b.Initializer("lo", {}, {lo}).Initializer("hi", {}, {6.f});
+        b.Node("Clip", {"c", "lo", "hi"}, {"y"}, {}, "relu6");
+      }
+      b.Output("y");
+      auto p = PlanAll(b);
+      const Plan& plan = p.graph.plan;
+      if (lo == 0.f) {
+        // The clamp runs in the convolution's epilogue: no kernel, one library call.
+        REQUIRE(plan.steps.size() == 1);
+        CHECK(plan.steps[0].conv.activation == fb::Activation::Clip);
+        CHECK(plan.steps[0].conv.clip_min == 0.f);
+        CHECK(plan.steps[0].conv.clip_max == 6.f);
+        CHECK(plan.steps[0].sources == std::vector<std::string>{"conv", "relu6"});
+      } else {
+        // Another lower bound is not a clipped ReLU: the Clip stays a kernel.
+        REQUIRE(plan.steps.size() == 2);
+        CHECK(plan.steps[0].conv.activation == fb::Activation::None);
+        CHECK(plan.steps[1].kind == StepKind::kLaunch);
+      }
+    }
+  }
+}
+
 TEST_CASE("matmul + bias add + tanh gelu lowers to one GemmCall with a Gelu epilogue",
           "[lowering]") {
   ModelBuilder b(20, 9);

@@ -65,6 +65,29 @@ TestModel ConvBlockModel() {
   return m;
 }
 
+TestModel Relu6BlockModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 4, 8, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 4, 8, 8});
+  Weight(b, "W1", {8, 4, 1, 1}, 31, 0.8f);
+  Weight(b, "B1", {8}, 32, 2.f, 5.f);
+  Weight(b, "W2", {8, 1, 3, 3}, 33, 0.8f);
+  Weight(b, "W3", {4, 8, 1, 1}, 34);
+  Weight(b, "B3", {4}, 35);
+  b.Initializer("zero", {}, {0.f}).Initializer("six", {}, {6.f});
+  const std::vector<int64_t> p1 = {1, 1, 1, 1};
+  // Expand (1x1 + bias, ReLU6), depthwise (no bias, ReLU6), project (1x1 + bias) + residual:
+  // the bias (3 to 7) and the depthwise sums put many values beyond 6 and below 0.
+  b.Node("Conv", {"x", "W1", "B1"}, {"e"}, {}, "expand");
+  b.Node("Clip", {"e", "zero", "six"}, {"e6"}, {}, "relu6_expand");
+  b.Node("Conv", {"e6", "W2"}, {"d"}, {Attr("pads", p1), Attr("group", int64_t{8})}, "depthwise");
+  b.Node("Clip", {"d", "zero", "six"}, {"d6"}, {}, "relu6_depthwise");
+  b.Node("Conv", {"d6", "W3", "B3"}, {"p"}, {}, "project");
+  b.Node("Add", {"p", "x"}, {"y"}, {}, "residual");
+  b.Output("y");
+  return m;
+}
+
 TestModel Conv1dModel() {
   TestModel m{ModelBuilder(17, 8), {{"s", {2, 6, 10}}}};
   auto& b = m.builder;

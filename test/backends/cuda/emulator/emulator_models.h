@@ -19,6 +19,9 @@ struct TestModel {
 // Conv + BatchNormalization + Relu, a residual Add (cuDNN's z), depthwise strided conv,
 // ConvTranspose with bias, dilated conv, max and global average pooling.
 TestModel ConvBlockModel();
+// A MobileNet-v2 block: 1x1 expand + bias + ReLU6 (Clip [0, 6]), depthwise + ReLU6, 1x1
+// project + bias + residual Add; the clips run in the convolutions' epilogues.
+TestModel Relu6BlockModel();
 // 1-D grouped convolution (stays NCHW at every precision) with bias and Relu.
 TestModel Conv1dModel();
 // MatMul + bias + Gelu(tanh), residual Add + LayerNormalization, batched MatMul with Softmax,

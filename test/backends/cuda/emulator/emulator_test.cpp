@@ -61,6 +61,15 @@ TEST_CASE("conv block: conv+bn+relu, residual, depthwise, ConvTranspose, dilatio
     CheckModel("conv_block", ConvBlockModel(), p);
 }
 
+TEST_CASE("mobilenet block: ReLU6 clips fused into the convolutions", "[emulator]") {
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) {
+    // The clips are no kernels: fp32 has none at all; the tensor-core precisions only the
+    // program input's and output's layout change (and cast).
+    if (auto c = CheckModel("relu6_block", Relu6BlockModel(), p))
+      CHECK(Launches(*c) == (std::string(p) == "fp32" ? 0 : 2));
+  }
+}
+
 TEST_CASE("1-D grouped convolution with bias and Relu", "[emulator]") {
   for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("conv1d", Conv1dModel(), p);
 }

@@ -40,8 +40,10 @@ void Unflatten(const std::vector<int64_t>& d, int64_t i, std::vector<int64_t>* p
   }
 }
 
-float Activate(fbc::Activation act, float v) {
+float Activate(fbc::Activation act, float v, float clip_min = 0.f, float clip_max = 0.f) {
   switch (act) {
+    case fbc::Activation::Clip:
+      return v < clip_min ? clip_min : (v > clip_max ? clip_max : v);
     case fbc::Activation::Relu:
       return v < 0.f ? 0.f : v;
     case fbc::Activation::Gelu: {
@@ -174,7 +176,7 @@ Status ReferenceConv(const fbc::ConvCall& c, const StoredTensor& x, const Stored
         float v = c.alpha() * acc;
         if (z) v += c.alpha2() * LoadElement(*z, yo);
         if (bias) v += LoadElement(*bias, k);
-        StoreElement(y, yo, Activate(c.activation(), v));
+        StoreElement(y, yo, Activate(c.activation(), v, c.clip_min(), c.clip_max()));
       }
     }
   }
