@@ -14,18 +14,21 @@
 namespace ortc::bundle {
 namespace {
 
-// Live temp paths, kept in fixed storage so the signal handler can read them safely.
+// Live temp paths, kept in fixed storage so the signal handler can read them safely. A slot is
+// claimed, then its path written, then published: the handler reads only published paths.
 constexpr int kSlots = 64;
 constexpr size_t kPathMax = 4096;
 std::array<std::array<char, kPathMax>, kSlots> g_paths;
-std::array<std::atomic<bool>, kSlots> g_used;
+std::array<std::atomic<bool>, kSlots> g_claimed;
+std::array<std::atomic<bool>, kSlots> g_published;
 
 int Register(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
-    if (g_used[i].compare_exchange_strong(expected, true)) {
+    if (g_claimed[i].compare_exchange_strong(expected, true)) {
       std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
+      g_published[i].store(true, std::memory_order_release);
       return i;
     }
   }
@@ -34,13 +37,16 @@ int Register(const std::string& path) {
 
 void Unregister(const std::string& path) {
   for (int i = 0; i < kSlots; ++i) {
-    if (g_used[i] && path == g_paths[i].data()) g_used[i] = false;
+    if (g_published[i] && path == g_paths[i].data()) {
+      g_published[i] = false;
+      g_claimed[i] = false;
+    }
   }
 }
 
 extern "C" void RemoveTempFilesAndDie(int sig) {
   for (int i = 0; i < kSlots; ++i) {
-    if (g_used[i]) ::unlink(g_paths[i].data());
+    if (g_published[i].load(std::memory_order_acquire)) ::unlink(g_paths[i].data());
   }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -64,9 +70,15 @@ Result<std::unique_ptr<TempFile>> TempFile::Create(const std::filesystem::path& 
   if (dir.empty()) dir = ".";
   f->temp_ = dir / ("." + final_path.filename().string() + ".ortc-tmp-" +
                     std::to_string(::getpid()) + "-" + std::to_string(rd()));
-  f->fd_ = ::open(f->temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (f->fd_ < 0) return Errno("cannot create", f->temp_);
+  // Registered before it exists: a signal between the two must not leave the file behind.
   Register(f->temp_.string());
+  f->fd_ = ::open(f->temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (f->fd_ < 0) {
+    const Status s = Errno("cannot create", f->temp_);
+    Unregister(f->temp_.string());
+    f->committed_ = true;  // nothing to remove
+    return s;
+  }
   return f;
 }
 
