@@ -7,16 +7,16 @@
 #include <mutex>
 #include <string>
 
+#include "library_calls.h"
 #include "standin_api.h"
 
 struct cublasLtContext {};
 
 namespace {
 
-// Records the call (allocation-free for the calls a run makes, which pass plain text).
+// Plain text for the calls a run makes (no allocation), strings for composed names.
 cublasStatus_t Call(const char* name) {
-  ortc_standin_record(name);
-  return ortc_standin_fail(name) ? CUBLAS_STATUS_INTERNAL_ERROR : CUBLAS_STATUS_SUCCESS;
+  return ortc::standin::RecordCall(name, CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_INTERNAL_ERROR);
 }
 cublasStatus_t Call(const std::string& name) {
   return Call(name.c_str());
@@ -41,17 +41,12 @@ const char* ComputeName(cublasComputeType_t t) {
 
 template <typename T>
 cublasStatus_t Create(const std::string& name, T** out) {
-  const cublasStatus_t s = Call(name);
-  if (s != CUBLAS_STATUS_SUCCESS) return s;
-  *out = new T();
-  ortc_standin_object("cublaslt_object", 1);
-  return s;
+  return ortc::standin::CreateObject(Call(name), CUBLAS_STATUS_SUCCESS, "cublaslt_object", out);
 }
 
 template <typename T>
 cublasStatus_t Destroy(const char* name, T* p) {
-  delete p;
-  ortc_standin_object("cublaslt_object", -1);
+  ortc::standin::DestroyObject("cublaslt_object", p);
   return Call(name);
 }
 

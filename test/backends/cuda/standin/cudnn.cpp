@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "library_calls.h"
 #include "standin_api.h"
 
 struct cudnnContext {
@@ -65,10 +66,9 @@ const char* TypeName(cudnnBackendDescriptorType_t t) {
   }
 }
 
-// Records the call (allocation-free for the calls a run makes, which pass plain text).
+// Plain text for the calls a run makes (no allocation), strings for composed names.
 cudnnStatus_t Call(const char* name) {
-  ortc_standin_record(name);
-  return ortc_standin_fail(name) ? CUDNN_STATUS_INTERNAL_ERROR : CUDNN_STATUS_SUCCESS;
+  return ortc::standin::RecordCall(name, CUDNN_STATUS_SUCCESS, CUDNN_STATUS_INTERNAL_ERROR);
 }
 cudnnStatus_t Call(const std::string& name) {
   return Call(name.c_str());
@@ -76,17 +76,12 @@ cudnnStatus_t Call(const std::string& name) {
 
 template <typename T>
 cudnnStatus_t Create(const char* name, T** out) {
-  const cudnnStatus_t s = Call(name);
-  if (s != CUDNN_STATUS_SUCCESS) return s;
-  *out = new T();
-  ortc_standin_object("cudnn_descriptor", 1);
-  return s;
+  return ortc::standin::CreateObject(Call(name), CUDNN_STATUS_SUCCESS, "cudnn_descriptor", out);
 }
 
 template <typename T>
 cudnnStatus_t Destroy(const char* name, T* p) {
-  delete p;
-  ortc_standin_object("cudnn_descriptor", -1);
+  ortc::standin::DestroyObject("cudnn_descriptor", p);
   return Call(name);
 }
 
