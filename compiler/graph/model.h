@@ -32,6 +32,9 @@ struct Model {
     std::string name, op_type;
   };
   std::vector<FoldedNode> folded_nodes;
+  // com.microsoft transformer nodes rewritten into standard ops at load (graph/contrib_ops.h),
+  // in the order they were expanded.
+  std::vector<FoldedNode> expanded_nodes;
 
   int64_t default_opset() const;
 };

@@ -5,6 +5,9 @@
 #include <map>
 #include <sstream>
 
+#include "graph/dynamic_shapes.h"
+#include "partition/dynamic_report.h"
+
 namespace ortc::partition {
 namespace {
 
@@ -103,6 +106,12 @@ nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
   j["folded"] = nlohmann::json::array();
   for (const auto& f : model.folded_nodes)
     j["folded"].push_back({{"node", f.name}, {"op", f.op_type}});
+  // com.microsoft nodes rewritten into standard ops at load (their parts are in the groups);
+  // only written when there are some.
+  for (const auto& x : model.expanded_nodes)
+    j["expanded"].push_back({{"node", x.name}, {"op", "com.microsoft::" + x.op_type}});
+  // Values whose shapes are still dynamic, traced to their roots.
+  AddDynamicShapesJson(model, graph::ExplainDynamicShapes(model), &j);
   return j;
 }
 
@@ -117,6 +126,15 @@ std::string PartitionToText(const graph::Model& model, const Partition& p) {
     for (const auto& f : model.folded_nodes) ops[f.op_type]++;
     out << "  shape folding: " << model.folded_nodes.size()
         << " node(s) evaluated at compile time:";
+    for (const auto& [op, count] : ops)
+      out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
+    out << "\n";
+  }
+  if (!model.expanded_nodes.empty()) {
+    std::map<std::string, int> ops;
+    for (const auto& x : model.expanded_nodes) ops[x.op_type]++;
+    out << "  contrib ops: " << model.expanded_nodes.size()
+        << " com.microsoft node(s) expanded into standard ops:";
     for (const auto& [op, count] : ops)
       out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
     out << "\n";
@@ -152,6 +170,7 @@ std::string PartitionToText(const graph::Model& model, const Partition& p) {
   if (!p.unplaced.empty()) {
     out << "\nunplaced (no backend accepts them): " << p.unplaced.size() << " node(s)\n";
   }
+  out << DynamicShapesText(model, graph::ExplainDynamicShapes(model));
   return out.str();
 }
 

@@ -5,7 +5,9 @@ the others), the set of node names, graph inputs and outputs. Structural facts: 
 placed exactly once or folded (evaluated at compile time), and every group's inputs come from
 graph inputs or earlier groups. Folded nodes must be shape computations: ops of the folding
 set whose outputs are no graph output, and whose value-carrying inputs are initializers or
-outputs of other folded nodes (Shape and Size read only their input's shape).
+outputs of other folded nodes (Shape and Size read only their input's shape). Dynamic values
+are values of the model, each explained by roots that are graph inputs or placed nodes, and
+every root's count is the number of values naming it.
 Usage: check_partition_report.py MODEL.onnx REPORT.json
 """
 import json
@@ -36,6 +38,24 @@ def check_folded(model, folded):
     assert folded <= set(by_name), "folded names that are not nodes"
 
 
+def check_dynamic(model, report, placed):
+    values = {i.name for i in model.graph.input} | {o for n in model.graph.node for o in n.output}
+    roots = report["dynamic_roots"]
+    counts = [0] * len(roots)
+    for v in report["dynamic_values"]:
+        assert v["name"] in values, f"dynamic value {v['name']} is not a value of the model"
+        assert v["roots"] and v["reason"], f"dynamic value {v['name']} has no root"
+        for r in v["roots"]:
+            counts[r] += 1
+    inputs = {i.name for i in model.graph.input}
+    for root, count in zip(roots, counts):
+        assert root["value_count"] == count, (root, count)
+        if root["kind"] == "graph_input":
+            assert root["name"] in inputs and root["fix"].startswith("--input-shape "), root
+        else:
+            assert root["kind"] == "node" and root["name"] in placed, root
+
+
 def main(model_path, report_path):
     model = onnx.load(model_path)
     report = json.load(open(report_path))
@@ -49,6 +69,7 @@ def main(model_path, report_path):
     assert report["unplaced"] == []
     assert sum(b["nodes"] for b in report["backends"]) == report["node_count"]
     check_folded(model, set(folded))
+    check_dynamic(model, report, set(placed))
     assert any(b["name"] == "cuda" and b["groups"] >= 1 for b in report["backends"]), "CUDA took nothing"
     # Execution order: a group reads only graph inputs and outputs of groups listed before it.
     available = {i.name for i in model.graph.input}
@@ -60,7 +81,7 @@ def main(model_path, report_path):
     assert graph_outputs <= available, "a graph output is produced by no group"
     summary = ", ".join(f"{b['name']} {b['groups']} group(s)/{b['nodes']} node(s)" for b in report["backends"])
     print(f"{model_path.split('/')[-1]}: {len(nodes)} nodes, {len(folded)} folded; {summary}; "
-          f"{len(report['refused'])} refusals")
+          f"{len(report['refused'])} refusals; {len(report['dynamic_values'])} dynamic values")
 
 
 if __name__ == "__main__":

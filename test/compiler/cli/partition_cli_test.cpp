@@ -95,6 +95,76 @@ TEST_CASE("ortc partition prints a readable text report", "[cli]") {
                         Catch::Contains("cuda: op Hardmax is not supported (1 node(s): hardmax)"));
 }
 
+// x [N, 4] -> 10 Relus; a NonZero of a static y feeds a Transpose.
+ModelBuilder DynamicModel() {
+  ModelBuilder b(17, 8);
+  b.Input("x", {-1, 4}).Input("y", {6});
+  std::string last = "x";
+  for (int i = 0; i < 10; ++i) {
+    const std::string out = "r" + std::to_string(i);
+    b.Node("Relu", {last}, {out}, {}, "relu" + std::to_string(i));
+    last = out;
+  }
+  b.Node("NonZero", {"y"}, {"nz"}, {}, "nz").Node("Transpose", {"nz"}, {"t"}, {}, "tr");
+  b.Output(last).Output("t", onnx::TensorProto::INT64);
+  return b;
+}
+
+TEST_CASE("ortc partition names each dynamic value and its root cause", "[cli]") {
+  TempDir dir;
+  DynamicModel().Save(dir / "dyn.onnx");
+  const std::string model = (dir / "dyn.onnx").string();
+
+  SECTION("text: root causes first, with counts and a few examples") {
+    auto r = RunOrtc("partition " + model + " --ep cuda,cpu");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out,
+               Catch::Contains("dynamic shapes: 13 value(s) not static after --input-shape and "
+                               "shape folding, from 2 root cause(s):\n"
+                               "  dim 'N' of graph input 'x' (fix: --input-shape x=<N>x4)\n"
+                               "    11 value(s): x [N,4], r0 [N,4], r1 [N,4], ...\n"
+                               "  output of NonZero node 'nz': data-dependent output size "
+                               "(NonZero)\n"
+                               "    2 value(s): nz [1,?], t [?,1]\n"));
+  }
+  SECTION("JSON: every value, its shape and reason, and the roots with counts") {
+    auto r = RunOrtc("partition " + model + " --ep cuda,cpu --json");
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["dynamic_values"].size() == 13);
+    CHECK(j["dynamic_values"][0] ==
+          nlohmann::json({{"name", "x"},
+                          {"dtype", "float"},
+                          {"shape", "[N,4]"},
+                          {"reason", "dim 'N' of graph input 'x' (fix: --input-shape x=<N>x4)"},
+                          {"roots", {0}}}));
+    CHECK(j["dynamic_values"][12]["name"] == "t");
+    CHECK(j["dynamic_values"][12]["roots"] == nlohmann::json({1}));
+    REQUIRE(j["dynamic_roots"].size() == 2);
+    CHECK(j["dynamic_roots"][0] == nlohmann::json({{"kind", "graph_input"},
+                                                   {"name", "x"},
+                                                   {"reason", "dim 'N' of graph input 'x'"},
+                                                   {"fix", "--input-shape x=<N>x4"},
+                                                   {"value_count", 11}}));
+    CHECK(j["dynamic_roots"][1] ==
+          nlohmann::json({{"kind", "node"},
+                          {"name", "nz"},
+                          {"op", "NonZero"},
+                          {"reason",
+                           "output of NonZero node 'nz': data-dependent output size "
+                           "(NonZero)"},
+                          {"value_count", 2}}));
+  }
+  SECTION("--input-shape leaves only the data-dependent root") {
+    auto r = RunOrtc("partition " + model + " --ep cuda,cpu --input-shape x=2x4 --json");
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["dynamic_values"].size() == 2);
+    REQUIRE(j["dynamic_roots"].size() == 1);
+    CHECK(j["dynamic_roots"][0]["name"] == "nz");
+  }
+}
+
 TEST_CASE("ortc partition exit codes and JSON errors", "[cli]") {
   TempDir dir;
   MixedModel().Save(dir / "mixed.onnx");
