@@ -40,6 +40,8 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   auto bn = cpu::FoldBatchNormIntoConv(&ir.value());
   if (!bn.ok()) return bn.status();
   ir->Compact();
+  const FormulaStats formulas = RecogniseFormulas(&ir.value());
+  const int attention = FuseAttention(&ir.value());
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
   auto plan = LowerToPlan(*ir, options, &out.stats);
   if (!plan.ok()) return plan.status();
@@ -48,6 +50,10 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   FinalizePlan(&out.plan);
   out.stats["folded_ops"] += folded->folded_ops;
   out.stats["batchnorms_folded"] += *bn;
+  out.stats["fused_attention"] += attention;
+  out.stats["gelu_recognised"] += formulas.gelu;
+  out.stats["layernorm_recognised"] += formulas.layer_norm;
+  out.stats["add_layernorm_fused"] += formulas.add_layer_norm;
   out.stats["kernels"] += static_cast<int>(out.kernels.size());
   out.stats["steps"] += static_cast<int>(out.plan.steps.size());
   return out;

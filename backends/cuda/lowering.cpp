@@ -336,6 +336,8 @@ class Lowerer {
       g.m = a[a.size() - 2];
       g.k = a.back();
       g.n = b.back();
+      // [.., rows, k] @ [k, n]: one GEMM over all rows (A is contiguous), not a batch.
+      if (b.size() == 2) g.m = Elements(a) / g.k;
       const int64_t batch_a = Elements(a) / (g.m * g.k), batch_b = Elements(b) / (g.k * g.n);
       g.batch = Elements(y) / (g.m * g.n);
       if ((batch_a != g.batch && batch_a != 1) || (batch_b != g.batch && batch_b != 1))
@@ -343,6 +345,10 @@ class Lowerer {
       g.stride_a = batch_a == 1 ? 0 : g.m * g.k;
       g.stride_b = batch_b == 1 ? 0 : g.k * g.n;
       g.stride_y = g.m * g.n;
+    }
+    if (u.z >= 0) {  // residual Add: C with beta 1
+      g.c = Buffer(u.z);
+      g.beta = 1.0f;
     }
     g.epilogue = u.activation;
     g.a = Buffer(op.inputs[0]);

@@ -17,7 +17,7 @@ namespace ortc::backends::cuda {
 struct Unit {
   enum Kind { kConv, kGemm, kFused, kOp, kView } kind = kOp;
   std::vector<int> ops;   // IR op indices, in order; ops[0] is the main op (conv, gemm, op)
-  int bias = -1, z = -1;  // conv / gemm: the value used as bias, conv: the residual
+  int bias = -1, z = -1;  // conv / gemm: the value used as bias; the residual (conv z, gemm C)
   fb::Activation activation = fb::Activation::None;
   float clip_min = 0, clip_max = 0;  // activation Clip (conv only)
   int out = -1;  // conv / gemm: the value the step writes
@@ -27,6 +27,21 @@ struct Unit {
 // Relu/Gelu), then DAGs of
 // elementwise ops, views and single generated ops. Units are in a valid execution order.
 Result<std::vector<Unit>> SelectUnits(const lowering::SubgraphIr& ir);
+
+// Formulas exporters write out op by op, replaced by the op they compute (lowering_formulas.cpp):
+// GELU (erf or tanh form, recognised by evaluation) -> Gelu; the LayerNorm decomposition
+// (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div, * gamma + beta) -> LayerNormalization.
+// Then LayerNormalization(a + b) of two activations -> AddLayerNormalization (the sum stored
+// too when read elsewhere), except where the Add is a GEMM's residual.
+struct FormulaStats {
+  int gelu = 0, layer_norm = 0, add_layer_norm = 0;
+};
+FormulaStats RecogniseFormulas(lowering::SubgraphIr* ir);
+
+// Scaled dot-product attention (MatMul, scale, mask, Softmax, MatMul and the head transposes
+// around them) replaced by one FusedAttention op per match (lowering_attention.cpp); returns
+// how many. Runs before ApplyPrecision.
+int FuseAttention(lowering::SubgraphIr* ir);
 
 // fp16/bf16: float weights converted (round-to-nearest-even), float activations retyped, Cast
 // ops at the boundary so program inputs and outputs keep the model's types. No-op for fp32.

@@ -150,11 +150,22 @@ void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
       IsChannelVector(g.Dims(mm.inputs[2]), n, ydims.size(), true)) {
     u->bias = mm.inputs[2];
   }
+  // A Reshape that only regroups rows (GPT-2's Conv1D: Gemm on [rows, n], reshaped back) is
+  // looked through when an activation follows it.
+  int view = -1, before_view = -1;
   while (true) {
     const int r = g.SoleReader(u->out);
     if (r < 0 || (*claimed)[r]) break;
     const IrOp& op = g.ir.ops[r];
-    if (op.op_type == "Add" && op.inputs.size() == 2 && u->bias < 0 &&
+    if (op.op_type == "Reshape" && view < 0 && !g.Dims(op.outputs[0]).empty() &&
+        g.Dims(op.outputs[0]).back() == n) {
+      view = r;
+      before_view = u->out;
+      u->ops.push_back(r);
+      u->out = op.outputs[0];
+      continue;
+    }
+    if (op.op_type == "Add" && op.inputs.size() == 2 && u->bias < 0 && view < 0 &&
         !(mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0)) {
       const int other = op.inputs[0] == u->out ? op.inputs[1] : op.inputs[0];
       if (!g.IsWeight(other) || !IsChannelVector(g.Dims(other), n, ydims.size(), true)) break;
@@ -173,6 +184,40 @@ void MatchGemm(const Graph& g, int i, std::vector<bool>* claimed, Unit* u) {
     u->out = op.outputs[0];
     if (u->activation != fb::Activation::None) break;
   }
+  if (view >= 0 && u->ops.back() == view) {  // nothing after the Reshape joined: drop it
+    u->ops.pop_back();
+    u->out = before_view;
+  }
+  // + residual (cuBLASLt's C with beta 1: D = A B + C + bias), also behind a Reshape that only
+  // regroups the rows (GPT-2's Conv1D writes Gemm on [rows, n] and reshapes back). The
+  // activation would apply after C, so only without one; Gemm's own C slot must be free.
+  if (u->activation != fb::Activation::None ||
+      (mm.op_type == "Gemm" && mm.inputs.size() > 2 && mm.inputs[2] >= 0 && u->bias < 0))
+    return;
+  int at = u->out;
+  std::vector<int> residual_view;
+  int r = g.SoleReader(at);
+  if (r >= 0 && !(*claimed)[r] && g.ir.ops[r].op_type == "Reshape" &&
+      !g.ir.ops[r].outputs.empty()) {
+    residual_view.push_back(r);
+    at = g.ir.ops[r].outputs[0];
+    r = g.SoleReader(at);
+  }
+  if (r < 0 || (*claimed)[r] || g.ir.ops[r].op_type != "Add" || g.ir.ops[r].inputs.size() != 2)
+    return;
+  const IrOp& add = g.ir.ops[r];
+  const int other = add.inputs[0] == at ? add.inputs[1] : add.inputs[0];
+  if (other == at || g.IsWeight(other) || g.Dims(other) != g.Dims(add.outputs[0]) ||
+      g.Dims(at) != g.Dims(add.outputs[0]) ||
+      g.ir.values[other].info.dtype != g.ir.values[u->out].info.dtype)
+    return;
+  // One GEMM: batched MatMuls need a C per batch, which the call does not describe.
+  const auto a = g.Dims(mm.inputs[0]), b = g.Dims(mm.inputs[1]);
+  if (mm.op_type == "MatMul" && (b.size() != 2 || a.size() < 2)) return;
+  for (int v : residual_view) u->ops.push_back(v);
+  u->ops.push_back(r);
+  u->z = other;
+  u->out = add.outputs[0];
 }
 
 }  // namespace

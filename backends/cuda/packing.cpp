@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "kernels/kernel_util.h"
@@ -13,9 +14,15 @@ std::string ConvertFloatBytes(const std::string& fp32_bytes, int32_t dtype) {
   if (dtype == onnx::TensorProto::FLOAT) return fp32_bytes;
   const size_t n = fp32_bytes.size() / 4;
   std::string out(n * 2, '\0');
+  // Finite values beyond the type's range saturate to its largest finite value rather than
+  // become infinities: exporters write "minus infinity" masks as float32's lowest value, and
+  // (1 - mask) * -inf is NaN where (1 - mask) * -65504 is the intended 0 (the fp16 converters
+  // of the ONNX tooling clamp the same way).
+  const float largest = dtype == onnx::TensorProto::BFLOAT16 ? 3.38953139e38f : 65504.f;
   for (size_t i = 0; i < n; ++i) {
     float f;
     std::memcpy(&f, fp32_bytes.data() + 4 * i, 4);
+    if (std::isfinite(f) && std::fabs(f) > largest) f = f > 0 ? largest : -largest;
     const uint16_t h =
         dtype == onnx::TensorProto::BFLOAT16 ? exec::FloatToBf16(f) : exec::FloatToHalf(f);
     std::memcpy(out.data() + 2 * i, &h, 2);

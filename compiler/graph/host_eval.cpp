@@ -409,7 +409,36 @@ std::optional<HostTensor> Rounding(std::string_view op, const HostTensor& in) {
       HostTensor r = in;
       for (int64_t i = 0; i < in.elements(); ++i) {
         const V v = Get<V>(in, i);
-        Put<V>(r, i, op == "Floor" ? std::floor(v) : std::ceil(v));
+        Put<V>(r, i, op == "Floor" ? std::floor(v) : op == "Ceil" ? std::ceil(v) : std::sqrt(v));
+      }
+      out = std::move(r);
+    }
+  });
+  return out;
+}
+
+// Pow with a floating-point base; the exponent may be any numeric type (T1 in ONNX), broadcast.
+// Exporters write x ** 0.5 on a folded size (attention's scale) and x ** 3 in GELU.
+std::optional<HostTensor> Pow(const HostTensor& base, const HostTensor& exponent) {
+  auto dims = BroadcastDims(base.dims, exponent.dims);
+  if (!dims) return std::nullopt;
+  std::vector<double> e(static_cast<size_t>(exponent.elements()));
+  const bool read = Dispatch(exponent.dtype, [&](auto zero) {
+    using E = decltype(zero);
+    for (int64_t i = 0; i < exponent.elements(); ++i)
+      e[i] = static_cast<double>(Get<E>(exponent, i));
+  });
+  if (!read) return std::nullopt;
+  std::optional<HostTensor> out;
+  Dispatch(base.dtype, [&](auto zero) {
+    using V = decltype(zero);
+    if constexpr (std::is_floating_point_v<V>) {
+      HostTensor r{base.dtype, *dims, std::string(Product(*dims) * sizeof(V), '\0')};
+      for (int64_t i = 0; i < Product(*dims); ++i) {
+        const V x = Get<V>(base, BroadcastIndex(i, *dims, base.dims));
+        Put<V>(r, i,
+               static_cast<V>(
+                   std::pow(x, static_cast<V>(e[BroadcastIndex(i, *dims, exponent.dims)]))));
       }
       out = std::move(r);
     }
@@ -443,7 +472,7 @@ const std::set<std::string_view, std::less<>>& CoveredOps() {
       "Shape",   "Size",      "Identity",        "Add",    "Sub",     "Mul",     "Div",
       "Cast",    "Transpose", "Concat",          "Gather", "Reshape", "Flatten", "Unsqueeze",
       "Squeeze", "Slice",     "ConstantOfShape", "Equal",  "Less",    "Greater", "Where",
-      "Expand",  "Range",     "Floor",           "Ceil",   "Trilu"};
+      "Expand",  "Range",     "Floor",           "Ceil",   "Trilu",   "Sqrt",    "Pow"};
   return ops;
 }
 
@@ -601,7 +630,8 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
     return shape ? one(Expand(x, *shape)) : std::nullopt;
   }
   if (t == "Range") return in.size() == 3 ? one(Range(x, *in[1], *in[2])) : std::nullopt;
-  if (t == "Floor" || t == "Ceil") return one(Rounding(t, x));
+  if (t == "Floor" || t == "Ceil" || t == "Sqrt") return one(Rounding(t, x));
+  if (t == "Pow") return in.size() == 2 ? one(Pow(x, *in[1])) : std::nullopt;
   if (t == "Trilu") {
     std::optional<std::vector<int64_t>> k =
         in.size() > 1 ? IntValues(in[1]) : std::vector<int64_t>{0};

@@ -32,10 +32,26 @@ Result<KernelSource> EmitDataMovement(const std::string& name, const OpDesc& op)
 bool IsPoolingOp(const std::string& op_type);
 Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 
+// attention_kernels.cpp: FusedAttention, an op lowering forms (lowering_attention.cpp), not an
+// ONNX op. Inputs: q, k, v (float, rank 2-4, read through the permutations q_perm, k_perm,
+// v_perm: logical axis a is input axis perm[a]; logical q [.., rows, d], k [.., keys, d],
+// v [.., keys, dv]), an optional additive float mask and an optional bool condition (both
+// broadcast over the [.., rows, keys] scores). Attributes: scale (float), keep_if_true and fill
+// (Where: a score whose condition differs from keep_if_true becomes fill), out_perm (the output
+// is Transpose(logical [.., rows, dv], out_perm)). Output: softmax(scale * q k^T + mask) v.
+bool IsAttentionOp(const std::string& op_type);
+std::string AttentionUnsupported(const OpDesc& op);
+Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op);
+
+// scan_kernels.cpp: CumSum.
+bool IsScanOp(const std::string& op_type);
+Result<KernelSource> EmitScan(const std::string& name, const OpDesc& op);
+
 // Family-specific attribute/shape limits ("" when fine).
 std::string NormalizationUnsupported(const OpDesc& op);
 std::string ReductionUnsupported(const OpDesc& op);
 std::string DataMovementUnsupported(const OpDesc& op);
 std::string PoolingUnsupported(const OpDesc& op);
+std::string ScanUnsupported(const OpDesc& op);
 
 }  // namespace ortc::backends::cuda::codegen

@@ -17,7 +17,8 @@ bool IsElementwise(const std::string& op_type) {
 
 bool HasKernel(const std::string& op_type) {
   return IsElementwiseOp(op_type) || IsNormalizationOp(op_type) || IsReductionOp(op_type) ||
-         IsDataMovementOp(op_type) || IsPoolingOp(op_type);
+         IsDataMovementOp(op_type) || IsPoolingOp(op_type) || IsAttentionOp(op_type) ||
+         IsScanOp(op_type);
 }
 
 bool SupportsLayouts(const std::string& op_type) {
@@ -50,6 +51,8 @@ std::string Unsupported(const OpDesc& op) {
   if (IsReductionOp(op.op_type)) return ReductionUnsupported(op);
   if (IsDataMovementOp(op.op_type)) return DataMovementUnsupported(op);
   if (IsPoolingOp(op.op_type)) return PoolingUnsupported(op);
+  if (IsAttentionOp(op.op_type)) return AttentionUnsupported(op);
+  if (IsScanOp(op.op_type)) return ScanUnsupported(op);
   return "no CUDA kernel generator for " + op.op_type;
 }
 
@@ -71,6 +74,8 @@ Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op) {
   if (IsNormalizationOp(op.op_type)) return EmitNormalization(name, op);
   if (IsReductionOp(op.op_type)) return EmitReduction(name, op);
   if (IsDataMovementOp(op.op_type)) return EmitDataMovement(name, op);
+  if (IsAttentionOp(op.op_type)) return EmitAttention(name, op);
+  if (IsScanOp(op.op_type)) return EmitScan(name, op);
   return EmitPooling(name, op);
 }
 

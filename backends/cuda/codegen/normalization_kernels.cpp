@@ -1,5 +1,6 @@
-// Normalization kernels: Softmax/LogSoftmax, LayerNormalization and InstanceNormalization as one
-// block per row with shared-memory tree reductions; BatchNormalization (inference) elementwise,
+// Normalization kernels: Softmax/LogSoftmax, LayerNormalization (also AddLayerNormalization,
+// LayerNorm of x + skip with the sum as an optional second output) and InstanceNormalization as
+// one block per row with shared-memory tree reductions; BatchNormalization (inference) elementwise,
 // NCHW or channels last.
 #include <algorithm>
 #include <cmath>
@@ -56,7 +57,7 @@ Result<Rows> RowsOf(const OpDesc& op) {
     r.dim = legacy ? Product(d, a, d.size()) : d[a];
     r.inner = legacy ? 1 : Product(d, a + 1, d.size());
     r.count = Product(d, 0, a) * r.inner;
-  } else if (t == "LayerNormalization") {
+  } else if (t == "LayerNormalization" || t == "AddLayerNormalization") {
     int64_t axis = IntAttr(op, "axis", -1);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return InvalidArgument(t + ": axis out of range");
@@ -92,13 +93,26 @@ Result<KernelSource> EmitRowKernel(const std::string& name, const OpDesc& op) {
   const std::string in = "    ";
   const std::string B = std::to_string(block) + "u";
   const std::string x = "in0[base + k * " + IntLiteral(r.inner) + "]";
-  const std::string xv = LoadExpr(op.inputs[0].dtype, x);
+  std::string xv = LoadExpr(op.inputs[0].dtype, x);
   const int32_t out_t = op.outputs[0].dtype;
   const std::string y = "out0[base + k * " + IntLiteral(r.inner) + "]";
+  // AddLayerNormalization: the row is x + skip, computed in fp32 in every pass; the sum is
+  // also stored (output 1) when the residual stream reads it.
+  const bool skip = op.op_type == "AddLayerNormalization";
+  const bool sum_out = skip && op.outputs.size() > 1 && op.outputs[1].dtype != 0;
+  const int outputs = sum_out ? 2 : 1;
+  if (skip)
+    xv = "(" + xv + " + " +
+         LoadExpr(op.inputs[1].dtype, "in1[base + k * " + IntLiteral(r.inner) + "]") + ")";
   std::ostringstream s;
   s << "extern \"C\" __global__ void " << name << "("
-    << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
-    << PointerDecls(op) << "  __shared__ float red[" << block << "];\n"
+    << KernelParams(static_cast<int>(op.inputs.size()), outputs) << ") {\n"
+    << PointerDecls(op);
+  if (sum_out) {
+    const std::string st = StorageCType(op.outputs[1].dtype);
+    s << "  " << st << "* __restrict__ out1 = (" << st << "*)p" << op.inputs.size() + 1 << ";\n";
+  }
+  s << "  __shared__ float red[" << block << "];\n"
     << "  for (ortc_i64 row = blockIdx.x; row < " << IntLiteral(r.count)
     << "; row += gridDim.x) {\n"
     << in << "const ortc_i64 base = (row / " << IntLiteral(r.inner) << ") * "
@@ -123,17 +137,23 @@ Result<KernelSource> EmitRowKernel(const std::string& name, const OpDesc& op) {
     // Two passes (mean, then the mean of squared deviations): no cancellation in E[x^2]-E[x]^2.
     const float eps = FloatAttr(op, "epsilon", 1e-5f);
     const std::string n = FloatLiteral(static_cast<float>(r.dim));
-    s << in << "float mean = 0.f;\n"
-      << loop << " mean += " << xv << ";\n"
-      << BlockReduceCode("mean", "ortc_add", block, in) << in << "mean = mean / " << n << ";\n"
+    s << in << "float mean = 0.f;\n";
+    if (sum_out) {
+      s << loop << " { const float v = " << xv << "; mean += v; out1[base + k * "
+        << IntLiteral(r.inner) << "] = " << StoreExpr(op.outputs[1].dtype, "v") << "; }\n";
+    } else {
+      s << loop << " mean += " << xv << ";\n";
+    }
+    s << BlockReduceCode("mean", "ortc_add", block, in) << in << "mean = mean / " << n << ";\n"
       << in << "float var = 0.f;\n"
       << loop << " { const float d = " << xv << " - mean; var += d * d; }\n"
       << BlockReduceCode("var", "ortc_add", block, in) << in
       << "const float rstd = 1.f / sqrtf(var / " << n << " + " << FloatLiteral(eps) << ");\n";
     std::string scale, bias;
-    if (t == "LayerNormalization") {
-      scale = Load(op, 1, "k");
-      bias = Present(op, 2) ? Load(op, 2, "k") : "0.f";
+    if (t == "LayerNormalization" || skip) {
+      const size_t at = skip ? 2 : 1;
+      scale = Load(op, at, "k");
+      bias = Present(op, at + 1) ? Load(op, at + 1, "k") : "0.f";
     } else {
       const std::string c = "row % " + IntLiteral(op.inputs[0].dims[1]);
       scale = Load(op, 1, c);
@@ -144,7 +164,9 @@ Result<KernelSource> EmitRowKernel(const std::string& name, const OpDesc& op) {
   }
   s << "  }\n}\n";
   const auto grid = static_cast<uint32_t>(std::min<int64_t>(std::max<int64_t>(r.count, 1), 65535));
-  return Launch(name, op, s.str(), grid, block, true);
+  KernelSource k = Launch(name, op, s.str(), grid, block, true);
+  k.num_outputs = outputs;
+  return k;
 }
 
 // y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c], c = axis 1. NCHW or channels
@@ -187,7 +209,7 @@ Result<KernelSource> EmitBatchNorm(const std::string& name, const OpDesc& op) {
 
 bool IsNormalizationOp(const std::string& t) {
   return t == "Softmax" || t == "LogSoftmax" || t == "LayerNormalization" ||
-         t == "InstanceNormalization" || t == "BatchNormalization";
+         t == "AddLayerNormalization" || t == "InstanceNormalization" || t == "BatchNormalization";
 }
 
 std::string NormalizationUnsupported(const OpDesc& op) {
@@ -219,6 +241,19 @@ std::string NormalizationUnsupported(const OpDesc& op) {
         (Present(op, 2) && op.inputs[2].elements() != rows.value().dim))
       return "LayerNormalization with scale/bias broadcast over the normalized axes is not "
              "supported";
+    return "";
+  }
+  if (t == "AddLayerNormalization") {  // formed by lowering (lowering_formulas.cpp)
+    if (d.empty() || op.inputs.size() < 3 || !Present(op, 1) || !Present(op, 2))
+      return "AddLayerNormalization needs x, skip and scale";
+    if (op.inputs[1].dims != d) return "AddLayerNormalization: x and skip differ in shape";
+    if (op.outputs.size() > 1 && op.outputs[1].dtype != 0 && op.outputs[1].dims != d)
+      return "AddLayerNormalization: the sum output must have x's shape";
+    auto rows = RowsOf(op);
+    if (!rows.ok()) return rows.status().message();
+    if (op.inputs[2].elements() != rows.value().dim ||
+        (Present(op, 3) && op.inputs[3].elements() != rows.value().dim))
+      return "AddLayerNormalization: scale/bias must cover the normalized axes exactly";
     return "";
   }
   if (t == "InstanceNormalization") {

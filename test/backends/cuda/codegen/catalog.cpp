@@ -140,9 +140,13 @@ CatalogEntry WithFloatType(const CatalogEntry& e, int32_t dtype) {
 }
 
 std::vector<CatalogFamily> AllCatalogs() {
-  return {{"elementwise", ElementwiseCatalog()}, {"normalization", NormalizationCatalog()},
-          {"reduction", ReductionCatalog()},     {"data_movement", DataMovementCatalog()},
-          {"pooling", PoolingCatalog()},         {"channels_last", ChannelsLastCatalog()}};
+  return {{"elementwise", ElementwiseCatalog()},
+          {"normalization", NormalizationCatalog()},
+          {"reduction", ReductionCatalog()},
+          {"data_movement", DataMovementCatalog()},
+          {"pooling", PoolingCatalog()},
+          {"channels_last", ChannelsLastCatalog()},
+          {"scan", ScanCatalog()}};
 }
 
 std::vector<CatalogEntry> FamilyEntries(const std::string& family) {

@@ -51,6 +51,7 @@ std::vector<CatalogEntry> NormalizationCatalog();
 std::vector<CatalogEntry> ReductionCatalog();
 std::vector<CatalogEntry> DataMovementCatalog();
 std::vector<CatalogEntry> PoolingCatalog();
+std::vector<CatalogEntry> ScanCatalog();
 // NHWC variants of elementwise groups and data movement (channels_last_catalog.cpp).
 std::vector<CatalogEntry> ChannelsLastCatalog();
 

@@ -27,7 +27,7 @@ inline std::vector<std::string> RunKernel(const cg::OpDesc& op, const std::strin
   REQUIRE(module.ok());
   std::vector<std::string> outs;
   for (const auto& o : op.outputs) {
-    const auto bytes = static_cast<size_t>(o.elements()) * (o.dtype == F ? 4 : 2);
+    const auto bytes = static_cast<size_t>(o.elements()) * StorageBytes(o.dtype);
     outs.emplace_back(bytes, '\x7f');
   }
   std::vector<void*> args;

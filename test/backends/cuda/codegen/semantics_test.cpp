@@ -59,6 +59,9 @@ TEST_CASE("pooling kernels match the CPU kernels", "[cuda][semantics]") {
 TEST_CASE("channels-last kernels match the CPU kernels", "[cuda][semantics]") {
   CheckFamily("channels_last");
 }
+TEST_CASE("scan kernels match the CPU kernels", "[cuda][semantics]") {
+  CheckFamily("scan");
+}
 
 }  // namespace
 }  // namespace ortc::test::cuda

@@ -160,16 +160,54 @@ TEST_CASE("matmul + bias add + tanh gelu lowers to one GemmCall with a Gelu epil
   const auto& s = plan.steps[0];
   REQUIRE(s.kind == StepKind::kGemm);
   CHECK(s.gemm.epilogue == fb::Activation::Gelu);
-  CHECK(s.gemm.m == 5);
+  // [2, 5, 8] @ [8, 6]: one weight matrix, so one GEMM over all 10 rows rather than a batch.
+  CHECK(s.gemm.m == 10);
   CHECK(s.gemm.n == 6);
   CHECK(s.gemm.k == 8);
-  CHECK(s.gemm.batch == 2);
-  CHECK(s.gemm.stride_a == 40);
-  CHECK(s.gemm.stride_b == 0);  // one weight matrix for every batch
-  CHECK(s.gemm.stride_y == 30);
+  CHECK(s.gemm.batch == 1);
+  CHECK(s.gemm.stride_b == 0);
   REQUIRE(s.gemm.bias >= 0);
   CHECK(WeightFloats(plan, s.gemm.bias) == std::vector<float>{1, 2, 3, 4, 5, 6});
   CHECK(s.sources == std::vector<std::string>{"mm", "add", "gelu"});
+}
+
+TEST_CASE("matmul + bias + residual add lowers to one GemmCall with the residual as C",
+          "[lowering]") {
+  ModelBuilder b(20, 9);
+  b.Input("x", {1, 4, 8});
+  b.Input("h", {1, 4, 6});
+  b.Initializer("W", {8, 6}, ortc::test::RandomFloats(2, 48));
+  b.Initializer("bias", {6}, {1, 2, 3, 4, 5, 6});
+  b.Node("MatMul", {"x", "W"}, {"m"}, {}, "mm").Node("Add", {"m", "bias"}, {"a"}, {}, "add");
+  b.Node("Add", {"h", "a"}, {"y"}, {}, "residual").Output("y");
+  auto p = PlanAll(b);
+  const Plan& plan = p.graph.plan;
+  REQUIRE(plan.steps.size() == 1);
+  const auto& s = plan.steps[0];
+  REQUIRE(s.kind == StepKind::kGemm);
+  CHECK(s.gemm.m == 4);
+  REQUIRE(s.gemm.c >= 0);
+  CHECK(plan.buffers[s.gemm.c].name == "h");
+  CHECK(s.gemm.beta == 1.0f);
+  CHECK(s.gemm.bias >= 0);
+  CHECK(s.gemm.epilogue == fb::Activation::None);
+  CHECK(s.sources == std::vector<std::string>{"mm", "add", "residual"});
+}
+
+TEST_CASE("a residual after an activation stays a kernel: the epilogue adds C first",
+          "[lowering]") {
+  ModelBuilder b(20, 9);
+  b.Input("x", {4, 8});
+  b.Input("h", {4, 6});
+  b.Initializer("W", {8, 6}, ortc::test::RandomFloats(2, 48));
+  b.Node("MatMul", {"x", "W"}, {"m"}, {}, "mm").Node("Relu", {"m"}, {"r"}, {}, "relu");
+  b.Node("Add", {"h", "r"}, {"y"}, {}, "residual").Output("y");
+  auto p = PlanAll(b);
+  const Plan& plan = p.graph.plan;
+  REQUIRE(plan.steps.size() == 2);
+  CHECK(plan.steps[0].kind == StepKind::kGemm);
+  CHECK(plan.steps[0].gemm.c < 0);
+  CHECK(plan.steps[1].kind == StepKind::kLaunch);
 }
 
 TEST_CASE("Gemm with transB and a [N] C lowers with C as the bias", "[lowering]") {

@@ -79,7 +79,7 @@ TEST_CASE("bf16 conversion matches the distance-based reference bit for bit", "[
 }
 
 TEST_CASE("ConvertFloatBytes converts every element", "[packing]") {
-  const std::vector<float> values = {1.0f, -2.5f, 3.14159f, 1e-6f, 70000.0f};
+  const std::vector<float> values = {1.0f, -2.5f, 3.14159f, 1e-6f, 60000.0f};
   std::string bytes(values.size() * 4, '\0');
   std::memcpy(bytes.data(), values.data(), bytes.size());
   const std::string half = ConvertFloatBytes(bytes, onnx::TensorProto::FLOAT16);
@@ -94,6 +94,30 @@ TEST_CASE("ConvertFloatBytes converts every element", "[packing]") {
     CHECK(b == RefFloatToBf16(values[i]));
   }
   CHECK(ConvertFloatBytes(bytes, onnx::TensorProto::FLOAT) == bytes);
+}
+
+TEST_CASE("ConvertFloatBytes saturates finite values beyond the type's range", "[packing]") {
+  // float32's lowest value is how exporters write "minus infinity" masks: it must stay finite,
+  // or (1 - mask) * lowest turns into 0 * -inf = NaN on the device.
+  const float lowest = -3.4028234663852886e38f;
+  const std::vector<float> values = {70000.0f, lowest, INFINITY, -INFINITY};
+  std::string bytes(values.size() * 4, '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  const std::string half = ConvertFloatBytes(bytes, onnx::TensorProto::FLOAT16);
+  const std::string bf = ConvertFloatBytes(bytes, onnx::TensorProto::BFLOAT16);
+  auto at = [](const std::string& s, size_t i) {
+    uint16_t v;
+    std::memcpy(&v, s.data() + 2 * i, 2);
+    return v;
+  };
+  CHECK(at(half, 0) == 0x7BFF);  // 65504
+  CHECK(at(half, 1) == 0xFBFF);  // -65504
+  CHECK(at(half, 2) == 0x7C00);  // infinities stay infinite
+  CHECK(at(half, 3) == 0xFC00);
+  CHECK(at(bf, 0) == RefFloatToBf16(70000.0f));
+  CHECK(at(bf, 1) == 0xFF7F);  // bfloat16's lowest finite value
+  CHECK(at(bf, 2) == 0x7F80);
+  CHECK(at(bf, 3) == 0xFF80);
 }
 
 TEST_CASE("KCRS filters repack to KRSC like the index loops say", "[packing]") {

@@ -1,5 +1,6 @@
 // ortc_cuda_emulate: the emulator check for any model, from the command line:
-//   ortc_cuda_emulate model.onnx x=1x3x224x224 [y=...] [--precision fp16] [--work DIR]
+//   ortc_cuda_emulate model.onnx x=1x3x224x224 [y=...] [--precision fp16]
+//   [--int-range input_ids=0:999]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s model.onnx name=1x3x8x8... [--precision fp32|tf32|fp16|bf16] "
-                 "[--rtol R] [--atol A]\n",
+                 "[--rtol R] [--atol A] [--int-range name=lo:hi]\n",
                  argv[0]);
     return 2;
   }
@@ -29,6 +30,16 @@ int main(int argc, char** argv) {
       o.rtol = std::atof(argv[++i]);
     } else if (a == "--atol" && i + 1 < argc) {
       o.atol = std::atof(argv[++i]);
+    } else if (a == "--int-range" && i + 1 < argc) {
+      // name=lo:hi, the values of an integer input (token ids below the vocabulary size)
+      const std::string r = argv[++i];
+      const size_t eq = r.find('='), colon = r.find(':');
+      if (eq == std::string::npos || colon == std::string::npos || colon < eq) {
+        std::fprintf(stderr, "--int-range wants name=lo:hi, got %s\n", r.c_str());
+        return 2;
+      }
+      o.int_ranges[r.substr(0, eq)] = {std::atoll(r.substr(eq + 1, colon - eq - 1).c_str()),
+                                       std::atoll(r.substr(colon + 1).c_str())};
     } else if (const size_t eq = a.find('='); eq != std::string::npos) {
       std::vector<int64_t> dims;
       size_t p = eq + 1;

@@ -47,7 +47,9 @@ struct ModelCheck {
 };
 
 struct CheckOptions {
-  std::map<std::string, std::vector<int64_t>> input_shapes;  // every model input (float)
+  std::map<std::string, std::vector<int64_t>> input_shapes;  // every model input
+  // Integer inputs (token ids, masks) get uniform values in [lo, hi]; [0, 1] when not named.
+  std::map<std::string, std::pair<int64_t, int64_t>> int_ranges;
   std::string precision = "fp32";                            // fp32, tf32, fp16, bf16
   double rtol = 1e-4, atol = 1e-5;
   unsigned seed = 1;

@@ -84,6 +84,7 @@ ORTC_NVRTC_CASES("reduction")
 ORTC_NVRTC_CASES("data_movement")
 ORTC_NVRTC_CASES("pooling")
 ORTC_NVRTC_CASES("channels_last")
+ORTC_NVRTC_CASES("scan")
 
 }  // namespace
 }  // namespace ortc::test::cuda

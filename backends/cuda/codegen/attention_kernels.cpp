@@ -1,0 +1,266 @@
+// Fused scaled dot-product attention (FusedAttention, formed by lowering_attention.cpp): one
+// kernel computes softmax(scale * Q K^T (+ mask | Where)) V with an online softmax over key
+// tiles in shared memory, so the [S, S] score matrix never reaches memory.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "cuda/codegen/emitters.h"
+#include "cuda/codegen/kernel_text.h"
+
+namespace ortc::backends::cuda::codegen {
+namespace {
+
+// Inputs of FusedAttention (attributes documented in emitters.h).
+constexpr size_t kQ = 0, kK = 1, kV = 2, kMask = 3, kCond = 4;
+constexpr int64_t kMaxHeadDim = 128;
+constexpr int64_t kKeyTile = 32;
+
+bool Present(const OpDesc& op, size_t i) {
+  return i < op.inputs.size() && op.inputs[i].dtype != 0;
+}
+
+std::vector<int64_t> Contiguous(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Logical 4-D view [batch, heads, rows, cols] of a source tensor read through `perm`
+// (Transpose semantics: logical axis a is source axis perm[a]); lower ranks get leading unit
+// axes with stride 0.
+struct View4 {
+  std::array<int64_t, 4> dims{1, 1, 1, 1}, strides{0, 0, 0, 0};
+};
+
+std::optional<View4> ViewOf(const std::vector<int64_t>& src, const std::vector<int64_t>& perm) {
+  if (src.size() < 2 || src.size() > 4 || perm.size() != src.size()) return std::nullopt;
+  const auto st = Contiguous(src);
+  View4 v;
+  const size_t pad = 4 - src.size();
+  std::vector<bool> seen(src.size(), false);
+  for (size_t a = 0; a < perm.size(); ++a) {
+    if (perm[a] < 0 || perm[a] >= static_cast<int64_t>(src.size()) || seen[perm[a]])
+      return std::nullopt;
+    seen[perm[a]] = true;
+    v.dims[pad + a] = src[perm[a]];
+    v.strides[pad + a] = src[perm[a]] == 1 ? 0 : st[perm[a]];
+  }
+  return v;
+}
+
+// A mask broadcast (numpy rules, right-aligned) over the [batch, heads, rows, cols] scores.
+std::optional<View4> BroadcastView(const std::vector<int64_t>& dims, const View4& scores) {
+  if (dims.size() > 4) return std::nullopt;
+  const auto st = Contiguous(dims);
+  View4 v;
+  v.dims = scores.dims;
+  const size_t pad = 4 - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1 && dims[i] != scores.dims[pad + i]) return std::nullopt;
+    v.strides[pad + i] = dims[i] == 1 ? 0 : st[i];
+  }
+  return v;
+}
+
+// The output's logical [.., rows, head_dim] is written through out_perm: the stored tensor
+// is Transpose(logical, out_perm), so logical axis b sits at stored axis a with out_perm[a]=b.
+std::optional<View4> OutputView(const std::vector<int64_t>& stored,
+                                const std::vector<int64_t>& out_perm) {
+  if (stored.size() < 2 || stored.size() > 4 || out_perm.size() != stored.size())
+    return std::nullopt;
+  const auto st = Contiguous(stored);
+  View4 v;
+  const size_t pad = 4 - stored.size();
+  for (size_t a = 0; a < out_perm.size(); ++a) {
+    const int64_t b = out_perm[a];
+    if (b < 0 || b >= static_cast<int64_t>(stored.size())) return std::nullopt;
+    v.dims[pad + b] = stored[a];
+    v.strides[pad + b] = st[a];
+  }
+  return v;
+}
+
+std::vector<int64_t> PermOr(const OpDesc& op, const std::string& name, size_t rank) {
+  auto p = IntsAttr(op, name);
+  if (p.empty()) {
+    for (size_t i = 0; i < rank; ++i) p.push_back(static_cast<int64_t>(i));
+  }
+  return p;
+}
+
+struct Shapes {
+  View4 q, k, v, out, mask, cond;
+  int64_t head_dim = 0, value_dim = 0, rows = 0, keys = 0;
+};
+
+Result<Shapes> ShapesOf(const OpDesc& op) {
+  if (op.inputs.size() != 5 || op.outputs.size() != 1)
+    return InvalidArgument("FusedAttention takes q, k, v, mask, cond and has one output");
+  for (size_t i : {kQ, kK, kV}) {
+    if (!Present(op, i) || !IsFloatType(op.inputs[i].dtype))
+      return InvalidArgument("FusedAttention: q, k and v must be float tensors");
+  }
+  Shapes s;
+  auto q = ViewOf(op.inputs[kQ].dims, PermOr(op, "q_perm", op.inputs[kQ].dims.size()));
+  auto k = ViewOf(op.inputs[kK].dims, PermOr(op, "k_perm", op.inputs[kK].dims.size()));
+  auto v = ViewOf(op.inputs[kV].dims, PermOr(op, "v_perm", op.inputs[kV].dims.size()));
+  auto out = OutputView(op.outputs[0].dims, PermOr(op, "out_perm", op.outputs[0].dims.size()));
+  if (!q || !k || !v || !out) return InvalidArgument("FusedAttention: bad ranks or permutations");
+  s.q = *q, s.k = *k, s.v = *v, s.out = *out;
+  s.rows = s.q.dims[2], s.head_dim = s.q.dims[3], s.keys = s.k.dims[2], s.value_dim = s.v.dims[3];
+  for (int a = 0; a < 2; ++a) {
+    if (s.k.dims[a] != s.q.dims[a] || s.v.dims[a] != s.q.dims[a] || s.out.dims[a] != s.q.dims[a])
+      return InvalidArgument(
+          "FusedAttention: batch and head dims of q, k, v and the output differ");
+  }
+  if (s.k.dims[3] != s.head_dim || s.v.dims[2] != s.keys || s.out.dims[2] != s.rows ||
+      s.out.dims[3] != s.value_dim)
+    return InvalidArgument("FusedAttention: q, k, v and output shapes do not chain");
+  View4 scores;
+  scores.dims = {s.q.dims[0], s.q.dims[1], s.rows, s.keys};
+  for (size_t i : {kMask, kCond}) {
+    if (!Present(op, i)) continue;
+    auto m = BroadcastView(op.inputs[i].dims, scores);
+    if (!m) return InvalidArgument("FusedAttention: mask does not broadcast over the scores");
+    (i == kMask ? s.mask : s.cond) = *m;
+  }
+  return s;
+}
+
+std::string Index(const std::string& base, const View4& v, const std::string& row,
+                  const std::string& col) {
+  return base + " + (" + row + ") * " + IntLiteral(v.strides[2]) + " + (" + col + ") * " +
+         IntLiteral(v.strides[3]);
+}
+
+std::string BaseOf(const View4& v) {
+  return "b * " + IntLiteral(v.strides[0]) + " + h * " + IntLiteral(v.strides[1]);
+}
+
+}  // namespace
+
+bool IsAttentionOp(const std::string& op_type) {
+  return op_type == "FusedAttention";
+}
+
+std::string AttentionUnsupported(const OpDesc& op) {
+  auto s = ShapesOf(op);
+  if (!s.ok()) return s.status().message();
+  if (s->head_dim > kMaxHeadDim || s->value_dim > kMaxHeadDim)
+    return "FusedAttention: head dims up to " + std::to_string(kMaxHeadDim) + " (got " +
+           std::to_string(std::max(s->head_dim, s->value_dim)) + ")";
+  if (Present(op, kMask) && !IsFloatType(op.inputs[kMask].dtype))
+    return "FusedAttention: the additive mask must be a float tensor";
+  if (Present(op, kCond) && op.inputs[kCond].dtype != onnx::TensorProto::BOOL)
+    return "FusedAttention: the Where condition must be bool";
+  return "";
+}
+
+Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
+  auto shapes = ShapesOf(op);
+  if (!shapes.ok()) return shapes.status();
+  const Shapes& s = *shapes;
+  const int64_t D = s.head_dim, DV = s.value_dim;
+  // One thread per query row; the rows of a block share each key/value tile. Short sequences
+  // use smaller blocks so that more blocks spread over the SMs.
+  const int64_t blocks64 = s.q.dims[0] * s.q.dims[1] * ((s.rows + 63) / 64);
+  const int64_t rows_per_block = blocks64 >= 132 || s.rows > 1024 ? 64 : 32;
+  const float scale = FloatAttr(op, "scale", 1.0f);
+  const bool keep_if_true = IntAttr(op, "keep_if_true", 1) != 0;
+  const float fill = FloatAttr(op, "fill", 0.0f);
+  const int32_t qt = op.inputs[kQ].dtype, kt = op.inputs[kK].dtype, vt = op.inputs[kV].dtype;
+  const int32_t ot = op.outputs[0].dtype;
+  std::ostringstream c;
+  c << "extern \"C\" __global__ void " << name << "(" << KernelParams(5, 1) << ") {\n";
+  auto ptr = [&](size_t i) {
+    const std::string t = StorageCType(op.inputs[i].dtype);
+    c << "  const " << t << "* __restrict__ in" << i << " = (const " << t << "*)p" << i << ";\n";
+  };
+  for (size_t i = 0; i < 5; ++i) {
+    if (Present(op, i)) ptr(i);
+  }
+  c << "  " << StorageCType(ot) << "* __restrict__ out0 = (" << StorageCType(ot) << "*)p5;\n"
+    << "  __shared__ float ktile[" << kKeyTile * D << "];\n"
+    << "  __shared__ float vtile[" << kKeyTile * DV << "];\n"
+    << "  const ortc_i64 b = blockIdx.z, h = blockIdx.y;\n"
+    << "  const ortc_i64 row = (ortc_i64)blockIdx.x * " << rows_per_block << " + threadIdx.x;\n"
+    << "  const bool active = row < " << IntLiteral(s.rows) << ";\n"
+    << "  const ortc_i64 qbase = " << BaseOf(s.q) << ", kbase = " << BaseOf(s.k)
+    << ", vbase = " << BaseOf(s.v) << ";\n";
+  if (Present(op, kMask)) c << "  const ortc_i64 mbase = " << BaseOf(s.mask) << ";\n";
+  if (Present(op, kCond)) c << "  const ortc_i64 cbase = " << BaseOf(s.cond) << ";\n";
+  c << "  float qr[" << D << "], acc[" << DV << "];\n"
+    << "  for (int d = 0; d < " << D << "; ++d)\n"
+    << "    qr[d] = active ? " << LoadExpr(qt, "in0[" + Index("qbase", s.q, "row", "d") + "]")
+    << " : 0.f;\n"
+    << "  for (int d = 0; d < " << DV << "; ++d) acc[d] = 0.f;\n"
+    << "  float peak = " << FloatLiteral(-INFINITY) << ", total = 0.f;\n"
+    << "  for (ortc_i64 k0 = 0; k0 < " << IntLiteral(s.keys) << "; k0 += " << kKeyTile << ") {\n"
+    << "    __syncthreads();\n"
+    << "    for (int i = threadIdx.x; i < " << kKeyTile * D << "; i += " << rows_per_block
+    << ") {\n"
+    << "      const ortc_i64 key = k0 + i / " << D << ", d = i % " << D << ";\n"
+    << "      ktile[i] = key < " << IntLiteral(s.keys) << " ? "
+    << LoadExpr(kt, "in1[" + Index("kbase", s.k, "key", "d") + "]") << " : 0.f;\n"
+    << "    }\n"
+    << "    for (int i = threadIdx.x; i < " << kKeyTile * DV << "; i += " << rows_per_block
+    << ") {\n"
+    << "      const ortc_i64 key = k0 + i / " << DV << ", d = i % " << DV << ";\n"
+    << "      vtile[i] = key < " << IntLiteral(s.keys) << " ? "
+    << LoadExpr(vt, "in2[" + Index("vbase", s.v, "key", "d") + "]") << " : 0.f;\n"
+    << "    }\n"
+    << "    __syncthreads();\n"
+    << "    if (!active) continue;\n"
+    << "    const int tile = " << IntLiteral(s.keys) << " - k0 < " << kKeyTile << " ? (int)("
+    << IntLiteral(s.keys) << " - k0) : " << kKeyTile << ";\n"
+    << "    for (int j = 0; j < tile; ++j) {\n"
+    << "      float score = 0.f;\n"
+    << "      for (int d = 0; d < " << D << "; ++d) score += qr[d] * ktile[j * " << D << " + d];\n"
+    << "      score *= " << FloatLiteral(scale) << ";\n";
+  if (Present(op, kMask)) {
+    c << "      score += "
+      << LoadExpr(op.inputs[kMask].dtype, "in3[" + Index("mbase", s.mask, "row", "k0 + j") + "]")
+      << ";\n";
+  }
+  if (Present(op, kCond)) {
+    c << "      if ((in4[" << Index("cbase", s.cond, "row", "k0 + j")
+      << "] != 0) != " << (keep_if_true ? "true" : "false") << ") score = " << FloatLiteral(fill)
+      << ";\n";
+  }
+  // Online softmax: rescale what was summed when the running maximum grows; a score of -inf
+  // adds nothing (also when every score so far is -inf).
+  c << "      if (score == " << FloatLiteral(-INFINITY) << ") continue;\n"
+    << "      if (score > peak) {\n"
+    << "        const float shrink = expf(peak - score);\n"
+    << "        total *= shrink;\n"
+    << "        for (int d = 0; d < " << DV << "; ++d) acc[d] *= shrink;\n"
+    << "        peak = score;\n"
+    << "      }\n"
+    << "      const float w = expf(score - peak);\n"
+    << "      total += w;\n"
+    << "      for (int d = 0; d < " << DV << "; ++d) acc[d] += w * vtile[j * " << DV << " + d];\n"
+    << "    }\n"
+    << "  }\n"
+    << "  if (!active) return;\n"
+    << "  const float inv = total > 0.f ? 1.f / total : 0.f;\n"
+    << "  const ortc_i64 obase = " << BaseOf(s.out) << ";\n"
+    << "  for (int d = 0; d < " << DV << "; ++d)\n"
+    << "    out0[" << Index("obase", s.out, "row", "d") << "] = " << StoreExpr(ot, "acc[d] * inv")
+    << ";\n"
+    << "}\n";
+  KernelSource k;
+  k.name = name;
+  k.source = c.str();
+  k.num_inputs = 5;
+  k.num_outputs = 1;
+  k.grid = {static_cast<uint32_t>((s.rows + rows_per_block - 1) / rows_per_block),
+            static_cast<uint32_t>(s.q.dims[1]), static_cast<uint32_t>(s.q.dims[0])};
+  k.block = {static_cast<uint32_t>(rows_per_block), 1, 1};
+  k.uses_block_sync = true;
+  return k;
+}
+
+}  // namespace ortc::backends::cuda::codegen

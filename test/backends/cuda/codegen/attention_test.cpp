@@ -1,0 +1,189 @@
+// FusedAttention kernels through the host shim against a direct float64 reference (scores
+// matrix, softmax, weighted sum): tails of the key tiles, head transposes read and written
+// through permutations, additive and Where masks, fully masked rows, and the refusals.
+#include <array>
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "data_movement_test_util.h"
+
+namespace ortc::test::cuda {
+namespace {
+
+constexpr int32_t BOOL = TensorProto::BOOL;
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// Element of a logical [b, h, s, d] tensor stored as `stored_dims` and read through `perm`
+// (logical axis a = stored axis perm[a]).
+size_t Offset(const std::vector<int64_t>& stored, const std::vector<int64_t>& perm,
+              std::array<int64_t, 4> at) {
+  std::vector<int64_t> coord(4);
+  for (int a = 0; a < 4; ++a) coord[perm[a]] = at[a];
+  size_t off = 0;
+  for (int i = 0; i < 4; ++i) off = off * stored[i] + coord[i];
+  return off;
+}
+
+struct Case {
+  int64_t b = 1, h = 1, s = 1, keys = 1, d = 1;
+  float scale = 1.f;
+  std::vector<int64_t> qkv_stored_perm = {0, 1, 2, 3};  // how q/k/v are stored
+  std::vector<int64_t> out_perm = {0, 1, 2, 3};
+  std::vector<int64_t> mask_dims;  // additive mask (empty: none)
+  std::vector<float> mask;
+  std::vector<int64_t> cond_dims;  // Where condition (empty: none)
+  std::vector<uint8_t> cond;
+  bool keep_if_true = true;
+  float fill = 0.f;
+};
+
+std::vector<int64_t> Stored(const std::vector<int64_t>& logical, const std::vector<int64_t>& p) {
+  std::vector<int64_t> s(4);
+  for (int a = 0; a < 4; ++a) s[p[a]] = logical[a];
+  return s;
+}
+
+double Broadcast(const std::vector<int64_t>& dims, std::array<int64_t, 4> at,
+                 const std::function<double(size_t)>& get) {
+  size_t off = 0;
+  const size_t pad = 4 - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i) off = off * dims[i] + (dims[i] == 1 ? 0 : at[pad + i]);
+  return get(off);
+}
+
+// Runs the kernel and the float64 reference; returns the largest difference.
+double RunCase(const Case& c, const std::string& name) {
+  const std::vector<int64_t> q_log = {c.b, c.h, c.s, c.d}, k_log = {c.b, c.h, c.keys, c.d};
+  const auto q_st = Stored(q_log, c.qkv_stored_perm), k_st = Stored(k_log, c.qkv_stored_perm);
+  const std::vector<int64_t> o_log = {c.b, c.h, c.s, c.d};
+  std::vector<int64_t> o_st(4);  // Transpose(logical, out_perm)
+  for (int a = 0; a < 4; ++a) o_st[a] = o_log[c.out_perm[a]];
+  const auto q = Random(c.b * c.h * c.s * c.d, 1), k = Random(c.b * c.h * c.keys * c.d, 2),
+             v = Random(c.b * c.h * c.keys * c.d, 3);
+  auto op = Op("FusedAttention", 1,
+               {T(F, q_st), T(F, k_st), T(F, k_st),
+                c.mask_dims.empty() ? cg::TensorDesc{} : T(F, c.mask_dims),
+                c.cond_dims.empty() ? cg::TensorDesc{} : T(BOOL, c.cond_dims)},
+               {T(F, o_st)},
+               {AttrFloat("scale", c.scale), AttrFloat("fill", c.fill),
+                AttrInt("keep_if_true", c.keep_if_true), AttrInts("q_perm", c.qkv_stored_perm),
+                AttrInts("k_perm", c.qkv_stored_perm), AttrInts("v_perm", c.qkv_stored_perm),
+                AttrInts("out_perm", c.out_perm)});
+  op.constants.resize(5);
+  std::string cond_bytes(c.cond.begin(), c.cond.end());
+  const auto outs = RunKernel(op, name,
+                              {Floats(q), Floats(k), Floats(v),
+                               c.mask.empty() ? std::string() : Floats(c.mask), cond_bytes});
+  const auto got = AsFloats(outs[0]);
+  // Inverse of out_perm: logical axis b is stored at axis a with out_perm[a] = b.
+  std::vector<int64_t> out_read(4);
+  for (int a = 0; a < 4; ++a) out_read[c.out_perm[a]] = a;
+  double worst = 0;
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t hi = 0; hi < c.h; ++hi)
+      for (int64_t r = 0; r < c.s; ++r) {
+        std::vector<double> score(c.keys);
+        double peak = -INFINITY;
+        for (int64_t j = 0; j < c.keys; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < c.d; ++e)
+            dot += double(q[Offset(q_st, c.qkv_stored_perm, {bi, hi, r, e})]) *
+                   k[Offset(k_st, c.qkv_stored_perm, {bi, hi, j, e})];
+          double sc = dot * c.scale;
+          if (!c.mask.empty())
+            sc += Broadcast(c.mask_dims, {bi, hi, r, j}, [&](size_t i) { return c.mask[i]; });
+          if (!c.cond.empty() && (Broadcast(c.cond_dims, {bi, hi, r, j}, [&](size_t i) {
+                                    return c.cond[i];
+                                  }) != 0) != c.keep_if_true)
+            sc = c.fill;
+          score[j] = sc;
+          peak = std::max(peak, sc);
+        }
+        double total = 0;
+        for (auto& sc : score) total += sc == -INFINITY ? 0 : std::exp(sc - peak);
+        for (int64_t e = 0; e < c.d; ++e) {
+          double want = 0;
+          for (int64_t j = 0; j < c.keys; ++j) {
+            if (score[j] == -INFINITY) continue;
+            want += std::exp(score[j] - peak) / total *
+                    v[Offset(k_st, c.qkv_stored_perm, {bi, hi, j, e})];
+          }
+          if (total == 0) want = 0;  // every key masked: the kernel writes zeros
+          const double g = got[Offset(o_st, out_read, {bi, hi, r, e})];
+          worst = std::max(worst, std::isnan(g) ? INFINITY : std::fabs(g - want));
+        }
+      }
+  return worst;
+}
+
+TEST_CASE("FusedAttention matches softmax(QK^T * scale) V over partial key tiles",
+          "[cuda][attention]") {
+  Case c;
+  c.b = 2, c.h = 3, c.s = 37, c.keys = 45, c.d = 16, c.scale = 0.25f;
+  CHECK(RunCase(c, "attn_plain") < 2e-6);
+}
+
+TEST_CASE("FusedAttention reads split heads and writes merged heads through permutations",
+          "[cuda][attention]") {
+  // q, k, v stored [b, s, h, d] (the Reshape before the head Transpose); the output stored
+  // [b, s, h, d] (the Transpose before the head merge); a [b, 1, 1, keys] padding mask.
+  Case c;
+  c.b = 2, c.h = 4, c.s = 33, c.keys = 33, c.d = 8, c.scale = 1 / std::sqrt(8.f);
+  c.qkv_stored_perm = {0, 2, 1, 3};
+  c.out_perm = {0, 2, 1, 3};
+  c.mask_dims = {2, 1, 1, 33};
+  c.mask.assign(66, 0.f);
+  for (int j = 20; j < 33; ++j) c.mask[j] = -3.4e38f;      // batch 0: 13 padded keys
+  for (int j = 0; j < 33; j += 3) c.mask[33 + j] = -1e4f;  // batch 1: holes
+  CHECK(RunCase(c, "attn_permuted_padding") < 2e-6);
+}
+
+TEST_CASE("FusedAttention applies a Where causal mask either way round", "[cuda][attention]") {
+  Case c;
+  c.b = 1, c.h = 2, c.s = 40, c.keys = 40, c.d = 32, c.scale = 0.125f;
+  c.cond_dims = {1, 1, 40, 40};
+  for (int r = 0; r < 40; ++r)
+    for (int j = 0; j < 40; ++j) c.cond.push_back(j <= r);
+  c.fill = -3.4028234663852886e38f;
+  CHECK(RunCase(c, "attn_causal_keep") < 2e-6);
+  for (auto& x : c.cond) x = !x;  // Where(upper, fill, scores)
+  c.keep_if_true = false;
+  CHECK(RunCase(c, "attn_causal_inverted") < 2e-6);
+}
+
+TEST_CASE("FusedAttention writes zeros for a row whose every key is -inf", "[cuda][attention]") {
+  Case c;
+  c.b = 1, c.h = 1, c.s = 3, c.keys = 5, c.d = 4;
+  c.mask_dims = {3, 5};
+  c.mask.assign(15, 0.f);
+  for (int j = 0; j < 5; ++j) c.mask[5 + j] = -INFINITY;  // row 1 fully masked
+  CHECK(RunCase(c, "attn_masked_row") < 2e-6);
+}
+
+TEST_CASE("FusedAttention refusals name their reason", "[cuda][attention]") {
+  CHECK(cg::HasKernel("FusedAttention"));
+  auto big = Op("FusedAttention", 1,
+                {T(F, {1, 2, 8, 129}), T(F, {1, 2, 8, 129}), T(F, {1, 2, 8, 129}), {}, {}},
+                {T(F, {1, 2, 8, 129})});
+  CHECK_THAT(cg::Unsupported(big), Catch::Contains("head dims up to 128"));
+  auto heads = Op("FusedAttention", 1,
+                  {T(F, {1, 2, 8, 16}), T(F, {1, 3, 8, 16}), T(F, {1, 3, 8, 16}), {}, {}},
+                  {T(F, {1, 2, 8, 16})});
+  CHECK_THAT(cg::Unsupported(heads), Catch::Contains("batch and head dims"));
+  auto mask =
+      Op("FusedAttention", 1,
+         {T(F, {1, 2, 8, 16}), T(F, {1, 2, 8, 16}), T(F, {1, 2, 8, 16}), T(F, {1, 3, 1, 8}), {}},
+         {T(F, {1, 2, 8, 16})});
+  CHECK_THAT(cg::Unsupported(mask), Catch::Contains("does not broadcast"));
+}
+
+}  // namespace
+}  // namespace ortc::test::cuda

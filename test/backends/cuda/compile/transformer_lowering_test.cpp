@@ -1,0 +1,172 @@
+// Transformer patterns in CUDA lowering: attention fused into one FusedAttention launch with the
+// head transposes absorbed, GELU recognised in any arrangement (and not when a constant is
+// off), the LayerNorm decomposition recognised, Add + LayerNorm fused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cuda/codegen/kernel_text.h"
+#include "plan_helpers.h"
+#include "test_data.h"
+
+namespace ortc::test::cuda {
+namespace {
+
+namespace cg = backends::cuda::codegen;
+using backends::cuda::Plan;
+using backends::cuda::StepKind;
+
+int Launches(const Plan& plan, const std::string& op_type) {
+  int n = 0;
+  for (const auto& s : plan.steps)
+    n += s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == op_type;
+  return n;
+}
+
+const backends::cuda::PlanStep* FirstLaunch(const Plan& plan, const std::string& op_type) {
+  for (const auto& s : plan.steps)
+    if (s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == op_type) return &s;
+  return nullptr;
+}
+
+// x [1, 8, 16] -> per-head q, k, v ([1, 2, 8, 8] via Reshape + Transpose), scores scaled by
+// Div, a [1, 1, 1, 8] additive mask, Softmax, MatMul with v, heads merged back.
+ModelBuilder Attention(bool mask, const std::string& scale_op) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 8, 16});
+  if (mask) b.Input("mask", {1, 1, 1, 8});
+  b.IntInitializer("split", {1, 8, 2, 8});
+  b.IntInitializer("merge", {1, 8, 16});
+  b.Initializer("scale", {}, {scale_op == "Div" ? std::sqrt(8.f) : 1 / std::sqrt(8.f)});
+  for (const char* t : {"q", "k", "v"}) {
+    const std::string n = t;
+    b.Initializer("W" + n, {16, 16}, RandomFloats(n[0], 256));
+    b.Node("MatMul", {"x", "W" + n}, {n + "_proj"});
+    b.Node("Reshape", {n + "_proj", "split"}, {n + "_heads"});
+  }
+  b.Node("Transpose", {"q_heads"}, {"q"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Transpose", {"k_heads"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})});
+  b.Node("Transpose", {"v_heads"}, {"v"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}, {}, "qk");
+  b.Node(scale_op, {"qk", "scale"}, {"scaled"});
+  std::string scores = "scaled";
+  if (mask) {
+    b.Node("Add", {"scaled", "mask"}, {"masked"});
+    scores = "masked";
+  }
+  b.Node("Softmax", {scores}, {"probs"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"probs", "v"}, {"ctx"});
+  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+  return b;
+}
+
+TEST_CASE("attention with head transposes lowers to one FusedAttention launch", "[lowering]") {
+  for (const std::string scale_op : {"Div", "Mul"}) {
+    INFO(scale_op);
+    auto p = PlanAll(Attention(true, scale_op));
+    const Plan& plan = p.graph.plan;
+    CHECK(p.graph.stats.at("fused_attention") == 1);
+    REQUIRE(Launches(plan, "FusedAttention") == 1);
+    CHECK(Launches(plan, "Softmax") == 0);
+    CHECK(Launches(plan, "Transpose") == 0);  // every head transpose absorbed
+    const auto* s = FirstLaunch(plan, "FusedAttention");
+    const auto& op = *s->launch.op;
+    CHECK(std::fabs(cg::FloatAttr(op, "scale", 0) - 1 / std::sqrt(8.f)) < 1e-7);
+    CHECK(cg::IntsAttr(op, "q_perm") == std::vector<int64_t>{0, 2, 1, 3});
+    CHECK(cg::IntsAttr(op, "k_perm") == std::vector<int64_t>{0, 2, 1, 3});
+    CHECK(cg::IntsAttr(op, "out_perm") == std::vector<int64_t>{0, 2, 1, 3});
+    CHECK(op.inputs[0].dims == std::vector<int64_t>{1, 8, 2, 8});  // q read before its transpose
+    CHECK(op.inputs[3].dims == std::vector<int64_t>{1, 1, 1, 8});  // the mask
+    CHECK(op.inputs[4].dtype == 0);                                // no Where condition
+    // Three projections stay GEMMs; the score and context MatMuls are inside the kernel.
+    int gemms = 0;
+    for (const auto& st : plan.steps) gemms += st.kind == StepKind::kGemm;
+    CHECK(gemms == 3);
+  }
+}
+
+TEST_CASE("attention whose scores are also an output stays unfused", "[lowering]") {
+  auto b = Attention(false, "Div");
+  b.Output("probs");
+  auto p = PlanAll(b);
+  CHECK(p.graph.stats.at("fused_attention") == 0);
+  CHECK(Launches(p.graph.plan, "Softmax") == 1);
+}
+
+// 0.5 * x * (1 + erf(x / sqrt(2))) and the tanh form, written in different operand orders.
+ModelBuilder GeluFormula(const std::string& form) {
+  ModelBuilder b(17);
+  b.Input("x", {4, 8});
+  b.Initializer("half", {}, {0.5f});
+  b.Initializer("one", {}, {1.f});
+  if (form == "erf" || form == "erf_off") {
+    b.Initializer("sqrt2", {}, {form == "erf" ? 1.4142135f : 1.5f});
+    b.Node("Div", {"x", "sqrt2"}, {"d"}).Node("Erf", {"d"}, {"e"});
+    b.Node("Add", {"e", "one"}, {"p"}).Node("Mul", {"x", "p"}, {"m"});
+    b.Node("Mul", {"m", "half"}, {"y"});
+  } else {  // tanh, torch's order: 0.5 * x * (1 + tanh(c * (x + 0.044715 * x^3)))
+    b.Initializer("three", {}, {3.f});
+    b.Initializer("a", {}, {0.044715f});
+    b.Initializer("c", {}, {0.7978845608f});
+    b.Node("Mul", {"half", "x"}, {"hx"});
+    b.Node("Pow", {"x", "three"}, {"x3"}).Node("Mul", {"a", "x3"}, {"ax3"});
+    b.Node("Add", {"x", "ax3"}, {"inner"}).Node("Mul", {"c", "inner"}, {"arg"});
+    b.Node("Tanh", {"arg"}, {"t"}).Node("Add", {"one", "t"}, {"p"});
+    b.Node("Mul", {"hx", "p"}, {"y"});
+  }
+  b.Output("y");
+  return b;
+}
+
+TEST_CASE("GELU formulas are recognised by what they compute", "[lowering]") {
+  auto erf = PlanAll(GeluFormula("erf"));
+  CHECK(erf.graph.stats.at("gelu_recognised") == 1);
+  auto tanh = PlanAll(GeluFormula("tanh"));
+  CHECK(tanh.graph.stats.at("gelu_recognised") == 1);
+  // x / 1.5 inside erf is not GELU: left as written.
+  auto off = PlanAll(GeluFormula("erf_off"));
+  CHECK(off.graph.stats.at("gelu_recognised") == 0);
+}
+
+TEST_CASE("the LayerNorm decomposition becomes one LayerNormalization", "[lowering]") {
+  ModelBuilder b(17);
+  b.Input("x", {3, 16});
+  b.Initializer("two", {}, {2.f});
+  b.Initializer("eps", {}, {1e-12f});
+  b.Initializer("gamma", {16}, RandomFloats(5, 16));
+  b.Initializer("beta", {16}, RandomFloats(6, 16));
+  const Attr axes("axes", std::vector<int64_t>{-1});
+  b.Node("ReduceMean", {"x"}, {"u"}, {axes}).Node("Sub", {"x", "u"}, {"d"});
+  b.Node("Pow", {"d", "two"}, {"d2"}).Node("ReduceMean", {"d2"}, {"var"}, {axes});
+  b.Node("Add", {"var", "eps"}, {"ve"}).Node("Sqrt", {"ve"}, {"sd"});
+  b.Node("Div", {"d", "sd"}, {"n"}).Node("Mul", {"n", "gamma"}, {"g"});
+  b.Node("Add", {"g", "beta"}, {"y"}).Output("y");
+  auto p = PlanAll(b);
+  CHECK(p.graph.stats.at("layernorm_recognised") == 1);
+  REQUIRE(p.graph.plan.steps.size() == 1);
+  const auto* s = FirstLaunch(p.graph.plan, "LayerNormalization");
+  REQUIRE(s);
+  CHECK(cg::FloatAttr(*s->launch.op, "epsilon", 0) == 1e-12f);
+}
+
+TEST_CASE("LayerNormalization of an Add of activations is one AddLayerNormalization",
+          "[lowering]") {
+  ModelBuilder b(17);
+  b.Input("a", {2, 4, 8});
+  b.Input("c", {2, 4, 8});
+  b.Initializer("gamma", {8}, RandomFloats(5, 8));
+  b.Node("Relu", {"a"}, {"ra"}).Node("Relu", {"c"}, {"rc"});
+  b.Node("Add", {"ra", "rc"}, {"sum"});
+  b.Node("LayerNormalization", {"sum", "gamma"}, {"y"}, {Attr("axis", int64_t{-1})});
+  b.Node("Sigmoid", {"sum"}, {"z"});  // the residual stream reads the sum too
+  b.Output("y").Output("z");
+  auto p = PlanAll(b);
+  CHECK(p.graph.stats.at("add_layernorm_fused") == 1);
+  const auto* s = FirstLaunch(p.graph.plan, "AddLayerNormalization");
+  REQUIRE(s);
+  CHECK(s->launch.outputs.size() == 2);  // y and the stored sum
+}
+
+}  // namespace
+}  // namespace ortc::test::cuda
