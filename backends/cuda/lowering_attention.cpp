@@ -6,11 +6,11 @@
 // merging) are absorbed as permutations: the kernel reads and writes through strides.
 #include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <numeric>
 #include <optional>
 
 #include "cuda/lowering.h"
+#include "cuda/lowering_ir_index.h"
 #include "cuda/op_desc.h"
 
 namespace ortc::backends::cuda {
@@ -20,40 +20,7 @@ using lowering::IrOp;
 using lowering::SubgraphIr;
 using lowering::ValueKind;
 
-struct Index {
-  const SubgraphIr& ir;
-  std::vector<int> producer;
-  explicit Index(const SubgraphIr& g) : ir(g), producer(g.values.size(), -1) {
-    for (size_t i = 0; i < g.ops.size(); ++i) {
-      if (g.ops[i].removed) continue;
-      for (int v : g.ops[i].outputs) {
-        if (v >= 0) producer[v] = static_cast<int>(i);
-      }
-    }
-  }
-  // The live op producing v when only one op reads v and v is not a program output.
-  const IrOp* SoleProducer(int v, const std::string& op_type) const {
-    if (v < 0 || producer[v] < 0 || ir.values[v].kind == ValueKind::kOutput || ir.UseCount(v) != 1)
-      return nullptr;
-    const IrOp& op = ir.ops[producer[v]];
-    return op.op_type == op_type ? &op : nullptr;
-  }
-  int OpIndex(const IrOp* op) const { return static_cast<int>(op - ir.ops.data()); }
-  std::vector<int64_t> Dims(int v) const { return StaticDims(ir.values[v].info); }
-  // The single float32 value of a one-element constant.
-  std::optional<float> Scalar(int v) const {
-    if (v < 0 || ir.values[v].kind != ValueKind::kWeight || !ir.values[v].bytes) return {};
-    if (ir.values[v].info.dtype != onnx::TensorProto::FLOAT) return {};
-    int64_t n = 1;
-    for (int64_t d : Dims(v)) n *= d;
-    if (n != 1) return {};
-    auto bytes = ir.values[v].bytes->ReadAll();
-    if (!bytes.ok() || (*bytes)->size() != 4) return {};
-    float f;
-    std::memcpy(&f, (*bytes)->data(), 4);
-    return f;
-  }
-};
+using Index = IrIndex;
 
 std::vector<int64_t> Identity(size_t rank) {
   std::vector<int64_t> p(rank);
@@ -86,22 +53,6 @@ int AbsorbTransposes(const Index& x, int v, std::vector<int64_t>* perm,
     v = src;
   }
   return v;
-}
-
-onnx::AttributeProto FloatAttribute(const std::string& name, float f) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(f);
-  return a;
-}
-
-onnx::AttributeProto IntsAttribute(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t i : v) a.add_ints(i);
-  return a;
 }
 
 bool Broadcasts(const std::vector<int64_t>& mask, const std::vector<int64_t>& scores) {
@@ -218,9 +169,12 @@ bool FuseAt(SubgraphIr* ir, int s) {
   op.since_version = 1;
   op.inputs = {q, k, vv, mask, cond};
   op.outputs = {result};
-  op.attributes = {FloatAttribute("scale", scale),  FloatAttribute("fill", fill),
-                   IntsAttribute("q_perm", q_perm), IntsAttribute("k_perm", k_perm),
-                   IntsAttribute("v_perm", v_perm), IntsAttribute("out_perm", out_perm)};
+  op.SetFloatAttr("scale", scale);
+  op.SetFloatAttr("fill", fill);
+  op.SetIntsAttr("q_perm", q_perm);
+  op.SetIntsAttr("k_perm", k_perm);
+  op.SetIntsAttr("v_perm", v_perm);
+  op.SetIntsAttr("out_perm", out_perm);
   op.SetIntAttr("keep_if_true", keep_if_true ? 1 : 0);
   // Shape check through the generator's own rules before committing to the rewrite.
   ir->ops.push_back(op);

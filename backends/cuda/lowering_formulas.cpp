@@ -18,6 +18,7 @@
 #include <set>
 
 #include "cuda/lowering.h"
+#include "cuda/lowering_ir_index.h"
 #include "cuda/op_desc.h"
 
 namespace ortc::backends::cuda {
@@ -27,35 +28,7 @@ using lowering::IrOp;
 using lowering::SubgraphIr;
 using lowering::ValueKind;
 
-struct Index {
-  const SubgraphIr& ir;
-  std::vector<int> producer;
-  explicit Index(const SubgraphIr& g) : ir(g), producer(g.values.size(), -1) {
-    for (size_t i = 0; i < g.ops.size(); ++i) {
-      if (g.ops[i].removed) continue;
-      for (int v : g.ops[i].outputs) {
-        if (v >= 0) producer[v] = static_cast<int>(i);
-      }
-    }
-  }
-  std::vector<int64_t> Dims(int v) const { return StaticDims(ir.values[v].info); }
-  bool Internal(int v) const { return ir.values[v].kind != ValueKind::kOutput; }
-  // The float32 values of a constant (nullopt when v is not a float32 weight).
-  std::optional<std::vector<float>> Floats(int v) const {
-    if (v < 0 || ir.values[v].kind != ValueKind::kWeight || !ir.values[v].bytes) return {};
-    if (ir.values[v].info.dtype != onnx::TensorProto::FLOAT) return {};
-    auto bytes = ir.values[v].bytes->ReadAll();
-    if (!bytes.ok() || (*bytes)->size() % 4 != 0) return {};
-    std::vector<float> f((*bytes)->size() / 4);
-    std::memcpy(f.data(), (*bytes)->data(), (*bytes)->size());
-    return f;
-  }
-  std::optional<float> Scalar(int v) const {
-    auto f = Floats(v);
-    if (!f || f->size() != 1) return {};
-    return (*f)[0];
-  }
-};
+using Index = IrIndex;
 
 // ---- GELU by evaluation ----
 
@@ -204,11 +177,7 @@ int RecogniseGelu(SubgraphIr* ir) {
       gelu.since_version = 20;
       gelu.inputs = {root};
       gelu.outputs = {v};
-      onnx::AttributeProto a;
-      a.set_name("approximate");
-      a.set_type(onnx::AttributeProto::STRING);
-      a.set_s(*kind);
-      gelu.attributes = {a};
+      gelu.SetStringAttr("approximate", *kind);
       int last = 0;
       for (int o : ops) last = std::max(last, o);
       for (int o : ops) ir->ops[o].removed = true;
@@ -343,11 +312,7 @@ int RecogniseLayerNorm(SubgraphIr* ir) {
     ln.inputs = {src, gamma, beta};
     ln.outputs = {out};
     ln.SetIntAttr("axis", -1);
-    onnx::AttributeProto e;
-    e.set_name("epsilon");
-    e.set_type(onnx::AttributeProto::FLOAT);
-    e.set_f(eps);
-    ln.attributes.push_back(e);
+    ln.SetFloatAttr("epsilon", eps);
     int last = 0;
     for (int o : ops) last = std::max(last, o);
     for (int o : ops) ir->ops[o].removed = true;

@@ -33,18 +33,33 @@ float IrOp::FloatAttr(const std::string& n, float fallback) const {
   const auto* a = Attr(n);
   return a ? a->f() : fallback;
 }
-void IrOp::SetIntAttr(const std::string& n, int64_t v) {
+onnx::AttributeProto& IrOp::MutableAttr(const std::string& n,
+                                        onnx::AttributeProto::AttributeType type) {
   for (auto& a : attributes) {
     if (a.name() == n) {
-      a.set_i(v);
-      return;
+      a.Clear();
+      a.set_name(n);
+      a.set_type(type);
+      return a;
     }
   }
-  onnx::AttributeProto a;
-  a.set_name(n);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  attributes.push_back(a);
+  attributes.emplace_back();
+  attributes.back().set_name(n);
+  attributes.back().set_type(type);
+  return attributes.back();
+}
+void IrOp::SetIntAttr(const std::string& n, int64_t v) {
+  MutableAttr(n, onnx::AttributeProto::INT).set_i(v);
+}
+void IrOp::SetFloatAttr(const std::string& n, float v) {
+  MutableAttr(n, onnx::AttributeProto::FLOAT).set_f(v);
+}
+void IrOp::SetIntsAttr(const std::string& n, const std::vector<int64_t>& v) {
+  auto& a = MutableAttr(n, onnx::AttributeProto::INTS);
+  for (int64_t i : v) a.add_ints(i);
+}
+void IrOp::SetStringAttr(const std::string& n, const std::string& v) {
+  MutableAttr(n, onnx::AttributeProto::STRING).set_s(v);
 }
 
 Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init) {

@@ -35,7 +35,14 @@ struct IrOp {
   const onnx::AttributeProto* Attr(const std::string& n) const;
   int64_t IntAttr(const std::string& n, int64_t fallback) const;
   float FloatAttr(const std::string& n, float fallback) const;
+  // Setters replace an attribute of that name or add one.
   void SetIntAttr(const std::string& n, int64_t v);
+  void SetFloatAttr(const std::string& n, float v);
+  void SetIntsAttr(const std::string& n, const std::vector<int64_t>& v);
+  void SetStringAttr(const std::string& n, const std::string& v);
+
+ private:
+  onnx::AttributeProto& MutableAttr(const std::string& n, onnx::AttributeProto::AttributeType type);
 };
 
 struct SubgraphIr {

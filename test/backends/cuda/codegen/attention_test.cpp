@@ -7,19 +7,12 @@
 #include <random>
 
 #include "data_movement_test_util.h"
+#include "test_data.h"
 
 namespace ortc::test::cuda {
 namespace {
 
 constexpr int32_t BOOL = TensorProto::BOOL;
-
-std::vector<float> Random(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
 
 // Element of a logical [b, h, s, d] tensor stored as `stored_dims` and read through `perm`
 // (logical axis a = stored axis perm[a]).
@@ -66,8 +59,9 @@ double RunCase(const Case& c, const std::string& name) {
   const std::vector<int64_t> o_log = {c.b, c.h, c.s, c.d};
   std::vector<int64_t> o_st(4);  // Transpose(logical, out_perm)
   for (int a = 0; a < 4; ++a) o_st[a] = o_log[c.out_perm[a]];
-  const auto q = Random(c.b * c.h * c.s * c.d, 1), k = Random(c.b * c.h * c.keys * c.d, 2),
-             v = Random(c.b * c.h * c.keys * c.d, 3);
+  const auto q = RandomFloats(1, c.b * c.h * c.s * c.d),
+             k = RandomFloats(2, c.b * c.h * c.keys * c.d),
+             v = RandomFloats(3, c.b * c.h * c.keys * c.d);
   auto op = Op("FusedAttention", 1,
                {T(F, q_st), T(F, k_st), T(F, k_st),
                 c.mask_dims.empty() ? cg::TensorDesc{} : T(F, c.mask_dims),

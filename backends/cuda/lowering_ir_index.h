@@ -1,0 +1,59 @@
+// Lookups the CUDA lowering's pattern passes share over a SubgraphIr: each value's producer,
+// static dims, whether a program output reads it, and constants read as float32.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/op_desc.h"
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::backends::cuda {
+
+// A snapshot: rebuild it after ops are added, removed or rewired.
+struct IrIndex {
+  const lowering::SubgraphIr& ir;
+  std::vector<int> producer;  // per value: the live op writing it, or -1
+
+  explicit IrIndex(const lowering::SubgraphIr& g) : ir(g), producer(g.values.size(), -1) {
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      if (g.ops[i].removed) continue;
+      for (int v : g.ops[i].outputs) {
+        if (v >= 0) producer[v] = static_cast<int>(i);
+      }
+    }
+  }
+  std::vector<int64_t> Dims(int v) const { return StaticDims(ir.values[v].info); }
+  // Not a program output: a pass may stop materializing it.
+  bool Internal(int v) const { return ir.values[v].kind != lowering::ValueKind::kOutput; }
+  int OpIndex(const lowering::IrOp* op) const { return static_cast<int>(op - ir.ops.data()); }
+  // The live op of this type producing v, when v is internal and read by one op only.
+  const lowering::IrOp* SoleProducer(int v, const std::string& op_type) const {
+    if (v < 0 || producer[v] < 0 || !Internal(v) || ir.UseCount(v) != 1) return nullptr;
+    const lowering::IrOp& op = ir.ops[producer[v]];
+    return op.op_type == op_type ? &op : nullptr;
+  }
+  // The values of a float32 constant, nullopt for anything else.
+  std::optional<std::vector<float>> Floats(int v) const {
+    if (v < 0 || ir.values[v].kind != lowering::ValueKind::kWeight || !ir.values[v].bytes)
+      return std::nullopt;
+    if (ir.values[v].info.dtype != onnx::TensorProto::FLOAT) return std::nullopt;
+    auto bytes = ir.values[v].bytes->ReadAll();
+    if (!bytes.ok() || (*bytes)->size() % 4 != 0) return std::nullopt;
+    std::vector<float> f((*bytes)->size() / 4);
+    std::memcpy(f.data(), (*bytes)->data(), (*bytes)->size());
+    return f;
+  }
+  // The one value of a single-element float32 constant.
+  std::optional<float> Scalar(int v) const {
+    auto f = Floats(v);
+    if (!f || f->size() != 1) return std::nullopt;
+    return (*f)[0];
+  }
+};
+
+}  // namespace ortc::backends::cuda
