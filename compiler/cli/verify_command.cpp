@@ -13,6 +13,7 @@
 #include "cli/report_error.h"
 #include "compile/compile_driver.h"
 #include "graph/input_shapes.h"
+#include "graph/model.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
@@ -72,6 +73,21 @@ std::pair<double, double> DefaultTolerance(const std::string& precision) {
   return {1e-4, 1e-5};
 }
 
+// The source model on the CPU kernels. The kernels run no com.microsoft contrib op, so a model
+// with some runs as the loader rewrites it into standard ops (graph/contrib_ops.h).
+Result<std::unique_ptr<Session>> SourceSession(const fs::path& model,
+                                               const graph::InputShapes& shapes) {
+  graph::LoadOptions load;
+  load.input_shapes = shapes;
+  auto loaded = graph::LoadModelFromFile(model, load);
+  if (!loaded.ok() || (*loaded)->expanded_nodes.empty()) return Session::Create(model);
+  const std::string bytes = (*loaded)->proto.SerializeAsString();
+  SessionOptions so;
+  so.context_file_path = model;  // external data stays relative to the model's folder
+  return Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()},
+                                   so);
+}
+
 int Run(VerifyArgs a) {
   auto fail = [&](const Status& s) { return ReportError(a.json, s); };
   const auto [rtol, atol] = DefaultTolerance(a.precision);
@@ -106,7 +122,7 @@ int Run(VerifyArgs a) {
   if (!compiled.ok()) return fail(compiled.status());
   auto ctx = Session::Create(o.output);
   if (!ctx.ok()) return fail(ctx.status());
-  auto src = Session::Create(a.model);
+  auto src = SourceSession(a.model, o.input_shapes);
   if (!src.ok())
     return fail(src.status().WithContext("running the source model on the CPU kernels"));
   // Random inputs of a fixed input take its --input-shape.

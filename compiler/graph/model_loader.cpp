@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/constant_lifting.h"
+#include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"
 #include "graph/initializer_info.h"
 #include "graph/model.h"
@@ -94,8 +95,8 @@ Status ResolveOps(Model& m) {
   return Status::Ok();
 }
 
-// Re-reads the graph from the proto after a pass rewrote it (no checker: nodes were only
-// removed and initializers added).
+// Re-reads the graph from the proto after a pass rewrote it (shape folding only removes nodes
+// and adds initializers; the contrib-op expansion's nodes are checked once it is done).
 Status Rebuild(Model& m) {
   auto* graph_proto = m.proto.mutable_graph();
   m.graph = Graph{};
@@ -153,6 +154,11 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m->opsets, &m->graph));
   ORTC_RETURN_IF_ERROR(ResolveOps(*m));
   if (CheckerApplies(*m)) ORTC_RETURN_IF_ERROR(RunChecker(*m));
+  if (HasExpandableContribOps(*m)) {
+    ORTC_RETURN_IF_ERROR(ExpandContribOps(m.get(), [&] { return Rebuild(*m); }));
+    if (CheckerApplies(*m))
+      ORTC_RETURN_IF_ERROR(RunChecker(*m).WithContext("after expanding contrib ops"));
+  }
   if (!options.infer_shapes) return m;
   const std::vector<std::string> load_warnings = m->warnings;
   InferShapes(m.get());

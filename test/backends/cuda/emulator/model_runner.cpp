@@ -9,6 +9,7 @@
 #include <set>
 
 #include "format/ep_context.h"
+#include "graph/model.h"
 #include "library_reference.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
@@ -165,6 +166,22 @@ Tensor RandomIntTensor(const std::vector<int64_t>& dims, int32_t dtype, int64_t 
   return t;
 }
 
+// The source model as the CPU runtime can run it. One with com.microsoft contrib ops is read the
+// way `ortc compile` reads it (graph/contrib_ops.h rewrites them into standard ops, whose values
+// the CUDA graphs read and write); any other is used as it is.
+Result<onnx::ModelProto> ReferenceSource(const fs::path& model, const CheckOptions& o) {
+  onnx::ModelProto proto = LoadProto(model);
+  bool contrib = false;
+  for (const auto& n : proto.graph().node()) contrib = contrib || n.domain() == "com.microsoft";
+  if (!contrib) return proto;
+  graph::LoadOptions load;
+  load.input_shapes = o.input_shapes;
+  load.fold_shapes = true;
+  auto loaded = graph::LoadModelFromFile(model, load);
+  if (!loaded.ok()) return loaded.status();
+  return (*loaded)->proto;
+}
+
 }  // namespace
 
 CheckOptions CheckOptions::ForPrecision(const std::string& precision) {
@@ -218,7 +235,9 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
 
   // Reference values of every CUDA graph's inputs, outputs and intermediates, on one set of
   // random inputs.
-  const onnx::ModelProto source = LoadProto(model);
+  auto reference_source = ReferenceSource(model, o);
+  if (!reference_source.ok()) return reference_source.status();
+  const onnx::ModelProto& source = *reference_source;
   std::set<std::string> source_values;
   for (const auto& n : source.graph().node())
     for (const auto& out : n.output()) source_values.insert(out);

@@ -1,0 +1,41 @@
+// One function per contrib op (graph/contrib_ops.h): checks the node's form, waits (returns
+// without Begin) while something it needs is unknown, writes the replacement through Begin's
+// Emitter.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "graph/contrib_emitter.h"
+
+namespace ortc::graph::contrib {
+
+class Expansion {
+ public:
+  Expansion(std::string prefix, int64_t opset, Names* names)
+      : prefix_(std::move(prefix)), opset_(opset), names_(names) {}
+  // Starts the replacement, its float constants in `dtype`.
+  Emitter& Begin(int32_t dtype) {
+    emitter_ = std::make_unique<Emitter>(prefix_, opset_, dtype, names_);
+    return *emitter_;
+  }
+  Emitter* emitter() { return emitter_.get(); }
+
+ private:
+  std::string prefix_;
+  int64_t opset_;
+  Names* names_;
+  std::unique_ptr<Emitter> emitter_;
+};
+
+// contrib_layers.cpp
+Status ExpandGelu(const NodeView& v, Expansion* x);  // Gelu and BiasGelu
+Status ExpandFastGelu(const NodeView& v, Expansion* x);
+Status ExpandSkipLayerNorm(const NodeView& v, Expansion* x);
+Status ExpandEmbedLayerNorm(const NodeView& v, Expansion* x);
+
+// contrib_attention.cpp
+Status ExpandAttention(const NodeView& v, Expansion* x);
+Status ExpandMultiHeadAttention(const NodeView& v, Expansion* x);
+
+}  // namespace ortc::graph::contrib

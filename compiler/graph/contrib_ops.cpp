@@ -1,0 +1,162 @@
+// The contrib-op rewrite's driver: rounds of expansion and re-inference, the proto edits, and
+// the removal of expansion nodes nothing reads.
+#include "graph/contrib_ops.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "graph/contrib_expansions.h"
+#include "graph/shape_inference.h"
+
+namespace ortc::graph {
+namespace {
+
+using contrib::Expansion;
+using contrib::NodeView;
+
+constexpr int64_t kMinOpset = 11;  // Range, Slice with inputs
+
+using ExpandFn = Status (*)(const NodeView&, Expansion*);
+
+ExpandFn Expander(const std::string& op_type) {
+  static const std::unordered_map<std::string, ExpandFn> table = {
+      {"Attention", contrib::ExpandAttention},
+      {"MultiHeadAttention", contrib::ExpandMultiHeadAttention},
+      {"SkipLayerNormalization", contrib::ExpandSkipLayerNorm},
+      {"EmbedLayerNormalization", contrib::ExpandEmbedLayerNorm},
+      {"BiasGelu", contrib::ExpandGelu},
+      {"Gelu", contrib::ExpandGelu},
+      {"FastGelu", contrib::ExpandFastGelu},
+  };
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : it->second;
+}
+
+// Replaces nodes of the proto by their expansions (in place, keeping the file order) and
+// appends the new initializers.
+void ApplyEdits(onnx::GraphProto* g,
+                std::unordered_map<const onnx::NodeProto*, std::vector<onnx::NodeProto>>* edits,
+                std::vector<onnx::TensorProto>* initializers) {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto& node : *g->mutable_node()) {
+    auto it = edits->find(&node);
+    if (it == edits->end()) {
+      *nodes.Add() = std::move(node);
+      continue;
+    }
+    for (auto& n : it->second) *nodes.Add() = std::move(n);
+  }
+  g->mutable_node()->Swap(&nodes);
+  for (auto& t : *initializers) *g->add_initializer() = std::move(t);
+}
+
+// Drops expansion nodes whose outputs nothing reads (e.g. EmbedLayerNormalization's int32
+// mask_index once every Attention reads the float count), then their unread initializers.
+void RemoveUnread(onnx::GraphProto* g, const contrib::SharedState& state) {
+  bool removed = true;
+  while (removed) {
+    removed = false;
+    std::unordered_map<std::string, int> reads;
+    for (const auto& n : g->node())
+      for (const auto& in : n.input()) reads[in]++;
+    for (const auto& o : g->output()) reads[o.name()]++;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+    for (auto& n : *g->mutable_node()) {
+      bool read = !state.generated_nodes.count(n.name());
+      for (const auto& o : n.output()) read = read || reads.count(o);
+      if (read) {
+        *kept.Add() = std::move(n);
+      } else {
+        removed = true;
+      }
+    }
+    g->mutable_node()->Swap(&kept);
+  }
+  std::unordered_map<std::string, int> reads;
+  for (const auto& n : g->node())
+    for (const auto& in : n.input()) reads[in]++;
+  for (const auto& o : g->output()) reads[o.name()]++;
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (auto& t : *g->mutable_initializer()) {
+    if (reads.count(t.name()) || !state.generated_initializers.count(t.name()))
+      *kept.Add() = std::move(t);
+  }
+  g->mutable_initializer()->Swap(&kept);
+}
+
+}  // namespace
+
+bool IsExpandableContribOp(const std::string& domain, const std::string& op_type) {
+  return domain == "com.microsoft" && Expander(op_type) != nullptr;
+}
+
+bool HasExpandableContribOps(const Model& model) {
+  for (const auto& n : model.graph.nodes)
+    if (IsExpandableContribOp(n.domain, n.op_type)) return true;
+  return false;
+}
+
+Status ExpandContribOps(Model* model, const std::function<Status()>& rebuild) {
+  if (!HasExpandableContribOps(*model)) return Status::Ok();
+  const std::vector<std::string> warnings = model->warnings;
+  contrib::SharedState state;
+  // Unnamed contrib nodes keep the name they load with ("<op>_<index>") through the rounds,
+  // which move nodes: it prefixes their parts.
+  for (size_t i = 0; i < model->graph.nodes.size(); ++i) {
+    const Node& n = model->graph.nodes[i];
+    auto* proto = model->proto.mutable_graph()->mutable_node(static_cast<int>(i));
+    if (IsExpandableContribOp(n.domain, n.op_type) && proto->name().empty())
+      proto->set_name(n.name);
+  }
+  InferShapes(model);
+  bool force = false;
+  while (true) {
+    std::vector<int> pending;
+    for (size_t i = 0; i < model->graph.nodes.size(); ++i) {
+      const Node& n = model->graph.nodes[i];
+      if (IsExpandableContribOp(n.domain, n.op_type)) pending.push_back(static_cast<int>(i));
+    }
+    if (pending.empty()) break;
+    const int64_t opset = model->default_opset();
+    if (opset < kMinOpset) {
+      const Node& n = model->graph.nodes[pending[0]];
+      return NotImplemented("node '" + n.name + "' (com.microsoft." + n.op_type +
+                            "): rewriting contrib ops into standard ops needs ai.onnx opset >= " +
+                            std::to_string(kMinOpset) + " and the model imports opset " +
+                            std::to_string(opset) + "; re-export it with a newer opset");
+    }
+    contrib::Names names(model->proto.graph());
+    std::unordered_map<const onnx::NodeProto*, std::vector<onnx::NodeProto>> edits;
+    std::vector<onnx::TensorProto> initializers;
+    for (int i : pending) {
+      const Node& n = model->graph.nodes[i];
+      NodeView view(*model, n, force, &state);
+      Expansion x(n.name, opset, &names);
+      ORTC_RETURN_IF_ERROR(Expander(n.op_type)(view, &x));
+      contrib::Emitter* e = x.emitter();
+      if (!e) continue;  // waits for the next round's shapes
+      for (const auto& node : e->nodes()) state.generated_nodes.insert(node.name());
+      for (const auto& t : e->initializers()) state.generated_initializers.insert(t.name());
+      model->expanded_nodes.push_back({n.name, n.op_type});
+      edits[n.proto] = std::move(e->nodes());
+      for (auto& t : e->initializers()) initializers.push_back(std::move(t));
+      // A forced round expands only the first node: the next round may know more.
+      if (force) break;
+    }
+    if (edits.empty()) {
+      if (force) return InvalidGraph("contrib op expansion made no progress");  // a bug
+      force = true;  // no node is ready: expand the first one with fallbacks
+      continue;
+    }
+    force = false;
+    ApplyEdits(model->proto.mutable_graph(), &edits, &initializers);
+    ORTC_RETURN_IF_ERROR(rebuild().WithContext("after expanding contrib ops"));
+    InferShapes(model);
+  }
+  RemoveUnread(model->proto.mutable_graph(), state);
+  ORTC_RETURN_IF_ERROR(rebuild().WithContext("after expanding contrib ops"));
+  model->warnings = warnings;
+  return Status::Ok();
+}
+
+}  // namespace ortc::graph

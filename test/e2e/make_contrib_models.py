@@ -1,0 +1,332 @@
+"""Writes small models that use ONNX Runtime's transformer contrib ops (domain com.microsoft), the
+way its transformer optimizer writes them, with random weights (fixed seed), input .npy files and
+a manifest for test/e2e/contrib_ops.py:
+
+  <name>.onnx              one model per op and form (masks, causal, qkv_hidden_sizes, present
+                           outputs, packed forms ortc reads, opsets 11 / 13 / 17 / 20)
+  bert_like*.onnx          an optimized-BERT-like encoder: EmbedLayerNormalization -> Attention
+                           (its mask_index) -> MatMul + SkipLayerNormalization -> MatMul +
+                           BiasGelu / FastGelu -> MatMul + SkipLayerNormalization, 2 layers;
+                           opsets 11, 17 and 20, and one with dynamic batch and sequence
+  <name>/inputs/*.npy      the inputs the comparisons run on
+  <name>/expected/*.npy    numpy reference outputs, for forms ONNX Runtime's CPU kernels refuse
+  manifest.json            per model: inputs (shape, dtype, integer range), the reference
+                           ("ort" or "numpy"), how many contrib nodes it has, and whether its
+                           standard-op form must be one CUDA group at static shapes
+
+Usage: make_contrib_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+B, S, H, N = 2, 8, 16, 2  # batch, sequence, hidden, heads
+MS = "com.microsoft"
+F32, I32 = TensorProto.FLOAT, TensorProto.INT32
+
+
+class Model:
+    def __init__(self, name, opset=17, seed=0, dynamic=False):
+        self.name, self.opset, self.dynamic = name, opset, dynamic
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+        self.feeds, self.int_ranges, self.contrib = {}, {}, 0
+        self.one_cuda_group, self.reference = True, "ort"
+
+    def weight(self, name, shape, scale=None):
+        scale = scale if scale is not None else 1 / np.sqrt(shape[0])
+        self.inits.append(numpy_helper.from_array(self.rng.normal(0, scale, shape).astype(np.float32), name))
+        return name
+
+    def gamma(self, name):
+        self.inits.append(numpy_helper.from_array(self.rng.uniform(0.8, 1.2, H).astype(np.float32), name))
+        return name
+
+    def input(self, name, shape, dtype=F32, values=None, int_range=None):
+        declared = shape if not self.dynamic else ["batch", "seq"] + shape[2:]
+        self.inputs.append(helper.make_tensor_value_info(name, dtype, declared))
+        if values is None:
+            values = self.rng.normal(0, 1, shape).astype(np.float32)
+        self.feeds[name] = values
+        if int_range is not None:
+            self.int_ranges[name] = int_range
+        return name
+
+    def output(self, name):
+        self.outputs.append(helper.make_tensor_value_info(name, F32, None))
+
+    def node(self, op, inputs, outputs, name, domain="", **attrs):
+        self.nodes.append(helper.make_node(op, inputs, outputs, name=name, domain=domain, **attrs))
+        self.contrib += domain == MS
+        return outputs[0]
+
+    def save(self, out_dir, manifest, expected=None):
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset),
+                                                        helper.make_opsetid(MS, 1)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(out_dir, self.name + ".onnx"))
+        for sub, arrays in (("inputs", self.feeds), ("expected", expected or {})):
+            if arrays:
+                os.makedirs(os.path.join(out_dir, self.name, sub), exist_ok=True)
+            for k, v in arrays.items():
+                np.save(os.path.join(out_dir, self.name, sub, k + ".npy"), v)
+        manifest.append({
+            "name": self.name,
+            "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype),
+                           "int_range": self.int_ranges.get(k)} for k, v in self.feeds.items()},
+            "reference": self.reference if not expected else "numpy",
+            "contrib_nodes": self.contrib,
+            "one_cuda_group": self.one_cuda_group,
+        })
+
+
+def mask_2d():
+    """0/1 rows: a full row, and one with padding at the end and a hole in the middle."""
+    m = np.ones((B, S), np.int32)
+    m[1, S - 3:] = 0
+    m[1, 2] = 0
+    return m
+
+
+# ---- single ops ----
+
+def activations(out, manifest):
+    m = Model("gelu")
+    m.node("Gelu", [m.input("x", [B, S, H])], ["y"], "Gelu_0", MS)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("bias_gelu")  # MatMul -> BiasGelu, as the optimizer fuses Add + Gelu
+    h = m.node("MatMul", [m.input("x", [B, S, H]), m.weight("w", [H, 4 * H])], ["h"], "MatMul_0")
+    m.node("BiasGelu", [h, m.weight("b", [4 * H], 0.1)], ["y"], "BiasGelu_0", MS)
+    m.output("y")
+    m.save(out, manifest)
+
+    for opset in (13, 20):  # the tanh formula before opset 20, ai.onnx Gelu(tanh) from 20
+        m = Model(f"fast_gelu_opset{opset}", opset)
+        y = m.node("FastGelu", [m.input("x", [B, S, H]), m.weight("b", [H], 0.1)], ["y"], "FastGelu_0", MS)
+        m.node("FastGelu", [y], ["z"], "FastGelu_1", MS)
+        m.output("y")
+        m.output("z")
+        m.save(out, manifest)
+
+
+def skip_layer_norm(out, manifest):
+    for opset in (13, 17):  # decomposed before 17, LayerNormalization from 17
+        m = Model(f"skip_layer_norm_opset{opset}", opset)
+        m.node("SkipLayerNormalization",
+               [m.input("x", [B, S, H]), m.input("skip", [B, S, H]), m.gamma("g"), m.weight("beta", [H], 0.1),
+                m.weight("bias", [H], 0.1)],
+               ["y", "", "", "sum"], "SkipLayerNorm_0", MS, epsilon=1e-5)
+        m.output("y")
+        m.output("sum")
+        m.save(out, manifest)
+
+    # No beta, no bias, a [S, H] skip broadcast over the batch, and the mean / inv_std_var
+    # outputs (the CPU computes those: CUDA's LayerNormalization writes no statistics).
+    m = Model("skip_layer_norm_stats")
+    m.node("SkipLayerNormalization", [m.input("x", [B, S, H]), m.input("skip", [S, H]), m.gamma("g")],
+           ["y", "mean", "inv_std"], "SkipLayerNorm_0", MS)
+    for o in ("y", "mean", "inv_std"):
+        m.output(o)
+    m.one_cuda_group = False
+    m.save(out, manifest)
+
+
+def embed_layer_norm(out, manifest):
+    vocab, max_pos = 50, 16
+    m = Model("embed_layer_norm")
+    ids = m.input("input_ids", [B, S], I32, m.rng.integers(0, vocab, (B, S)).astype(np.int32), [0, vocab - 1])
+    seg = m.input("segment_ids", [B, S], I32, m.rng.integers(0, 2, (B, S)).astype(np.int32), [0, 1])
+    mask = m.input("attention_mask", [B, S], I32, mask_2d(), [0, 1])
+    m.node("EmbedLayerNormalization",
+           [ids, seg, m.weight("word", [vocab, H], 1.0), m.weight("pos", [max_pos, H], 0.5),
+            m.weight("seg", [2, H], 0.5), m.gamma("g"), m.weight("beta", [H], 0.1), mask],
+           ["y", "mask_index", "embedding_sum"], "EmbedLayerNorm_0", MS, epsilon=1e-12)
+    # mask_index is a 1-D int32 vector: shape arithmetic, which stays on the CPU.
+    m.one_cuda_group = False
+    for o in ("y", "embedding_sum"):
+        m.output(o)
+    m.outputs.append(helper.make_tensor_value_info("mask_index", I32, None))
+    m.save(out, manifest)
+
+    # No segment, explicit position_ids [1, S], mask_index named but unread (ONNX Runtime's shape
+    # inference wants the output).
+    m = Model("embed_layer_norm_positions")
+    ids = m.input("input_ids", [B, S], I32, m.rng.integers(0, vocab, (B, S)).astype(np.int32), [0, vocab - 1])
+    pos = m.input("position_ids", [1, S], I32, np.arange(S, 0, -1, dtype=np.int32)[None] - 1, [0, S - 1])
+    m.node("EmbedLayerNormalization",
+           [ids, "", m.weight("word", [vocab, H], 1.0), m.weight("pos", [max_pos, H], 0.5), "",
+            m.gamma("g"), m.weight("beta", [H], 0.1), "", pos], ["y", "mask_index"], "EmbedLayerNorm_0", MS)
+    m.output("y")
+    m.save(out, manifest)
+
+
+def attention(out, manifest):
+    def qkv(m, sizes=(H, H, H), bias=True):
+        w = m.weight("qkv_weight", [H, sum(sizes)])
+        return [m.input("x", [B, S, H]), w, m.weight("qkv_bias", [sum(sizes)], 0.1) if bias else ""]
+
+    m = Model("attention_mask2d")
+    m.node("Attention", qkv(m) + [m.input("mask", [B, S], I32, mask_2d(), [0, 1])], ["y"], "Attention_0", MS,
+           num_heads=N)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("attention_mask1d")  # key lengths [B]
+    m.node("Attention", qkv(m) + [m.input("mask", [B], I32, np.array([S, S - 3], np.int32), [1, S])], ["y"],
+           "Attention_0", MS, num_heads=N)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("attention_mask3d_opset11", 11)  # [B, S, T], values 0..2 (> 0 attends)
+    mask = m.rng.integers(0, 3, (B, S, S)).astype(np.int32)
+    m.node("Attention", qkv(m) + [m.input("mask", [B, S, S], I32, mask, [0, 2])], ["y"], "Attention_0", MS,
+           num_heads=N)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("attention_causal")  # unidirectional plus padding, custom mask_filter_value
+    m.node("Attention", qkv(m) + [m.input("mask", [B, S], I32, mask_2d(), [0, 1])], ["y"], "Attention_0", MS,
+           num_heads=N, unidirectional=1, mask_filter_value=-1000.0)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("attention_sizes")  # qkv_hidden_sizes with a wider V, custom scale, no mask
+    m.node("Attention", qkv(m, (H, H, 2 * H)), ["y"], "Attention_0", MS, num_heads=4,
+           qkv_hidden_sizes=[H, H, 2 * H], scale=0.3)
+    m.output("y")
+    m.save(out, manifest)
+
+    # No bias: ONNX Runtime 1.30's CPU kernel crashes on it, numpy is the reference.
+    m = Model("attention_no_bias")
+    m.node("Attention", qkv(m, bias=False), ["y"], "Attention_0", MS, num_heads=N)
+    m.output("y")
+    q, k, v = np.split(m.feeds["x"] @ numpy_helper.to_array(m.inits[0]), 3, axis=-1)
+    m.save(out, manifest, {"y": attention_ref(q, k, v, N, 0.0).astype(np.float32)})
+
+    m = Model("attention_bias_present")  # attention_bias [1, N, S, S] and the present output
+    inputs = qkv(m) + ["", "", m.input("attention_bias", [1, N, S, S])]
+    m.node("Attention", inputs, ["y", "present"], "Attention_0", MS, num_heads=N)
+    m.output("y")
+    m.output("present")
+    m.save(out, manifest)
+
+    # A [B, 1, M, M] (Megatron) mask: ONNX Runtime's CPU kernel refuses it, numpy is the reference.
+    m = Model("attention_mask4d")
+    big = S + 2
+    mask4 = (m.rng.uniform(0, 1, (B, 1, big, big)) > 0.3).astype(np.int32)
+    ins = qkv(m) + [m.input("mask", [B, 1, big, big], I32, mask4, [0, 1])]
+    m.node("Attention", ins, ["y"], "Attention_0", MS, num_heads=N)
+    m.output("y")
+    w = numpy_helper.to_array(m.inits[0]); b = numpy_helper.to_array(m.inits[1])
+    q, k, v = np.split(m.feeds["x"] @ w + b, 3, axis=-1)
+    bias = np.where(mask4[:, :, :S, :S] > 0, 0.0, -10000.0)
+    m.save(out, manifest, {"y": attention_ref(q, k, v, N, bias).astype(np.float32)})
+
+
+def attention_ref(q, k, v, heads, bias, scale=None):
+    def split(t):
+        return t.reshape(t.shape[0], t.shape[1], heads, -1).transpose(0, 2, 1, 3)
+    q, k, v = split(q.astype(np.float64)), split(k.astype(np.float64)), split(v.astype(np.float64))
+    s = q @ k.transpose(0, 1, 3, 2) * (scale or 1 / np.sqrt(q.shape[-1])) + bias
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    o = (p @ v).transpose(0, 2, 1, 3)
+    return o.reshape(o.shape[0], o.shape[1], -1)
+
+
+def multi_head_attention(out, manifest):
+    def project(m, x, name):
+        return m.node("MatMul", [x, m.weight(name, [H, H])], [name + "_out"], "MatMul_" + name)
+
+    m = Model("mha_self")  # Q, K, V projections + one bias, 2-D key_padding_mask
+    x = m.input("x", [B, S, H])
+    m.node("MultiHeadAttention",
+           [project(m, x, "q"), project(m, x, "k"), project(m, x, "v"), m.weight("bias", [3 * H], 0.1),
+            m.input("mask", [B, S], I32, mask_2d(), [0, 1])], ["y"], "MultiHeadAttention_0", MS, num_heads=N)
+    m.output("y")
+    m.save(out, manifest)
+
+    m = Model("mha_cross")  # a longer key/value sequence, 1-D key lengths, present outputs
+    kv_len = S + 4
+    mem = m.input("memory", [B, kv_len, H])
+    q = project(m, m.input("x", [B, S, H]), "q")
+    m.node("MultiHeadAttention",
+           [q, project(m, mem, "k"), project(m, mem, "v"), "",
+            m.input("mask", [B], I32, np.array([kv_len, 5], np.int32), [1, kv_len])],
+           ["y", "present_key", "present_value"], "MultiHeadAttention_0", MS, num_heads=N)
+    for o in ("y", "present_key", "present_value"):
+        m.output(o)
+    m.save(out, manifest)
+
+    m = Model("mha_split_heads")  # key and value already [B, N, T, head], causal, scale
+    x = m.input("x", [B, S, H])
+    heads = []
+    for n in ("k", "v"):
+        r = m.node("Reshape", [project(m, x, n), n + "_shape"], [n + "_heads"], "Reshape_" + n)
+        m.inits.append(numpy_helper.from_array(np.array([B, S, N, H // N], np.int64), n + "_shape"))
+        heads.append(m.node("Transpose", [r], [n + "_bnsh"], "Transpose_" + n, perm=[0, 2, 1, 3]))
+    m.node("MultiHeadAttention", [project(m, x, "q")] + heads, ["y"], "MultiHeadAttention_0", MS,
+           num_heads=N, unidirectional=1, scale=0.25)
+    m.output("y")
+    m.save(out, manifest)
+
+
+def bert_like(out, manifest, name, opset, vocab=60, ffn=4 * H, layers=2, dynamic=False):
+    m = Model(name, opset, seed=7, dynamic=dynamic)
+    ids = m.input("input_ids", [B, S], I32, m.rng.integers(0, vocab, (B, S)).astype(np.int32), [0, vocab - 1])
+    seg = m.input("segment_ids", [B, S], I32, (np.arange(S) >= S // 2).astype(np.int32)[None].repeat(B, 0),
+                  [0, 1])
+    mask = m.input("attention_mask", [B, S], I32, mask_2d(), [0, 1])
+    h, mask_index = m.node("EmbedLayerNormalization",
+                           [ids, seg, m.weight("word_embeddings", [vocab, H], 1.0),
+                            m.weight("position_embeddings", [32, H], 0.5), m.weight("token_type_embeddings", [2, H], 0.5),
+                            m.gamma("emb_ln_g"), m.weight("emb_ln_b", [H], 0.1), mask],
+                           ["embeddings", "mask_index"], "EmbedLayerNorm_0", MS, epsilon=1e-12), "mask_index"
+    for l in range(layers):
+        p = f"layer{l}."
+        a = m.node("Attention", [h, m.weight(p + "qkv_w", [H, 3 * H]), m.weight(p + "qkv_b", [3 * H], 0.1),
+                                 mask_index], [p + "attention"], f"Attention_{l}", MS, num_heads=N)
+        a = m.node("MatMul", [a, m.weight(p + "out_w", [H, H])], [p + "attention_out"], f"MatMul_{3 * l}")
+        h1 = m.node("SkipLayerNormalization", [a, h, m.gamma(p + "ln1_g"), m.weight(p + "ln1_b", [H], 0.1),
+                                               m.weight(p + "out_b", [H], 0.1)],
+                    [p + "ln1"], f"SkipLayerNorm_{2 * l}", MS, epsilon=1e-12)
+        f = m.node("MatMul", [h1, m.weight(p + "ffn1_w", [H, ffn])], [p + "ffn1"], f"MatMul_{3 * l + 1}")
+        act = "BiasGelu" if l % 2 == 0 else "FastGelu"
+        f = m.node(act, [f, m.weight(p + "ffn1_b", [ffn], 0.1)], [p + "gelu"], f"{act}_{l}", MS)
+        f = m.node("MatMul", [f, m.weight(p + "ffn2_w", [ffn, H])], [p + "ffn2"], f"MatMul_{3 * l + 2}")
+        h = m.node("SkipLayerNormalization", [f, h1, m.gamma(p + "ln2_g"), m.weight(p + "ln2_b", [H], 0.1),
+                                              m.weight(p + "ffn2_b", [H], 0.1)],
+                   [p + "output"], f"SkipLayerNorm_{2 * l + 1}", MS, epsilon=1e-12)
+    m.node("Identity", [h], ["last_hidden_state"], "Identity_out")
+    m.output("last_hidden_state")
+    m.save(out, manifest)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    activations(out, manifest)
+    skip_layer_norm(out, manifest)
+    embed_layer_norm(out, manifest)
+    attention(out, manifest)
+    multi_head_attention(out, manifest)
+    bert_like(out, manifest, "bert_like", 17)
+    bert_like(out, manifest, "bert_like_opset11", 11)
+    bert_like(out, manifest, "bert_like_opset20", 20)
+    # Batch and sequence exported dynamic: the CPU compile keeps them so (the mask and position
+    # arithmetic runs at run time); the CUDA checks fix them with --input-shape.
+    bert_like(out, manifest, "bert_like_dynamic", 17, dynamic=True)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"{len(manifest)} models in {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
