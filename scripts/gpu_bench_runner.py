@@ -3,16 +3,24 @@
 
 Copied as gpu_bench.py into a folder made by `scripts/gpu_bench pack OUT_DIR` (see that script),
 and run there with `OUT_DIR/run.sh [options]` on a machine with the NVIDIA driver and a python3
-that has numpy, torch 2.x, torchvision and pip's CUDA 13 libraries. Per model, batch and precision
-(fp32 = strict IEEE fp32, tf32, fp16; bf16 on request):
-  ortc:    `ortc compile --ep cuda,cpu --precision P`, then `ortc run --bench N --json` on a fixed
-           input (host to host; p50 of N runs after one warm-up), output checked by relative L2
-           error against PyTorch's strict-fp32 output (torchvision models, same weights) and
+that has numpy, torch 2.x, torchvision (for the CNNs), onnx and pip's CUDA 13 libraries. Per model,
+batch and precision (fp32 = strict IEEE fp32, tf32, fp16; bf16 on request):
+  ortc:    `ortc compile --ep cuda,cpu --precision P` (transformers also `--max-partitions 1`),
+           then `ortc run --bench N --json` on fixed inputs (host to host; p50 of N runs after one
+           warm-up), the first output checked by relative L2 error against PyTorch's strict-fp32
+           output (torchvision and transformer models, same weights) and every float output
            against ortc's own CPU build (`--ep cpu`, every model);
   PyTorch: eager, torch.compile and torch.compile(mode="reduce-overhead") on the same GPU and
-           input, host to host (copy in, run, copy out, synchronize), warm-up then median of N;
+           inputs, host to host (copy in, run, copy out, synchronize), warm-up then median of N;
            run in a worker process so a compile that fails or passes --compile-timeout is
            reported as "failed: ..." and the rest goes on.
+Transformers (bert_*, gpt_*: test/e2e/make_transformer_models.py, packed beside this file): int64
+input_ids [1,128] random in [0, vocab) (+ attention_mask [1,128], ones with the last 28 positions
+0, for BERT); the compared output is last_hidden_state (every position: padding masks keys only,
+so padded rows are well defined too) or logits. Unless packed (`pack --pack-transformers`), the
+ONNX file and its weights (.npz state_dict, which PyTorch loads) are exported here, once, with
+this machine's torch (TorchScript exporter, dynamo=False) into models/ beside this file (or the
+work folder when that is read-only); a later run reuses them.
 Prints one table per model and the targets (PASS/FAIL); writes results.json and results.txt to
 --out, else $OUT, else OUT_DIR/results (rewritten after every model, so a cut-off run leaves what
 it measured). `--report results.json` prints a saved result again. Exit codes: 0 ran (targets
@@ -43,6 +51,145 @@ ERROR_BOUND = {"fp32": 1e-4, "tf32": 1e-2, "fp16": 2e-2, "bf16": 1e-1}  # sanity
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
+
+
+def entry_inputs(e):
+    """[{name, shape, dtype, ...}] of a manifest entry (CNN entries name one float input)."""
+    return e.get("inputs") or [{"name": e["input"], "shape": e["shape"], "dtype": "float32"}]
+
+
+def make_inputs(e, seed, wd):
+    """Writes the entry's inputs as .npy into wd: [(name, path)]."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    feeds = []
+    for i in entry_inputs(e):
+        if i.get("fill") == "ids":  # token ids, uniform in [0, vocab)
+            x = rng.integers(0, i["high"], i["shape"]).astype(i["dtype"])
+        elif i.get("fill") == "mask":  # attention mask: ones, the last `padding` positions 0
+            x = np.ones(i["shape"], i["dtype"])
+            if i.get("padding"):
+                x[..., -i["padding"]:] = 0
+        else:
+            x = rng.uniform(-1, 1, i["shape"]).astype(i["dtype"])
+        path = os.path.join(wd, f"input_{i['name']}.npy" if e.get("inputs") else "input.npy")
+        np.save(path, x)
+        feeds.append((i["name"], path))
+    return feeds
+
+
+# ------------------------------------------- transformers (test/e2e/make_transformer_models.py)
+def load_transformer_module(path):
+    """make_transformer_models.py as a module (it imports only torch, math, argparse, os)."""
+    spec = importlib.util.spec_from_file_location("make_transformer_models", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def build_transformer(mod, t):
+    """The untrained torch module of a manifest entry's "transformer" record."""
+    c = mod.SIZES[t["size"]]
+    if t["kind"] == "bert":
+        return mod.BertEncoder(c, False, "legacy")
+    return mod.GptDecoder(c, "buffer", False, "legacy")
+
+
+def export_transformer(e, module_path, onnx_path, weights_path):
+    """Exports entry e with this machine's torch as the module's main() does (seeded random
+    weights, opset 17 LayerNorm, legacy masks, dynamic batch and sequence axes) with the
+    TorchScript exporter (dynamo=False where torch has the choice); its state_dict goes to
+    weights_path (.npz). Both written atomically. Returns what was used."""
+    import inspect
+    import warnings
+    import numpy as np
+    import torch
+    t0 = time.time()
+    mod = load_transformer_module(module_path)
+    t = e["transformer"]
+    c = mod.SIZES[t["size"]]
+    torch.manual_seed(t["seed"])
+    ids = torch.randint(0, c["vocab"], (1, 8))
+    model = mod.randomise(build_transformer(mod, t)).eval()
+    names = [i["name"] for i in entry_inputs(e)]
+    example = tuple(ids if n == "input_ids" else torch.ones(1, 8, dtype=torch.long) for n in names)
+    real_export = torch.onnx.export
+    try:
+        legacy = {"dynamo": False} if "dynamo" in inspect.signature(real_export).parameters else {}
+    except (TypeError, ValueError):
+        legacy = {"dynamo": False}
+    tmp_onnx, tmp_npz = onnx_path + ".tmp", weights_path[:-len(".npz")] + ".tmp.npz"
+    torch.onnx.export = lambda *args, **kw: real_export(*args, **kw, **legacy)  # what mod.export calls
+    try:
+        with warnings.catch_warnings():  # the tracer's warnings about shapes turned constant
+            warnings.simplefilter("ignore")
+            mod.export(model, example, names, e["outputs"], tmp_onnx, t["opset"])
+    finally:
+        torch.onnx.export = real_export
+    np.savez(tmp_npz, **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()})
+    if importlib.util.find_spec("onnx"):  # the names ortc gets --input-shape for
+        import onnx
+        g = onnx.load(tmp_onnx, load_external_data=False).graph
+        inits = {i.name for i in g.initializer}
+        got = ([i.name for i in g.input if i.name not in inits], [o.name for o in g.output])
+        if got != (names, e["outputs"]):
+            raise RuntimeError(f"{onnx_path}: inputs/outputs {got}, expected {(names, e['outputs'])}")
+    os.replace(tmp_onnx, onnx_path)
+    os.replace(tmp_npz, weights_path)
+    return {"torch": torch.__version__, "exporter": "torchscript" + (" (dynamo=False)" if legacy else ""),
+            "export_s": round(time.time() - t0, 1)}
+
+
+def export_main(spec_file):
+    """--export-model: the export above in its own process (the runner itself never imports torch)."""
+    spec = json.load(open(spec_file))
+    info = export_transformer(spec["entry"], spec["module"], spec["onnx"], spec["weights"])
+    print("EXPORTED", json.dumps(info), flush=True)
+    return 0
+
+
+def transformer_files(e, a, work, logf):
+    """(onnx path, weights path, info) of a transformer entry: the packed files, else the ones a
+    previous run exported here, else exported now; info has "error" when that failed."""
+    t = e["transformer"]
+    if t.get("packed"):
+        return (os.path.join(HERE, e["file"]), os.path.join(HERE, t["weights"]),
+                {"source": "packed", **t.get("exported_with", {})})
+    d = os.path.join(HERE, os.path.dirname(e["file"]))
+    try:
+        os.makedirs(d, exist_ok=True)
+        if not os.access(d, os.W_OK):
+            raise OSError("read-only")
+    except OSError:
+        d = os.path.join(work, "models")
+        os.makedirs(d, exist_ok=True)
+    onnx_path = os.path.join(d, os.path.basename(e["file"]))
+    weights = os.path.join(d, os.path.basename(t["weights"]))
+    stamp = onnx_path[:-len(".onnx")] + ".export.json"
+    try:
+        done = json.load(open(stamp))
+        if done.get("transformer") == t and os.path.exists(onnx_path) and os.path.exists(weights):
+            return onnx_path, weights, {**done["info"], "source": "exported here earlier"}
+    except (OSError, ValueError):
+        pass
+    log(f"{e['name']}: exporting with this machine's torch (once; kept in {d})")
+    spec_file = os.path.join(work, f"export_{e['name']}.json")
+    json.dump({"entry": e, "module": os.path.join(HERE, t["module"]), "onnx": onnx_path,
+               "weights": weights}, open(spec_file, "w"))
+    try:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--export-model", spec_file],
+                           stdout=subprocess.PIPE, stderr=logf, text=True, timeout=a.export_timeout)
+    except subprocess.TimeoutExpired:
+        return onnx_path, weights, {"error": f"export: timeout after {a.export_timeout} s"}
+    done = [l for l in r.stdout.splitlines() if l.startswith("EXPORTED ")]
+    if r.returncode or not done:
+        logf.flush()
+        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+        return onnx_path, weights, {"error": f"export with this machine's torch failed: {tail[0][:300]}"}
+    info = json.loads(done[-1][len("EXPORTED "):])
+    with open(stamp, "w") as f:
+        json.dump({"transformer": t, "info": info}, f)
+    return onnx_path, weights, {**info, "source": "exported here"}
 
 
 def rel_l2(got, ref):
@@ -135,11 +282,13 @@ def gpu_check():
 
 # ---------------------------------------------------------------------------------- ortc steps
 def ortc_compile(ortc, env, model, entry, ep, precision, out_dir, target_arch):
-    shape = "x".join(str(d) for d in entry["shape"])
-    args = [ortc, "compile", model, "--ep", ep, "--input-shape", f"{entry['input']}={shape}", "-o",
-            out_dir + "/", "-q", "--json"]
+    args = [ortc, "compile", model, "--ep", ep, "-o", out_dir + "/", "-q", "--json"]
+    for i in entry_inputs(entry):
+        args += ["--input-shape", f"{i['name']}={'x'.join(str(d) for d in i['shape'])}"]
     if ep != "cpu":
         args += ["--precision", precision] + (["--target-arch", target_arch] if target_arch else [])
+        if entry.get("max_partitions"):  # transformers: one CUDA group, or the compile fails
+            args += ["--max-partitions", str(entry["max_partitions"])]
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.time()
     r = subprocess.run(args, env=env, text=True, capture_output=True)
@@ -173,9 +322,10 @@ def execution_path(run_json):
     return text, reasons or None
 
 
-def ortc_run(ortc, env, ctx, entry, inp, out_dir, runs, extra=()):
-    args = [ortc, "run", ctx, "--input", f"{entry['input']}={inp}", "--output-dir", out_dir, "--json",
-            *extra]
+def ortc_run(ortc, env, ctx, feeds, out_dir, runs, extra=()):
+    args = [ortc, "run", ctx, "--output-dir", out_dir, "--json", *extra]
+    for name, path in feeds:
+        args += ["--input", f"{name}={path}"]
     if runs:
         args += ["--bench", str(runs)]
     r = subprocess.run(args, env=env, text=True, capture_output=True)
@@ -210,19 +360,23 @@ def torch_worker(spec_file):
     """Runs the variants of one model/batch and prints START/RESULT lines for the parent."""
     import numpy as np
     import torch
-    import torchvision
     spec = json.load(open(spec_file))
     emit = lambda kind, obj: print(kind, json.dumps(obj), flush=True)
     dev = spec["device"]  # "cuda"; "cpu" only to test this script on a machine without a GPU
-    emit("INFO", {"torch": torch.__version__, "torchvision": torchvision.__version__,
-                  "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-                  "device": torch.cuda.get_device_name(0) if dev == "cuda" else dev})
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+            "device": torch.cuda.get_device_name(0) if dev == "cuda" else dev}
+    if spec.get("transformer"):  # the classes of the packed make_transformer_models.py
+        base = build_transformer(load_transformer_module(spec["transformer"]["module"]), spec["transformer"])
+    else:
+        import torchvision
+        info["torchvision"] = torchvision.__version__
+        base = getattr(torchvision.models, spec["arch"])(weights=None)
+    emit("INFO", info)
     torch.backends.cudnn.benchmark = True
-    base = getattr(torchvision.models, spec["arch"])(weights=None)
     weights = np.load(spec["weights"])
     base.load_state_dict({k: torch.from_numpy(weights[k]) for k in weights.files})
     base = base.eval().to(dev)
-    x_host = torch.from_numpy(np.load(spec["input"]))
+    xs_host = [torch.from_numpy(np.load(f)) for f in spec["inputs"]]
     mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
     dtypes = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     memory_format = torch.channels_last if spec["channels_last"] else torch.contiguous_format
@@ -247,11 +401,13 @@ def torch_worker(spec_file):
             def once():
                 if mark and mode == "reduce-overhead":
                     mark()
-                xd = x_host.to(dev).to(dt).contiguous(memory_format=memory_format)
-                out = fn(xd).float().cpu()
+                xs = [x.to(dev).to(dt).contiguous(memory_format=memory_format) if x.is_floating_point()
+                      else x.to(dev) for x in xs_host]  # token ids and masks keep their int64
+                outs = fn(*xs)
+                outs = [o.float().cpu() for o in (outs if isinstance(outs, (tuple, list)) else [outs])]
                 if dev == "cuda":
                     torch.cuda.synchronize()
-                return out
+                return outs[0]  # every output copied back; the first one compared
 
             with torch.no_grad():  # not inference_mode: some torch.compile versions refuse its tensors
                 t0 = time.perf_counter()
@@ -279,12 +435,14 @@ def torch_worker(spec_file):
             emit("RESULT", {"precision": prec, "mode": mode, **res})
 
 
-def run_torch(entry, variants, a, work, logf):
+def run_torch(entry, variants, a, work, logf, feeds, weights):
     """{(precision, mode): result}, info, reference file; each variant under its own deadline."""
     results, info = {}, {}
     remaining = [list(v) for v in variants]
-    spec = {"arch": entry["torch"]["arch"], "weights": os.path.join(HERE, entry["torch"]["weights"]),
-            "input": os.path.join(work, "input.npy"), "ref_out": os.path.join(work, "torch_ref.npy"),
+    t = entry.get("transformer")
+    spec = {"arch": (entry.get("torch") or {}).get("arch"), "weights": weights,
+            "transformer": {**t, "module": os.path.join(HERE, t["module"])} if t else None,
+            "inputs": [path for _, path in feeds], "ref_out": os.path.join(work, "torch_ref.npy"),
             "runs": a.runs, "warmup": a.warmup, "channels_last": a.torch_channels_last,
             "device": a.torch_device}
     while remaining:
@@ -392,7 +550,9 @@ def targets(rows):
 
     out = [check("resnet18 fp16 batch 1 <= 0.5 ms", p50("resnet18", 1, "fp16"), 0.5),
            check("mobilenet_v2 fp16 batch 1 <= 0.6 ms", p50("mobilenet_v2", 1, "fp16"), 0.6),
-           check("PP-OCRv4 det 640x640 fp16 <= 2 ms", p50("ppocr_det", 1, "fp16"), 2.0)]
+           check("PP-OCRv4 det 640x640 fp16 <= 2 ms", p50("ppocr_det", 1, "fp16"), 2.0),
+           check("bert_base fp16 p50 <= 3 ms host-to-host", p50("bert_base", 1, "fp16"), 3.0),
+           check("bert_base fp32 p50 <= 6 ms", p50("bert_base", 1, "fp32"), 6.0)]
     for name, model, batch in sorted({(r["name"], r["model"], r["batch"]) for r in rows}):
         f32, f16 = p50(model, batch, "fp32"), p50(model, batch, "fp16")
         if f32 is None and f16 is None:
@@ -417,6 +577,12 @@ def render(result):
         same = m.get("torch_fp32_vs_cpu")
         lines += ["", f"== {name} (ms, host to host; ratios = ortc / PyTorch, < 1: ortc is faster)"
                   + (f"; PyTorch fp32 vs ortc CPU: {same:.1e}" if same is not None else ""), head]
+        exp = m.get("export")
+        if exp and exp.get("error"):
+            notes.append(f"{name} model: {exp['error']}")
+        elif exp:
+            notes.append(f"{name} model: {exp.get('source', '?')} with torch {exp.get('torch', '?')}"
+                         + (f" in {exp['export_s']} s" if exp.get("source") == "exported here" else ""))
         cpu = m.get("cpu_reference", {})
         if cpu and not cpu.get("ok"):
             notes.append(f"{name} ortc --ep cpu reference: {cpu.get('error', 'failed')}")
@@ -448,6 +614,14 @@ def render(result):
                              f"{o['p50_stream_ms']:.3f} ms p50 ({o['p50_stream_ms'] / o['p50_ms']:.2f}x "
                              f"the graph's), outputs differ by rel_l2 "
                              f"{diff if diff is not None else float('nan'):.1e}")
+            issue = m.get("issue") or {}
+            if issue.get("torch_eager_ms") and r["precision"] == issue.get("precision"):
+                here = (t.get("eager") or {}).get("p50_ms")
+                notes.append(f"{name} {r['precision']}: the issue quotes {issue['torch_eager_ms']} ms for PyTorch "
+                             f"eager {r['precision']} on {issue.get('gpu', '?')}; here "
+                             + (f"{here:.3f} ms" if here else "not measured")
+                             + (f"; ortc = {o['p50_ms'] / issue['torch_eager_ms']:.2f}x the issue's figure"
+                                if o.get("p50_ms") else ""))
             if o.get("stream_error"):
                 notes.append(f"{name} {r['precision']} ortc without CUDA graphs: {o['stream_error']}")
             for mode, v in t.items():
@@ -475,7 +649,7 @@ def save(result, out):
 # --------------------------------------------------------------------------------------- main
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="about 5 minutes: batch 1, fp32+fp16, torch eager + "
+    p.add_argument("--quick", action="store_true", help="about 8 minutes: batch 1, fp32+fp16, torch eager + "
                    "reduce-overhead, 100 runs (options given explicitly still win)")
     p.add_argument("--out", help="results folder (default: $OUT, else results/ beside this script)")
     p.add_argument("--models", help="comma-separated names from the manifest (default: all), e.g. "
@@ -488,7 +662,7 @@ def parse_args():
     p.add_argument("--warmup", type=int, default=20, help="PyTorch warm-up calls (default 20)")
     p.add_argument("--compile-timeout", type=int, help="seconds per torch.compile variant (default 240)")
     p.add_argument("--time-budget", type=int, help="seconds from the start after which torch.compile "
-                   "variants are skipped (ortc and eager still run; default 1080, quick 270)")
+                   "variants are skipped (ortc and eager still run; default 1500, quick 420)")
     p.add_argument("--target-arch", help="ortc --target-arch (default: the GPU's sm_XY)")
     p.add_argument("--seed", type=int, default=1, help="seed of the input")
     p.add_argument("--torch-channels-last", action="store_true", help="PyTorch in channels_last")
@@ -499,7 +673,10 @@ def parse_args():
                    "LD_LIBRARY_PATH restricted to the payload (proves it is self-contained)")
     p.add_argument("--report", metavar="RESULTS_JSON", help="print a saved results.json and exit")
     p.add_argument("--torch-device", default="cuda", help=argparse.SUPPRESS)  # cpu: tests without a GPU
+    p.add_argument("--export-timeout", type=int, default=900, help="seconds for exporting one transformer "
+                   "with this machine's torch when it was not packed (default 900)")
     p.add_argument("--torch-worker", help=argparse.SUPPRESS)
+    p.add_argument("--export-model", help=argparse.SUPPRESS)
     a = p.parse_args()
     q = a.quick
     a.precisions = (a.precisions or ("fp32,fp16" if q else "fp32,tf32,fp16")).split(",")
@@ -508,7 +685,7 @@ def parse_args():
     a.batches = [int(b) for b in (a.batches or ("1" if q else "")).split(",") if b]
     a.runs = a.runs if a.runs is not None else (100 if q else 300)
     a.compile_timeout = a.compile_timeout or (150 if q else 240)
-    a.time_budget = a.time_budget or (270 if q else 1080)
+    a.time_budget = a.time_budget or (420 if q else 1500)
     a.budget_end = time.time() + a.time_budget
     bad = [x for x in a.precisions if x not in PRECISIONS] + [m for m in a.torch_modes if m not in MODES]
     if bad:
@@ -521,20 +698,32 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
     import numpy as np
     wd = os.path.join(work, e["name"])
     os.makedirs(wd, exist_ok=True)
+    summary = {"issue": e["issue"]} if e.get("issue") else {}
+    result["models"][e["name"]] = summary
     model = os.path.join(HERE, e["file"])
+    weights = os.path.join(HERE, e["torch"]["weights"]) if e.get("torch") else None
+    if e.get("transformer"):  # packed, or exported here with this machine's torch
+        with open(os.path.join(wd, "export.log"), "w") as logf:
+            model, weights, summary["export"] = transformer_files(e, a, work, logf)
+        if os.path.getsize(logf.name):
+            shutil.copyfile(logf.name, os.path.join(out, f"export_{e['name']}.log"))
+        if "error" in summary["export"]:
+            err = summary["export"]["error"]
+            summary["cpu_reference"] = {"ok": False, "error": err}
+            result["rows"] += [{"name": e["name"], "model": e["model"], "batch": e["batch"], "precision": p,
+                                "shape": e["shape"], "ortc": {"error": err}, "torch": {}} for p in a.precisions]
+            return 1
     stem = os.path.basename(model)[:-len(".onnx")]
-    inp = os.path.join(wd, "input.npy")
-    np.save(inp, np.random.default_rng(a.seed).uniform(-1, 1, e["shape"]).astype(np.float32))
+    feeds = make_inputs(e, a.seed, wd)
     log(f"{e['name']}: ortc --ep cpu (reference)")
     cpu = ortc_compile(ortc, env, model, e, "cpu", None, os.path.join(wd, "cpu"), None)
     cpu_outs = None
     if "error" not in cpu:
-        run, cpu_outs = ortc_run(ortc, env, os.path.join(wd, "cpu", stem + "_ctx.onnx"), e, inp,
+        run, cpu_outs = ortc_run(ortc, env, os.path.join(wd, "cpu", stem + "_ctx.onnx"), feeds,
                                  os.path.join(wd, "cpu", "out"), 5 if a.dry_run else 0)
         cpu.update(run)
     cpu["ok"] = cpu_outs is not None
-    summary = {"cpu_reference": cpu}
-    result["models"][e["name"]] = summary
+    summary["cpu_reference"] = cpu
     failures = 0 if cpu["ok"] else 1
     rows, outs_of = [], {}
     for prec in a.precisions:
@@ -543,11 +732,11 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
         o = ortc_compile(ortc, env, model, e, "cuda,cpu", prec, d, target_arch)
         if "error" not in o and not a.dry_run:
             ctx = os.path.join(d, stem + "_ctx.onnx")
-            run, outs_of[prec] = ortc_run(ortc, env, ctx, e, inp, os.path.join(d, "out"), a.runs)
+            run, outs_of[prec] = ortc_run(ortc, env, ctx, feeds, os.path.join(d, "out"), a.runs)
             o.update(run)
             # The same bundle with CUDA graphs off: what one graph launch per run saves, and
             # whether the replayed graph computes exactly what the stream computes.
-            plain, plain_outs = ortc_run(ortc, env, ctx, e, inp, os.path.join(d, "out_stream"),
+            plain, plain_outs = ortc_run(ortc, env, ctx, feeds, os.path.join(d, "out_stream"),
                                          max(a.runs // 2, 5),
                                          ["--provider-option", "cuda:enable_cuda_graph=0"])
             if "error" in plain:
@@ -563,10 +752,11 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
         failures += "error" in o and not a.dry_run
         rows.append({"name": e["name"], "model": e["model"], "batch": e["batch"], "precision": prec,
                      "shape": e["shape"], "ortc": o, "torch": {}})
-    if e.get("torch") and a.torch_modes and (not a.dry_run or a.torch_device == "cpu"):
-        variants = [(p, m) for m in a.torch_modes for p in a.precisions]  # fast ones first
+    if weights and a.torch_modes and (not a.dry_run or a.torch_device == "cpu"):
+        variants = [(p, m) for m in a.torch_modes for p in a.precisions  # fast ones first
+                    if a.torch_device != "cpu" or p in ("fp32", "tf32")]  # CPU kernels lack fp16
         with open(os.path.join(wd, "torch.log"), "w") as logf:
-            tres, info, ref = run_torch(e, variants, a, wd, logf)
+            tres, info, ref = run_torch(e, variants, a, wd, logf, feeds, weights)
         shutil.copyfile(logf.name, os.path.join(out, f"torch_{e['name']}.log"))
         result["host"].update({k: info[k] for k in ("torch", "torchvision", "cuda", "cudnn") if k in info})
         torch_ref = np.load(ref) if ref else None
@@ -584,6 +774,8 @@ def main():
     a = parse_args()
     if a.torch_worker:
         return torch_worker(a.torch_worker)
+    if a.export_model:
+        return export_main(a.export_model)
     if a.report:
         sys.stdout.write(render(json.load(open(a.report))))
         return 0
@@ -626,7 +818,8 @@ def main():
     if not entries:
         print(f"no packed model matches --models/--batches: {[e['name'] for e in manifest['models']]}")
         return 2
-    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "report", "budget_end")}
+    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "report",
+                                                              "budget_end")}
     result = {"schema": "ortc_gpu_bench/1", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host,
               "ortc": manifest["ortc"], "lib_dirs": lib_dirs, "self_contained": problem is None,
               "options": options, "target_arch": target_arch, "models": {}, "rows": []}
@@ -638,6 +831,8 @@ def main():
             failures += bench_model(e, a, ortc, env, target_arch, work, out, result)
             result["elapsed_s"] = round(time.time() - t0)
             save(result, out)  # after every model: a cut-off run keeps what it measured
+            if not a.keep_work:  # compiled bundles of a base-sized transformer: about 1.5 GB
+                shutil.rmtree(os.path.join(work, e["name"]), ignore_errors=True)
     finally:
         if not a.keep_work:
             shutil.rmtree(work, ignore_errors=True)
