@@ -159,20 +159,48 @@ std::string AttentionUnsupported(const OpDesc& op) {
   return "";
 }
 
+namespace {
+
+// How the work of one (batch, head) is spread: `rows` query rows per block, each row's keys
+// split `splits` ways (thread t takes row t % rows and keys j = t / rows (mod splits) of each
+// tile); the splits' partial softmax sums are merged through shared memory at the end.
+struct Split {
+  int64_t rows = 32, splits = 1;
+};
+
+Split ChooseSplit(const Shapes& s) {
+  constexpr int64_t kSms = 132;             // an H100's SMs: enough warps to cover them twice
+  constexpr int64_t kSharedFloats = 12288;  // 48 KiB of static shared memory
+  Split p;
+  const int64_t heads = s.q.dims[0] * s.q.dims[1];
+  if (heads * ((s.rows + 63) / 64) >= kSms || s.rows > 1024) p.rows = 64;
+  auto merge_floats = [&](int64_t splits) { return (splits - 1) * p.rows * (s.value_dim + 2); };
+  while (p.splits < 4 && heads * ((s.rows + p.rows - 1) / p.rows) * p.splits < 2 * kSms &&
+         merge_floats(p.splits * 2) <= kSharedFloats && s.keys >= 8 * p.splits)
+    p.splits *= 2;
+  return p;
+}
+
+}  // namespace
+
 Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   auto shapes = ShapesOf(op);
   if (!shapes.ok()) return shapes.status();
   const Shapes& s = *shapes;
   const int64_t D = s.head_dim, DV = s.value_dim;
-  // One thread per query row; the rows of a block share each key/value tile. Short sequences
-  // use smaller blocks so that more blocks spread over the SMs.
-  const int64_t blocks64 = s.q.dims[0] * s.q.dims[1] * ((s.rows + 63) / 64);
-  const int64_t rows_per_block = blocks64 >= 132 || s.rows > 1024 ? 64 : 32;
+  const Split sp = ChooseSplit(s);
+  const int64_t R = sp.rows, P = sp.splits, threads = R * P;
+  // Tile rows padded by one float: the splits of a warp read different keys without bank
+  // conflicts. After the key loop the same memory holds the splits' partial results.
+  const int64_t kstride = D + 1, vstride = DV + 1;
+  const int64_t tile_floats = kKeyTile * (kstride + vstride);
+  const int64_t merge_floats = (P - 1) * R * (DV + 2);
   const float scale = FloatAttr(op, "scale", 1.0f);
   const bool keep_if_true = IntAttr(op, "keep_if_true", 1) != 0;
   const float fill = FloatAttr(op, "fill", 0.0f);
   const int32_t qt = op.inputs[kQ].dtype, kt = op.inputs[kK].dtype, vt = op.inputs[kV].dtype;
   const int32_t ot = op.outputs[0].dtype;
+  const std::string keys = IntLiteral(s.keys);
   std::ostringstream c;
   c << "extern \"C\" __global__ void " << name << "(" << KernelParams(5, 1) << ") {\n";
   auto ptr = [&](size_t i) {
@@ -183,10 +211,12 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
     if (Present(op, i)) ptr(i);
   }
   c << "  " << StorageCType(ot) << "* __restrict__ out0 = (" << StorageCType(ot) << "*)p5;\n"
-    << "  __shared__ float ktile[" << kKeyTile * D << "];\n"
-    << "  __shared__ float vtile[" << kKeyTile * DV << "];\n"
+    << "  __shared__ float smem[" << std::max(tile_floats, merge_floats) << "];\n"
+    << "  float* ktile = smem;\n"
+    << "  float* vtile = smem + " << kKeyTile * kstride << ";\n"
     << "  const ortc_i64 b = blockIdx.z, h = blockIdx.y;\n"
-    << "  const ortc_i64 row = (ortc_i64)blockIdx.x * " << rows_per_block << " + threadIdx.x;\n"
+    << "  const int lane = threadIdx.x % " << R << ", part = threadIdx.x / " << R << ";\n"
+    << "  const ortc_i64 row = (ortc_i64)blockIdx.x * " << R << " + lane;\n"
     << "  const bool active = row < " << IntLiteral(s.rows) << ";\n"
     << "  const ortc_i64 qbase = " << BaseOf(s.q) << ", kbase = " << BaseOf(s.k)
     << ", vbase = " << BaseOf(s.v) << ";\n";
@@ -198,27 +228,26 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
     << " : 0.f;\n"
     << "  for (int d = 0; d < " << DV << "; ++d) acc[d] = 0.f;\n"
     << "  float peak = " << FloatLiteral(-INFINITY) << ", total = 0.f;\n"
-    << "  for (ortc_i64 k0 = 0; k0 < " << IntLiteral(s.keys) << "; k0 += " << kKeyTile << ") {\n"
+    << "  for (ortc_i64 k0 = 0; k0 < " << keys << "; k0 += " << kKeyTile << ") {\n"
     << "    __syncthreads();\n"
-    << "    for (int i = threadIdx.x; i < " << kKeyTile * D << "; i += " << rows_per_block
-    << ") {\n"
+    << "    for (int i = threadIdx.x; i < " << kKeyTile * D << "; i += " << threads << ") {\n"
     << "      const ortc_i64 key = k0 + i / " << D << ", d = i % " << D << ";\n"
-    << "      ktile[i] = key < " << IntLiteral(s.keys) << " ? "
+    << "      ktile[(i / " << D << ") * " << kstride << " + d] = key < " << keys << " ? "
     << LoadExpr(kt, "in1[" + Index("kbase", s.k, "key", "d") + "]") << " : 0.f;\n"
     << "    }\n"
-    << "    for (int i = threadIdx.x; i < " << kKeyTile * DV << "; i += " << rows_per_block
-    << ") {\n"
+    << "    for (int i = threadIdx.x; i < " << kKeyTile * DV << "; i += " << threads << ") {\n"
     << "      const ortc_i64 key = k0 + i / " << DV << ", d = i % " << DV << ";\n"
-    << "      vtile[i] = key < " << IntLiteral(s.keys) << " ? "
+    << "      vtile[(i / " << DV << ") * " << vstride << " + d] = key < " << keys << " ? "
     << LoadExpr(vt, "in2[" + Index("vbase", s.v, "key", "d") + "]") << " : 0.f;\n"
     << "    }\n"
     << "    __syncthreads();\n"
     << "    if (!active) continue;\n"
-    << "    const int tile = " << IntLiteral(s.keys) << " - k0 < " << kKeyTile << " ? (int)("
-    << IntLiteral(s.keys) << " - k0) : " << kKeyTile << ";\n"
-    << "    for (int j = 0; j < tile; ++j) {\n"
+    << "    const int tile = " << keys << " - k0 < " << kKeyTile << " ? (int)(" << keys
+    << " - k0) : " << kKeyTile << ";\n"
+    << "    for (int j = part; j < tile; j += " << P << ") {\n"
     << "      float score = 0.f;\n"
-    << "      for (int d = 0; d < " << D << "; ++d) score += qr[d] * ktile[j * " << D << " + d];\n"
+    << "      for (int d = 0; d < " << D << "; ++d) score += qr[d] * ktile[j * " << kstride
+    << " + d];\n"
     << "      score *= " << FloatLiteral(scale) << ";\n";
   if (Present(op, kMask)) {
     c << "      score += "
@@ -241,11 +270,39 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
     << "      }\n"
     << "      const float w = expf(score - peak);\n"
     << "      total += w;\n"
-    << "      for (int d = 0; d < " << DV << "; ++d) acc[d] += w * vtile[j * " << DV << " + d];\n"
+    << "      for (int d = 0; d < " << DV << "; ++d) acc[d] += w * vtile[j * " << vstride
+    << " + d];\n"
     << "    }\n"
-    << "  }\n"
-    << "  if (!active) return;\n"
-    << "  const float inv = total > 0.f ? 1.f / total : 0.f;\n"
+    << "  }\n";
+  if (P > 1) {
+    // Splits 1.. hand (peak, total, acc) to split 0 of their row, which merges them.
+    const std::string slot =
+        "smem + ((part - 1) * " + IntLiteral(R) + " + lane) * " + IntLiteral(DV + 2);
+    c << "  __syncthreads();\n"
+      << "  if (part > 0) {\n"
+      << "    float* mine = " << slot << ";\n"
+      << "    mine[0] = peak;\n"
+      << "    mine[1] = total;\n"
+      << "    for (int d = 0; d < " << DV << "; ++d) mine[2 + d] = acc[d];\n"
+      << "  }\n"
+      << "  __syncthreads();\n"
+      << "  if (part > 0 || !active) return;\n"
+      << "  for (int q = 1; q < " << P << "; ++q) {\n"
+      << "    const float* other = smem + ((q - 1) * " << R << " + lane) * " << DV + 2 << ";\n"
+      << "    const float o_peak = other[0];\n"
+      << "    if (o_peak == " << FloatLiteral(-INFINITY) << ") continue;\n"
+      << "    const float top = o_peak > peak ? o_peak : peak;\n"
+      << "    const float mine_w = peak == " << FloatLiteral(-INFINITY)
+      << " ? 0.f : expf(peak - top), other_w = expf(o_peak - top);\n"
+      << "    total = total * mine_w + other[1] * other_w;\n"
+      << "    for (int d = 0; d < " << DV << "; ++d) acc[d] = acc[d] * mine_w + other[2 + d] * "
+      << "other_w;\n"
+      << "    peak = top;\n"
+      << "  }\n";
+  } else {
+    c << "  if (!active) return;\n";
+  }
+  c << "  const float inv = total > 0.f ? 1.f / total : 0.f;\n"
     << "  const ortc_i64 obase = " << BaseOf(s.out) << ";\n"
     << "  for (int d = 0; d < " << DV << "; ++d)\n"
     << "    out0[" << Index("obase", s.out, "row", "d") << "] = " << StoreExpr(ot, "acc[d] * inv")
@@ -256,9 +313,9 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   k.source = c.str();
   k.num_inputs = 5;
   k.num_outputs = 1;
-  k.grid = {static_cast<uint32_t>((s.rows + rows_per_block - 1) / rows_per_block),
-            static_cast<uint32_t>(s.q.dims[1]), static_cast<uint32_t>(s.q.dims[0])};
-  k.block = {static_cast<uint32_t>(rows_per_block), 1, 1};
+  k.grid = {static_cast<uint32_t>((s.rows + R - 1) / R), static_cast<uint32_t>(s.q.dims[1]),
+            static_cast<uint32_t>(s.q.dims[0])};
+  k.block = {static_cast<uint32_t>(threads), 1, 1};
   k.uses_block_sync = true;
   return k;
 }

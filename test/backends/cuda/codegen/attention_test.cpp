@@ -1,5 +1,5 @@
 // FusedAttention kernels through the host shim against a direct float64 reference (scores
-// matrix, softmax, weighted sum): tails of the key tiles, head transposes read and written
+// matrix, softmax, weighted sum): tails of the key tiles, keys split across threads and merged, head transposes read and written
 // through permutations, additive and Where masks, fully masked rows, and the refusals.
 #include <array>
 #include <cmath>
@@ -160,6 +160,13 @@ TEST_CASE("FusedAttention writes zeros for a row whose every key is -inf", "[cud
   c.mask.assign(15, 0.f);
   for (int j = 0; j < 5; ++j) c.mask[5 + j] = -INFINITY;  // row 1 fully masked
   CHECK(RunCase(c, "attn_masked_row") < 2e-6);
+  // 40 keys: split four ways and merged; row 1's splits all empty, row 2 has one live key.
+  c.keys = 40;
+  c.mask_dims = {3, 40};
+  c.mask.assign(120, 0.f);
+  for (int j = 0; j < 40; ++j) c.mask[40 + j] = c.mask[80 + j] = -INFINITY;
+  c.mask[80 + 37] = 0.f;
+  CHECK(RunCase(c, "attn_masked_row_split") < 2e-6);
 }
 
 TEST_CASE("FusedAttention refusals name their reason", "[cuda][attention]") {
