@@ -1,5 +1,5 @@
 // Lookups the CUDA lowering's pattern passes share over a SubgraphIr: each value's producer,
-// static dims, whether a program output reads it, and constants read as float32.
+// static dims, whether a program output reads it, and float constants read as float32.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/op_desc.h"
+#include "kernels/kernel_util.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::backends::cuda {
@@ -37,15 +38,29 @@ struct IrIndex {
     const lowering::IrOp& op = ir.ops[producer[v]];
     return op.op_type == op_type ? &op : nullptr;
   }
-  // The values of a float32 constant, nullopt for anything else.
+  // The values of a float32, float16 or bfloat16 constant (models exported in half precision
+  // write their scales and epsilons in it), nullopt for anything else.
   std::optional<std::vector<float>> Floats(int v) const {
     if (v < 0 || ir.values[v].kind != lowering::ValueKind::kWeight || !ir.values[v].bytes)
       return std::nullopt;
-    if (ir.values[v].info.dtype != onnx::TensorProto::FLOAT) return std::nullopt;
+    const int32_t t = ir.values[v].info.dtype;
+    const size_t width = t == onnx::TensorProto::FLOAT                                         ? 4
+                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16 ? 2
+                                                                                               : 0;
+    if (width == 0) return std::nullopt;
     auto bytes = ir.values[v].bytes->ReadAll();
-    if (!bytes.ok() || (*bytes)->size() % 4 != 0) return std::nullopt;
-    std::vector<float> f((*bytes)->size() / 4);
-    std::memcpy(f.data(), (*bytes)->data(), (*bytes)->size());
+    if (!bytes.ok() || (*bytes)->size() % width != 0) return std::nullopt;
+    const std::string& b = **bytes;
+    std::vector<float> f(b.size() / width);
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (width == 4) {
+        std::memcpy(&f[i], b.data() + 4 * i, 4);
+        continue;
+      }
+      uint16_t h;
+      std::memcpy(&h, b.data() + 2 * i, 2);
+      f[i] = t == onnx::TensorProto::FLOAT16 ? exec::HalfToFloat(h) : exec::Bf16ToFloat(h);
+    }
     return f;
   }
   // The one value of a single-element float32 constant.
