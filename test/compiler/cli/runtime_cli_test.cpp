@@ -155,9 +155,14 @@ TEST_CASE("ortc run: --provider-option and --profile", "[cli][run]") {
   CHECK(j["graphs"].empty());  // a CPU bundle: no backend graph
   auto trace = nlohmann::json::parse(ortc::test::ReadFile((dir / "t.json").string()));
   int runs = 0, relu = 0;
+  // Metadata events (thread names, "ph": "M") have no "cat": const operator[] on a missing key
+  // is undefined behaviour in nlohmann::json, so every lookup here says what it expects.
   for (const auto& e : trace) {
-    runs += e["cat"] == "Session";
-    relu += e["cat"] == "Node" && e["args"]["op_type"] == "Relu" && e["args"]["provider"] == "cpu";
+    const std::string cat = e.value("cat", "");
+    runs += cat == "Session";
+    if (cat != "Node" || !e.contains("args")) continue;
+    const auto& args = e.at("args");
+    relu += args.value("op_type", "") == "Relu" && args.value("provider", "") == "cpu";
   }
   CHECK(runs == 3);  // the first run and two bench runs
   CHECK(relu == 3);
