@@ -39,6 +39,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!folded.ok()) return folded.status();
   auto bn = cpu::FoldBatchNormIntoConv(&ir.value());
   if (!bn.ok()) return bn.status();
+  const int dead = ir->RemoveDeadOps();
   ir->Compact();
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
   const int attention = FuseAttention(&ir.value());
@@ -50,6 +51,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   FinalizePlan(&out.plan);
   out.stats["folded_ops"] += folded->folded_ops;
   out.stats["batchnorms_folded"] += *bn;
+  out.stats["dead_ops_removed"] += dead;
   out.stats["fused_attention"] += attention;
   out.stats["gelu_recognised"] += formulas.gelu;
   out.stats["layernorm_recognised"] += formulas.layer_norm;

@@ -189,6 +189,31 @@ int SubgraphIr::AddWeight(std::string name, graph::TensorInfo info,
   return static_cast<int>(values.size()) - 1;
 }
 
+int SubgraphIr::RemoveDeadOps() {
+  std::vector<int> readers(values.size(), 0);
+  for (const auto& op : ops) {
+    if (op.removed) continue;
+    for (int v : op.inputs) {
+      if (v >= 0) readers[v]++;
+    }
+  }
+  for (int o : outputs) readers[o]++;
+  int removed = 0;
+  for (size_t i = ops.size(); i-- > 0;) {  // readers come after writers: one backward pass
+    IrOp& op = ops[i];
+    if (op.removed) continue;
+    bool read = false;
+    for (int v : op.outputs) read = read || (v >= 0 && readers[v] > 0);
+    if (read) continue;
+    op.removed = true;
+    ++removed;
+    for (int v : op.inputs) {
+      if (v >= 0) readers[v]--;
+    }
+  }
+  return removed;
+}
+
 int SubgraphIr::UseCount(int v) const {
   int uses = 0;
   for (const auto& op : ops) {

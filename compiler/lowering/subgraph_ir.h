@@ -58,6 +58,10 @@ struct SubgraphIr {
   int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
   // Number of live ops reading value v.
   int UseCount(int v) const;
+  // Marks removed every op whose outputs nothing reads (no live op, not a program output),
+  // repeatedly: what folding left behind (a Transpose that fed only a folded Shape). Returns
+  // how many.
+  int RemoveDeadOps();
   // Removes deleted ops and values nothing refers to; renumbers.
   void Compact();
 };

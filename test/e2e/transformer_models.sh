@@ -51,6 +51,7 @@ groups = {}
 for g in part["groups"]:
     groups[g["backend"]] = groups.get(g["backend"], 0) + 1
 assert groups == {"cuda": 1}, f"{name}: groups {groups}"
+assert part["dynamic_values"] == [], f"{name}: dynamic after --input-shape: {part['dynamic_values'][:3]}"
 low = comp["lowering"]
 layers = 2
 assert low["fused_attention"] == layers, f"{name}: {low['fused_attention']} fused attentions, want {layers}"
@@ -109,6 +110,18 @@ PY
   checked=$((checked + 1))
 done
 [ "$checked" -eq 6 ] || { echo "expected 6 models, checked $checked" >&2; exit 1; }
+
+# Without --input-shape, `ortc partition` traces the dynamic values to the inputs' dims.
+"$ortc" partition "$work/bert_small.onnx" --ep cuda,cpu --json > "$work/dynamic.json"
+$py - "$work/dynamic.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+roots = {x["name"]: x for x in r["dynamic_roots"] if x["kind"] == "graph_input"}
+assert set(roots) == {"input_ids", "attention_mask"}, r["dynamic_roots"]
+assert roots["input_ids"]["fix"].startswith("--input-shape input_ids="), roots["input_ids"]
+print(f"bert_small without shapes: {len(r['dynamic_values'])} dynamic values, roots "
+      + ", ".join(f"{x['name']} ({x['value_count']})" for x in r["dynamic_roots"]))
+PY
 
 # BERT-base-sized (12 layers, hidden 768): still one CUDA group, every attention fused.
 $gen --size base --only bert 2>&1 | grep -v -i warning | grep -v "^ *$" || true

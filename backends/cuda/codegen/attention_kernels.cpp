@@ -33,7 +33,33 @@ std::vector<int64_t> Contiguous(const std::vector<int64_t>& dims) {
 // axes with stride 0.
 struct View4 {
   std::array<int64_t, 4> dims{1, 1, 1, 1}, strides{0, 0, 0, 0};
+  int64_t offset = 0;  // elements before the view's first element
 };
+
+// An explicit view: `<name>_shape` (logical [batch, heads, rows, cols], 4 ints),
+// `<name>_strides` (4 ints, elements) and `<name>_offset` (elements) into an input of
+// `elements` elements, as lowering writes them when it absorbs slices and reshapes too.
+// nullopt when absent; a view reaching outside the input is an error.
+Result<std::optional<View4>> ExplicitView(const OpDesc& op, const std::string& name,
+                                          int64_t elements) {
+  const auto shape = IntsAttr(op, name + "_shape"), strides = IntsAttr(op, name + "_strides");
+  if (shape.empty() && strides.empty()) return std::optional<View4>();
+  if (shape.size() != 4 || strides.size() != 4)
+    return InvalidArgument("FusedAttention: " + name + "_shape and _strides need 4 values");
+  View4 v;
+  v.offset = IntAttr(op, name + "_offset", 0);
+  int64_t last = v.offset;
+  for (int a = 0; a < 4; ++a) {
+    if (shape[a] < 1 || strides[a] < 0)
+      return InvalidArgument("FusedAttention: bad " + name + " view");
+    v.dims[a] = shape[a];
+    v.strides[a] = shape[a] == 1 ? 0 : strides[a];
+    last += (shape[a] - 1) * v.strides[a];
+  }
+  if (v.offset < 0 || last >= elements)
+    return InvalidArgument("FusedAttention: the " + name + " view reaches outside its input");
+  return std::optional<View4>(v);
+}
 
 std::optional<View4> ViewOf(const std::vector<int64_t>& src, const std::vector<int64_t>& perm) {
   if (src.size() < 2 || src.size() > 4 || perm.size() != src.size()) return std::nullopt;
@@ -104,12 +130,22 @@ Result<Shapes> ShapesOf(const OpDesc& op) {
       return InvalidArgument("FusedAttention: q, k and v must be float tensors");
   }
   Shapes s;
-  auto q = ViewOf(op.inputs[kQ].dims, PermOr(op, "q_perm", op.inputs[kQ].dims.size()));
-  auto k = ViewOf(op.inputs[kK].dims, PermOr(op, "k_perm", op.inputs[kK].dims.size()));
-  auto v = ViewOf(op.inputs[kV].dims, PermOr(op, "v_perm", op.inputs[kV].dims.size()));
+  // Each of q, k, v: an explicit view when lowering wrote one, else its permutation.
+  auto view = [&](size_t i, const std::string& name) -> Result<std::optional<View4>> {
+    auto explicit_view = ExplicitView(op, name, op.inputs[i].elements());
+    if (!explicit_view.ok() || *explicit_view) return explicit_view;
+    return ViewOf(op.inputs[i].dims, PermOr(op, name + "_perm", op.inputs[i].dims.size()));
+  };
+  auto q = view(kQ, "q");
+  auto k = view(kK, "k");
+  auto v = view(kV, "v");
+  for (const auto* r : {&q, &k, &v}) {
+    if (!r->ok()) return r->status();
+  }
   auto out = OutputView(op.outputs[0].dims, PermOr(op, "out_perm", op.outputs[0].dims.size()));
-  if (!q || !k || !v || !out) return InvalidArgument("FusedAttention: bad ranks or permutations");
-  s.q = *q, s.k = *k, s.v = *v, s.out = *out;
+  if (!*q || !*k || !*v || !out)
+    return InvalidArgument("FusedAttention: bad ranks or permutations");
+  s.q = **q, s.k = **k, s.v = **v, s.out = *out;
   s.rows = s.q.dims[2], s.head_dim = s.q.dims[3], s.keys = s.k.dims[2], s.value_dim = s.v.dims[3];
   for (int a = 0; a < 2; ++a) {
     if (s.k.dims[a] != s.q.dims[a] || s.v.dims[a] != s.q.dims[a] || s.out.dims[a] != s.q.dims[a])
@@ -137,7 +173,8 @@ std::string Index(const std::string& base, const View4& v, const std::string& ro
 }
 
 std::string BaseOf(const View4& v) {
-  return "b * " + IntLiteral(v.strides[0]) + " + h * " + IntLiteral(v.strides[1]);
+  return IntLiteral(v.offset) + " + b * " + IntLiteral(v.strides[0]) + " + h * " +
+         IntLiteral(v.strides[1]);
 }
 
 }  // namespace

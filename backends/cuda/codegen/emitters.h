@@ -38,7 +38,10 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 // v [.., keys, dv]), an optional additive float mask and an optional bool condition (both
 // broadcast over the [.., rows, keys] scores). Attributes: scale (float), keep_if_true and fill
 // (Where: a score whose condition differs from keep_if_true becomes fill), out_perm (the output
-// is Transpose(logical [.., rows, dv], out_perm)). Output: softmax(scale * q k^T + mask) v.
+// is Transpose(logical [.., rows, dv], out_perm)). Instead of a permutation, q, k and v may each
+// come as an explicit strided view of their input: q_shape (logical [batch, heads, rows, d]),
+// q_strides, q_offset (and k_..., v_...), for slices of a fused QKV projection.
+// Output: softmax(scale * q k^T + mask) v.
 bool IsAttentionOp(const std::string& op_type);
 std::string AttentionUnsupported(const OpDesc& op);
 Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op);

@@ -1,6 +1,7 @@
 // FusedAttention kernels through the host shim against a direct float64 reference (scores
-// matrix, softmax, weighted sum): tails of the key tiles, keys split across threads and merged, head transposes read and written
-// through permutations, additive and Where masks, fully masked rows, and the refusals.
+// matrix, softmax, weighted sum): tails of the key tiles, keys split across threads and merged,
+// head transposes read and written through permutations, additive and Where masks, fully masked
+// rows, and the refusals.
 #include <array>
 #include <cmath>
 #include <functional>
@@ -167,6 +168,49 @@ TEST_CASE("FusedAttention writes zeros for a row whose every key is -inf", "[cud
   for (int j = 0; j < 40; ++j) c.mask[40 + j] = c.mask[80 + j] = -INFINITY;
   c.mask[80 + 37] = 0.f;
   CHECK(RunCase(c, "attn_masked_row_split") < 2e-6);
+}
+
+TEST_CASE("FusedAttention reads q, k and v as strided views of one packed projection",
+          "[cuda][attention]") {
+  // x [b, s, 3 * h * d]: q, k, v side by side in each row (a fused QKV GEMM's output). The views
+  // give the same bits as contiguous copies of the three slices.
+  const int64_t b = 2, h = 3, s = 20, d = 8, n = h * d;
+  const auto x = RandomFloats(7, b * s * 3 * n);
+  std::vector<float> q(b * h * s * d), k(q.size()), v(q.size());
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t hi = 0; hi < h; ++hi)
+      for (int64_t si = 0; si < s; ++si)
+        for (int64_t di = 0; di < d; ++di) {
+          const size_t at = ((bi * h + hi) * s + si) * d + di;
+          const size_t row = (bi * s + si) * 3 * n + hi * d + di;
+          q[at] = x[row], k[at] = x[row + n], v[at] = x[row + 2 * n];
+        }
+  const std::vector<int64_t> logical = {b, h, s, d};
+  auto attrs = [&](bool packed) {
+    std::vector<onnx::AttributeProto> a = {AttrFloat("scale", 0.3f)};
+    for (int i = 0; i < 3 && packed; ++i) {
+      const std::string name = std::string(1, "qkv"[i]);
+      a.push_back(AttrInts(name + "_shape", logical));
+      a.push_back(AttrInts(name + "_strides", {s * 3 * n, d, 3 * n, 1}));
+      a.push_back(AttrInt(name + "_offset", i * n));
+    }
+    return a;
+  };
+  auto packed = Op("FusedAttention", 1,
+                   {T(F, {b, s, 3 * n}), T(F, {b, s, 3 * n}), T(F, {b, s, 3 * n}), {}, {}},
+                   {T(F, logical)}, attrs(true));
+  auto plain = Op("FusedAttention", 1, {T(F, logical), T(F, logical), T(F, logical), {}, {}},
+                  {T(F, logical)}, attrs(false));
+  packed.constants.resize(5);
+  plain.constants.resize(5);
+  const auto got = RunKernel(packed, "attn_packed", {Floats(x), Floats(x), Floats(x), "", ""});
+  const auto want = RunKernel(plain, "attn_unpacked", {Floats(q), Floats(k), Floats(v), "", ""});
+  CHECK(got[0] == want[0]);
+  // A view reaching past its input is refused.
+  auto outside = packed;
+  for (auto& a : outside.attributes)
+    if (a.name() == "v_offset") a.set_i(2 * n + 1);
+  CHECK_THAT(cg::Unsupported(outside), Catch::Contains("outside its input"));
 }
 
 TEST_CASE("FusedAttention refusals name their reason", "[cuda][attention]") {

@@ -74,10 +74,15 @@ TEST_CASE("attention with head transposes lowers to one FusedAttention launch", 
     const auto* s = FirstLaunch(plan, "FusedAttention");
     const auto& op = *s->launch.op;
     CHECK(std::fabs(cg::FloatAttr(op, "scale", 0) - 1 / std::sqrt(8.f)) < 1e-7);
-    CHECK(cg::IntsAttr(op, "q_perm") == std::vector<int64_t>{0, 2, 1, 3});
-    CHECK(cg::IntsAttr(op, "k_perm") == std::vector<int64_t>{0, 2, 1, 3});
+    // q and k read straight from the projections [1, 8, 16] through views of [1, 2, 8, 8]:
+    // head h of row s at s * 16 + h * 8; K^T's transpose undone.
+    CHECK(op.inputs[0].dims == std::vector<int64_t>{1, 8, 16});
+    CHECK(cg::IntsAttr(op, "q_shape") == std::vector<int64_t>{1, 2, 8, 8});
+    CHECK(cg::IntsAttr(op, "q_strides") == std::vector<int64_t>{0, 8, 16, 1});
+    CHECK(cg::IntsAttr(op, "k_strides") == std::vector<int64_t>{0, 8, 16, 1});
+    CHECK(cg::IntAttr(op, "k_offset", -1) == 0);
     CHECK(cg::IntsAttr(op, "out_perm") == std::vector<int64_t>{0, 2, 1, 3});
-    CHECK(op.inputs[0].dims == std::vector<int64_t>{1, 8, 2, 8});  // q read before its transpose
+    CHECK(Launches(plan, "Reshape") == 0);
     CHECK(op.inputs[3].dims == std::vector<int64_t>{1, 1, 1, 8});  // the mask
     CHECK(op.inputs[4].dtype == 0);                                // no Where condition
     // Three projections stay GEMMs; the score and context MatMuls are inside the kernel.
@@ -85,6 +90,47 @@ TEST_CASE("attention with head transposes lowers to one FusedAttention launch", 
     for (const auto& st : plan.steps) gemms += st.kind == StepKind::kGemm;
     CHECK(gemms == 3);
   }
+}
+
+TEST_CASE("attention reads a fused QKV projection's Split outputs as offset views", "[lowering]") {
+  // GPT-2's form: one [16, 48] projection, Split into q, k, v, each Reshape + Transpose.
+  ModelBuilder b(17);
+  b.Input("x", {1, 8, 16});
+  b.Initializer("Wqkv", {16, 48}, RandomFloats(9, 768));
+  b.IntInitializer("sizes", {16, 16, 16});
+  b.IntInitializer("split", {1, 8, 2, 8});
+  b.IntInitializer("merge", {1, 8, 16});
+  b.Initializer("scale", {}, {std::sqrt(8.f)});
+  b.Node("MatMul", {"x", "Wqkv"}, {"qkv"});
+  b.Node("Split", {"qkv", "sizes"}, {"q_proj", "k_proj", "v_proj"}, {Attr("axis", int64_t{2})});
+  for (const std::string n : {"q", "k", "v"})
+    b.Node("Reshape", {n + "_proj", "split"}, {n + "_heads"});
+  b.Node("Transpose", {"q_heads"}, {"q"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Transpose", {"k_heads"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})});
+  b.Node("Transpose", {"v_heads"}, {"v"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  // A transpose only a (folded) Shape read: dead once folding is done.
+  b.Node("Transpose", {"k_heads"}, {"k_unused"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Div", {"qk", "scale"}, {"scaled"});
+  b.Node("Softmax", {"scaled"}, {"probs"}, {Attr("axis", int64_t{-1})});
+  b.Node("MatMul", {"probs", "v"}, {"ctx"});
+  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+  auto p = PlanAll(b);
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("dead_ops_removed") == 1);
+  REQUIRE(Launches(plan, "FusedAttention") == 1);
+  CHECK(Launches(plan, "Split") == 0);
+  CHECK(Launches(plan, "Transpose") == 0);
+  const auto& op = *FirstLaunch(plan, "FusedAttention")->launch.op;
+  for (int i = 0; i < 3; ++i) {
+    const std::string n(1, "qkv"[i]);
+    CHECK(op.inputs[i].dims == std::vector<int64_t>{1, 8, 48});  // the projection itself
+    CHECK(cg::IntAttr(op, n + "_offset", -1) == 16 * i);
+    CHECK(cg::IntsAttr(op, n + "_strides") == std::vector<int64_t>{0, 8, 48, 1});
+  }
+  // The projection GEMM, the attention, and the copy a view that is a program output gets.
+  REQUIRE(plan.steps.size() == 3);
+  CHECK(plan.steps[2].kind == StepKind::kCopy);
 }
 
 TEST_CASE("attention whose scores are also an output stays unfused", "[lowering]") {
