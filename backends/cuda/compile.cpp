@@ -42,6 +42,8 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   const int dead = ir->RemoveDeadOps();
   ir->Compact();
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
+  auto projections = MergeSiblingProjections(&ir.value());
+  if (!projections.ok()) return projections.status();
   const int attention = FuseAttention(&ir.value());
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
   auto plan = LowerToPlan(*ir, options, &out.stats);
@@ -53,6 +55,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
   out.stats["fused_attention"] += attention;
+  out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;
   out.stats["layernorm_recognised"] += formulas.layer_norm;
   out.stats["add_layernorm_fused"] += formulas.add_layer_norm;

@@ -38,6 +38,11 @@ struct FormulaStats {
 };
 FormulaStats RecogniseFormulas(lowering::SubgraphIr* ir);
 
+// MatMuls reading one activation with constant [K, N_i] weights (each with a constant bias, or
+// none) merged into one MatMul (+ bias) and a Split (lowering_projections.cpp): BERT's Q, K and
+// V projections become one GEMM. Returns how many merges.
+Result<int> MergeSiblingProjections(lowering::SubgraphIr* ir);
+
 // Scaled dot-product attention (MatMul, scale, mask, Softmax, MatMul and the head transposes
 // around them) replaced by one FusedAttention op per match (lowering_attention.cpp); returns
 // how many. Runs before ApplyPrecision.

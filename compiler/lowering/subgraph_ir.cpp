@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace ortc::lowering {
 namespace {
@@ -212,6 +213,39 @@ int SubgraphIr::RemoveDeadOps() {
     }
   }
   return removed;
+}
+
+void SubgraphIr::SortTopologically() {
+  std::vector<int> producer(values.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (int v : ops[i].outputs) {
+      if (v >= 0) producer[v] = static_cast<int>(i);
+    }
+  }
+  std::vector<int> waiting(ops.size(), 0);
+  std::vector<std::vector<int>> users(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (int v : ops[i].inputs) {
+      const int p = v >= 0 ? producer[v] : -1;
+      if (p < 0 || p == static_cast<int>(i)) continue;
+      waiting[i]++;
+      users[p].push_back(static_cast<int>(i));
+    }
+  }
+  std::set<int> ready;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (waiting[i] == 0) ready.insert(static_cast<int>(i));
+  }
+  std::vector<IrOp> sorted;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    sorted.push_back(std::move(ops[i]));
+    for (int u : users[i]) {
+      if (--waiting[u] == 0) ready.insert(u);
+    }
+  }
+  if (sorted.size() == ops.size()) ops = std::move(sorted);  // a cycle: leave it to the checks
 }
 
 int SubgraphIr::UseCount(int v) const {

@@ -62,6 +62,9 @@ struct SubgraphIr {
   // repeatedly: what folding left behind (a Transpose that fed only a folded Shape). Returns
   // how many.
   int RemoveDeadOps();
+  // Reorders ops so each comes after the producers of its inputs, keeping the current order
+  // where it already is one (a pass may append ops that earlier ops' readers need).
+  void SortTopologically();
   // Removes deleted ops and values nothing refers to; renumbers.
   void Compact();
 };

@@ -61,6 +61,9 @@ want_ln = norms if "decomposed" in name else 0
 assert low["layernorm_recognised"] == want_ln, f"{name}: {low['layernorm_recognised']} LayerNorms recognised"
 # The modern decoder's embedding sum (token + position computed at run time) feeds ln_1 and
 # the residual stream: one AddLayerNormalization storing the sum.
+# BERT's query/key/value projections merge into one GEMM per layer (GPT-2's already are one).
+want_merged = layers if name.startswith("bert") else 0
+assert low["projections_merged"] == want_merged, f"{name}: {low['projections_merged']} merges"
 want_add_ln = 1 if name == "gpt_small_modern" else 0
 assert low["add_layernorm_fused"] == want_add_ln, f"{name}: {low['add_layernorm_fused']} Add+LayerNorm fused"
 print(f"{name}: 1 CUDA group; {low['steps']} steps ({low['gemm_calls']} GEMMs, {low['kernels']} kernels), "

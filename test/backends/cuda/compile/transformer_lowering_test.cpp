@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 
 #include "cuda/codegen/kernel_text.h"
 #include "kernels/kernel_util.h"
@@ -74,21 +75,24 @@ TEST_CASE("attention with head transposes lowers to one FusedAttention launch", 
     const auto* s = FirstLaunch(plan, "FusedAttention");
     const auto& op = *s->launch.op;
     CHECK(std::fabs(cg::FloatAttr(op, "scale", 0) - 1 / std::sqrt(8.f)) < 1e-7);
-    // q and k read straight from the projections [1, 8, 16] through views of [1, 2, 8, 8]:
-    // head h of row s at s * 16 + h * 8; K^T's transpose undone.
-    CHECK(op.inputs[0].dims == std::vector<int64_t>{1, 8, 16});
+    // The three projections merge into one [1, 8, 48] GEMM output; q and k are views of it
+    // ([1, 2, 8, 8]: head h of row s at s * 48 + offset + h * 8), K^T's transpose undone.
+    CHECK(op.inputs[0].dims == std::vector<int64_t>{1, 8, 48});
     CHECK(cg::IntsAttr(op, "q_shape") == std::vector<int64_t>{1, 2, 8, 8});
-    CHECK(cg::IntsAttr(op, "q_strides") == std::vector<int64_t>{0, 8, 16, 1});
-    CHECK(cg::IntsAttr(op, "k_strides") == std::vector<int64_t>{0, 8, 16, 1});
-    CHECK(cg::IntAttr(op, "k_offset", -1) == 0);
+    CHECK(cg::IntsAttr(op, "q_strides") == std::vector<int64_t>{0, 8, 48, 1});
+    CHECK(cg::IntsAttr(op, "k_strides") == std::vector<int64_t>{0, 8, 48, 1});
+    CHECK(cg::IntAttr(op, "q_offset", -1) == 0);
+    CHECK(cg::IntAttr(op, "k_offset", -1) == 16);
+    CHECK(cg::IntAttr(op, "v_offset", -1) == 32);
     CHECK(cg::IntsAttr(op, "out_perm") == std::vector<int64_t>{0, 2, 1, 3});
     CHECK(Launches(plan, "Reshape") == 0);
     CHECK(op.inputs[3].dims == std::vector<int64_t>{1, 1, 1, 8});  // the mask
     CHECK(op.inputs[4].dtype == 0);                                // no Where condition
-    // Three projections stay GEMMs; the score and context MatMuls are inside the kernel.
+    // One merged projection GEMM; the score and context MatMuls are inside the kernel.
     int gemms = 0;
     for (const auto& st : plan.steps) gemms += st.kind == StepKind::kGemm;
-    CHECK(gemms == 3);
+    CHECK(gemms == 1);
+    CHECK(p.graph.stats.at("projections_merged") == 1);
   }
 }
 
@@ -131,6 +135,53 @@ TEST_CASE("attention reads a fused QKV projection's Split outputs as offset view
   // The projection GEMM, the attention, and the copy a view that is a program output gets.
   REQUIRE(plan.steps.size() == 3);
   CHECK(plan.steps[2].kind == StepKind::kCopy);
+}
+
+TEST_CASE("projections of one activation merge into one GEMM with concatenated weights",
+          "[lowering]") {
+  // Three [4, n_i] projections (+ bias) of x, read by three outputs: one GemmCall over
+  // [4, 2 + 3 + 1] with the weights side by side row by row, the biases end to end, then a Split.
+  ModelBuilder b(17);
+  b.Input("x", {5, 4});
+  const std::vector<int64_t> widths = {2, 3, 1};
+  std::vector<std::vector<float>> w(3), bias(3);
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    for (int64_t e = 0; e < 4 * widths[i]; ++e) w[i].push_back(100.f * i + e);
+    for (int64_t e = 0; e < widths[i]; ++e) bias[i].push_back(-10.f * i - e);
+    b.Initializer("W" + n, {4, widths[i]}, w[i]).Initializer("b" + n, {widths[i]}, bias[i]);
+    b.Node("MatMul", {"x", "W" + n}, {"m" + n}).Node("Add", {"m" + n, "b" + n}, {"y" + n});
+    b.Output("y" + n);
+  }
+  auto p = PlanAll(b);
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("projections_merged") == 1);
+  int gemms = 0;
+  const backends::cuda::PlanStep* gemm = nullptr;
+  for (const auto& st : plan.steps) {
+    if (st.kind != StepKind::kGemm) continue;
+    ++gemms;
+    gemm = &st;
+  }
+  REQUIRE(gemms == 1);
+  CHECK(gemm->gemm.n == 6);
+  CHECK(gemm->gemm.k == 4);
+  CHECK(gemm->gemm.bias >= 0);
+  std::vector<float> want_w, want_b;
+  for (int r = 0; r < 4; ++r)
+    for (int i = 0; i < 3; ++i)
+      for (int64_t e = 0; e < widths[i]; ++e) want_w.push_back(w[i][r * widths[i] + e]);
+  for (int i = 0; i < 3; ++i) want_b.insert(want_b.end(), bias[i].begin(), bias[i].end());
+  auto floats = [&](int buffer) {
+    auto bytes = plan.weights[plan.buffers[buffer].weight_slot].bytes.ReadAll();
+    REQUIRE(bytes.ok());
+    std::vector<float> out((*bytes)->size() / 4);
+    std::memcpy(out.data(), (*bytes)->data(), out.size() * 4);
+    return out;
+  };
+  CHECK(floats(gemm->gemm.b) == want_w);
+  CHECK(floats(gemm->gemm.bias) == want_b);
+  CHECK(Launches(plan, "Split") == 1);
 }
 
 TEST_CASE("attention whose scores are also an output stays unfused", "[lowering]") {
