@@ -108,11 +108,13 @@ class Tracer {
       if (v >= 0 && !Static(v)) inherited.insert(shape_[v].begin(), shape_[v].end());
     }
     std::vector<std::string> why;
+    std::set<int> from_shape_inputs;  // causes behind non-constant shape-determining inputs
     for (size_t i : ShapeDeterminingInputs(node)) {
       if (i >= node.inputs.size() || node.inputs[i] < 0 || Constant(node.inputs[i])) continue;
-      std::string s = NotConstant(node.inputs[i], &inherited);
+      std::string s = NotConstant(node.inputs[i], &from_shape_inputs);
       if (!s.empty()) why.push_back(std::move(s));
     }
+    inherited.insert(from_shape_inputs.begin(), from_shape_inputs.end());
     if (std::string s = DataDependentShape(node); !s.empty()) why.insert(why.begin(), s);
 
     bool any_dynamic = false;
@@ -122,8 +124,10 @@ class Tracer {
       any_dynamic = any_dynamic || !Static(o);
     }
     if (!any_dynamic) return;
-    // Nothing upstream explains it, or the op lost ranks its inputs had: the node is a root.
-    if (why.empty() && (inherited.empty() || LostRank(node)))
+    // Nothing upstream explains it, or the op lost ranks its inputs had without a shape input
+    // computed at run time to blame (a Slice whose ends come from Shape(input) is explained by
+    // that input): the node is a root.
+    if (why.empty() && (inherited.empty() || (LostRank(node) && from_shape_inputs.empty())))
       why.push_back(NoShapeReason(m_, node));
     if (!why.empty()) {
       std::string text;

@@ -119,7 +119,8 @@ done
 $py - "$work/dynamic.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-roots = {x["name"]: x for x in r["dynamic_roots"] if x["kind"] == "graph_input"}
+assert all(x["kind"] == "graph_input" for x in r["dynamic_roots"]), r["dynamic_roots"]
+roots = {x["name"]: x for x in r["dynamic_roots"]}
 assert set(roots) == {"input_ids", "attention_mask"}, r["dynamic_roots"]
 assert roots["input_ids"]["fix"].startswith("--input-shape input_ids="), roots["input_ids"]
 print(f"bert_small without shapes: {len(r['dynamic_values'])} dynamic values, roots "

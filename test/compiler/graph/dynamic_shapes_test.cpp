@@ -241,3 +241,22 @@ TEST_CASE("nodes whose output shape cannot be computed are roots", "[graph][dyna
                                  "inference for op example.custom.Mystery"));
   }
 }
+
+TEST_CASE("a Slice whose end comes from an input's shape is blamed on that input",
+          "[graph][dynamic]") {
+  // BERT's position ids: a [1, 16] buffer sliced to the sequence length, Shape(input_ids)[1].
+  // Shape inference cannot give the Slice a rank, but the input explains it: no node root.
+  ModelBuilder b(17, 8);
+  b.Input("input_ids", {-1, -1}, T::INT64);
+  Symbols(b, 0, {"batch", "sequence"});
+  b.IntInitializer("positions", std::vector<int64_t>(16, 0));
+  b.IntInitializer("zero", {0}).IntInitializer("one", {1});
+  b.Node("Shape", {"input_ids"}, {"shape"}).Node("Gather", {"shape", "one"}, {"len"});
+  b.Node("Slice", {"positions", "zero", "len", "zero"}, {"pos"}).Output("pos", T::INT64);
+  auto m = Load(b);
+  const auto r = graph::ExplainDynamicShapes(*m);
+  REQUIRE(r.roots.size() == 1);
+  CHECK(r.roots[0].kind == graph::DynamicRoot::Kind::kGraphInput);
+  CHECK(r.roots[0].name == "input_ids");
+  CHECK(Names(*m, r.roots[0].values) == std::vector<std::string>{"input_ids", "pos"});
+}
