@@ -207,8 +207,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--provider-option", args->provider_options,
                   "Backend option, as backend:key=value (repeatable)");
   cmd->add_option("--input-shape", args->input_shapes,
-                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable): CUDA kernels are "
-                  "specialized to static shapes");
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
+                  "ids=1x128,mask=1x128): CUDA kernels are specialized to static shapes");
   cmd->add_option("--precision", args->precision,
                   "CUDA precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (fp32 storage, "
                   "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (weights and "

@@ -98,8 +98,8 @@ void AddPartitionCommand(CLI::App& app, int* exit_code) {
                   "Fail when any backend would get more than N groups (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--input-shape", args->input_shapes,
-                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable); CUDA takes only "
-                  "nodes with static shapes");
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
+                  "ids=1x128,mask=1x128); CUDA takes only nodes with static shapes");
   cmd->footer(
       "\n" + BackendHelp() +
       "\n\nExamples:\n"

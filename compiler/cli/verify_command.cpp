@@ -195,7 +195,8 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--expected", a->expected,
                   "name=file: also compare the compiled output with this");
   cmd->add_option("--input-shape", a->input_shapes,
-                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable), as for compile");
+                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable or comma-separated), "
+                  "as for compile");
   cmd->add_option("--precision", a->precision,
                   "CUDA precision to compile with (fp32, tf32, fp16, bf16); sets the default "
                   "tolerances")

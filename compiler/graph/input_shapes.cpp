@@ -7,7 +7,9 @@
 
 namespace ortc::graph {
 
-Status ParseInputShape(const std::string& text, InputShapes* out) {
+namespace {
+
+Status ParseOne(const std::string& text, InputShapes* out) {
   const size_t eq = text.rfind('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
     return InvalidArgument("--input-shape '" + text + "' is not of the form name=1x3x224x224");
@@ -31,6 +33,26 @@ Status ParseInputShape(const std::string& text, InputShapes* out) {
   }
   if (!out->emplace(name, std::move(dims)).second)
     return InvalidArgument("--input-shape names input '" + name + "' twice");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseInputShape(const std::string& text, InputShapes* out) {
+  // "ids=1x128,mask=1x128" (trtexec's --shapes style) is two overrides; a comma without an '='
+  // after it is part of a name.
+  std::vector<std::string> parts;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  bool each_has_shape = parts.size() > 1;
+  for (const auto& p : parts) each_has_shape = each_has_shape && p.find('=') != std::string::npos;
+  if (!each_has_shape) return ParseOne(text, out);
+  for (const auto& p : parts) ORTC_RETURN_IF_ERROR(ParseOne(p, out));
   return Status::Ok();
 }
 

@@ -16,8 +16,9 @@ namespace ortc::graph {
 
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
 
-// Parses "name=1x3x224x224" (dims >= 1, separated by 'x') into `out`; a name given twice is
-// an error.
+// Parses "name=1x3x224x224" (dims >= 1, separated by 'x') into `out`, or a comma-separated
+// list of them ("ids=1x128,mask=1x128"; a comma is part of a name unless every piece has an
+// '='); a name given twice is an error.
 Status ParseInputShape(const std::string& text, InputShapes* out);
 
 // Rewrites the named graph inputs' declared shapes. Errors: an unknown input name (listing the

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph/dynamic_shapes.h"
+#include "graph/input_shapes.h"
 #include "model_builder.h"
 
 using namespace ortc;
@@ -259,4 +260,18 @@ TEST_CASE("a Slice whose end comes from an input's shape is blamed on that input
   CHECK(r.roots[0].kind == graph::DynamicRoot::Kind::kGraphInput);
   CHECK(r.roots[0].name == "input_ids");
   CHECK(Names(*m, r.roots[0].values) == std::vector<std::string>{"input_ids", "pos"});
+}
+
+TEST_CASE("input shape overrides: one, or a comma-separated list", "[graph][dynamic]") {
+  graph::InputShapes shapes;
+  REQUIRE(graph::ParseInputShape("input_ids=1x128,attention_mask=1x128", &shapes).ok());
+  CHECK(shapes == graph::InputShapes{{"input_ids", {1, 128}}, {"attention_mask", {1, 128}}});
+  graph::InputShapes odd;  // a comma inside a name stays part of it
+  REQUIRE(graph::ParseInputShape("a,b=2x3", &odd).ok());
+  CHECK(odd == graph::InputShapes{{"a,b", {2, 3}}});
+  graph::InputShapes twice;
+  const Status s = graph::ParseInputShape("x=1x2,x=1x3", &twice);
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("names input 'x' twice"));
+  CHECK_FALSE(graph::ParseInputShape("x=1x2,y=0x3", &twice).ok());
 }
