@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ortc needs on a fresh Debian machine: the packages in scripts/apt-packages.txt
-# and the reference runtime for tests (onnxruntime-node, into test/reference/node_modules).
+# and the reference runtime for tests (onnxruntime-node, into test/reference/node_modules), and
+# ONNX Runtime's C/EP API headers for the ONNX Runtime plugin EP (into .deps/).
 # A no-op when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,5 +26,11 @@ fi
 if [ "${ORTC_SKIP_NODE:-0}" != 1 ] && [ ! -d test/reference/node_modules/onnxruntime-node ]; then
   echo "setup: installing onnxruntime-node into test/reference"
   (cd test/reference && npm install --ignore-scripts --no-audit --no-fund --no-package-lock --loglevel=error)
+fi
+# ONNX Runtime's plugin EP headers (for onnxruntime_ep/), from an npm package; without them the
+# plugin EP and its tests are not built, and the build says so.
+if [ "${ORTC_SKIP_NODE:-0}" != 1 ] && [ ! -f .deps/onnxruntime-headers/onnxruntime_ep_c_api.h ]; then
+  echo "setup: fetching ONNX Runtime's headers into .deps/onnxruntime-headers"
+  scripts/fetch_ort_headers.sh || echo "setup: ONNX Runtime headers not fetched; libortc_ort_ep will not be built"
 fi
 echo "setup: all dependencies present"

@@ -21,14 +21,7 @@ onnx::ModelProto ModelShell(const onnx::ModelProto& src) {
   m.set_doc_string(src.doc_string());
   *m.mutable_metadata_props() = src.metadata_props();
   *m.mutable_functions() = src.functions();
-  bool has_ms = false;
-  for (const auto& op : m.opset_import())
-    has_ms = has_ms || op.domain() == format::kEpContextDomain;
-  if (!has_ms) {
-    auto* op = m.add_opset_import();
-    op->set_domain(format::kEpContextDomain);
-    op->set_version(1);
-  }
+  format::AddEpContextOpset(&m);
   return m;
 }
 

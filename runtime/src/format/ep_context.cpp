@@ -119,4 +119,12 @@ std::string NotesValue(const std::string& notes, const std::string& key) {
   return "";
 }
 
+void AddEpContextOpset(onnx::ModelProto* model) {
+  for (const auto& op : model->opset_import())
+    if (op.domain() == kEpContextDomain) return;
+  auto* op = model->add_opset_import();
+  op->set_domain(kEpContextDomain);
+  op->set_version(1);
+}
+
 }  // namespace ortc::format

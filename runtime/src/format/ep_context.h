@@ -37,6 +37,9 @@ struct EpContextNode {
 
 bool IsEpContextNode(const onnx::NodeProto& node);
 
+// Adds the com.microsoft opset import EPContext nodes need, unless the model has one.
+void AddEpContextOpset(onnx::ModelProto* model);
+
 // notes helpers: "key=value;key=value".
 std::string NotesValue(const std::string& notes, const std::string& key);
 

@@ -9,6 +9,43 @@ std::string BackendOfSource(const std::string& source) {
   return source.rfind("ortc.", 0) == 0 ? source.substr(5) : "";
 }
 
+Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
+                               const DeviceDescription& device, const std::string& where) {
+  BackendVerdict v;
+  v.backend = "cpu";
+  // ISA levels in increasing order: a binary packed for a lower level than the device's best
+  // runs, but a recompile would use the better instructions.
+  static const std::vector<std::string> kLevels = {"sse4.2", "avx2", "avx512f"};
+  auto rank = [&](const std::string& isa) {
+    auto it = std::find(kLevels.begin(), kLevels.end(), isa);
+    return it == kLevels.end() ? -1 : static_cast<int>(it - kLevels.begin());
+  };
+  int device_best = -1;
+  for (const auto& isa : device.cpu_isa) device_best = std::max(device_best, rank(isa));
+  for (const auto& target : targets) {
+    if (target == "generic-le") {
+      if (!device.little_endian) {
+        return InvalidGraph(where + ": the binary needs a little-endian CPU (target " + target +
+                            "); this device is big-endian");
+      }
+      continue;
+    }
+    // An ISA-specific packing: the device must offer that ISA.
+    if (std::find(device.cpu_isa.begin(), device.cpu_isa.end(), target) == device.cpu_isa.end()) {
+      std::string have;
+      for (const auto& isa : device.cpu_isa) have += (have.empty() ? "" : ", ") + isa;
+      return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
+                          have + "]: recompile for this CPU");
+    }
+    if (rank(target) >= 0 && rank(target) < device_best) {
+      v.verdict = Verdict::kPreferRecompilation;
+      v.reason = "packed for " + target + "; this CPU also offers " + kLevels[device_best] +
+                 ": recompile for it to use the better instructions";
+    }
+  }
+  return v;
+}
+
 Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpContextNode& node,
                             const DeviceDescription& device) {
   BackendVerdict v;
@@ -36,38 +73,10 @@ Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpCo
     return *cuda;
   }
   if (v.backend == "cpu") {
-    // ISA levels in increasing order: a binary packed for a lower level than the device's best
-    // runs, but a recompile would use the better instructions.
-    static const std::vector<std::string> kLevels = {"sse4.2", "avx2", "avx512f"};
-    auto rank = [&](const std::string& isa) {
-      auto it = std::find(kLevels.begin(), kLevels.end(), isa);
-      return it == kLevels.end() ? -1 : static_cast<int>(it - kLevels.begin());
-    };
-    int device_best = -1;
-    for (const auto& isa : device.cpu_isa) device_best = std::max(device_best, rank(isa));
-    const auto* targets = bin.manifest().hardware_targets();
-    for (uint32_t i = 0; targets && i < targets->size(); ++i) {
-      const std::string target = targets->Get(i)->str();
-      if (target == "generic-le") {
-        if (!device.little_endian) {
-          return InvalidGraph(where + ": the binary needs a little-endian CPU (target " + target +
-                              "); this device is big-endian");
-        }
-        continue;
-      }
-      // An ISA-specific packing: the device must offer that ISA.
-      if (std::find(device.cpu_isa.begin(), device.cpu_isa.end(), target) == device.cpu_isa.end()) {
-        std::string have;
-        for (const auto& isa : device.cpu_isa) have += (have.empty() ? "" : ", ") + isa;
-        return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
-                            have + "]: recompile for this CPU");
-      }
-      if (rank(target) >= 0 && rank(target) < device_best) {
-        v.verdict = Verdict::kPreferRecompilation;
-        v.reason = "packed for " + target + "; this CPU also offers " + kLevels[device_best] +
-                   ": recompile for it to use the better instructions";
-      }
-    }
+    std::vector<std::string> targets;
+    const auto* list = bin.manifest().hardware_targets();
+    for (uint32_t i = 0; list && i < list->size(); ++i) targets.push_back(list->Get(i)->str());
+    return GateCpu(targets, device, where);
   }
   return v;
 }

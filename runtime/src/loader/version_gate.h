@@ -24,6 +24,11 @@ CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest);
 Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescription& device,
                                 const std::string& where);
 
+// The CPU fit of a binary packed for `targets` (its manifest's hardware_targets: "generic-le",
+// or an ISA such as "avx2"), pure, like GateCuda.
+Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
+                               const DeviceDescription& device, const std::string& where);
+
 // Checks the pairing (backend, content id, graph) and the hardware fit. Errors are
 // INVALID_GRAPH; an unsupported verdict is returned as an error too.
 Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpContextNode& node,

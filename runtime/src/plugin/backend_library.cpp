@@ -45,9 +45,11 @@ std::vector<std::string> CandidatePaths(const std::string& backend) {
   if (!ec) add(exe.parent_path());
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&Anchor), &info) && info.dli_fname) {
+    // The shared library holding the runtime (libortc_runtime, or ONNX Runtime's plugin EP
+    // libortc_ort_ep): its folder. For a static runtime this is the executable's, already listed.
+    // Relative names (an executable started by a relative path) would search the working folder.
     const std::filesystem::path lib(info.dli_fname);
-    // Static runtime: dli_fname is the executable itself, already listed.
-    if (lib.filename().string().find("libortc_runtime") == 0) add(lib.parent_path());
+    if (lib.is_absolute()) add(lib.parent_path());
   }
   out.push_back(file);
   return out;
