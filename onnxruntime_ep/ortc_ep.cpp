@@ -7,6 +7,7 @@
 #include "format/context_binary_reader.h"
 #include "graph_to_proto.h"
 #include "loader/version_gate.h"
+#include "registry.h"
 #include "session_kernel.h"
 
 namespace fs = std::filesystem;
@@ -41,8 +42,9 @@ std::string Serialize(const onnx::ModelProto& m) {
   return bytes;
 }
 
-// The EPContext node ONNX Runtime writes into its ctx model (ONNX Runtime owns it).
-OrtNode* MakeOrtNode(const format::EpContextNode& node) {
+// The EPContext node ONNX Runtime writes into its ctx model (ONNX Runtime owns it once Compile
+// succeeds; until then the Ort::Node does).
+Ort::Node MakeOrtNode(const format::EpContextNode& node) {
   const onnx::NodeProto proto = node.ToNodeProto();
   std::vector<Ort::OpAttr> attrs;
   for (const auto& a : proto.attribute()) {
@@ -56,8 +58,7 @@ OrtNode* MakeOrtNode(const format::EpContextNode& node) {
   }
   std::vector<std::string> inputs(proto.input().begin(), proto.input().end());
   std::vector<std::string> outputs(proto.output().begin(), proto.output().end());
-  Ort::Node n(proto.op_type(), proto.domain(), proto.name(), inputs, outputs, attrs);
-  return n.release();
+  return Ort::Node(proto.op_type(), proto.domain(), proto.name(), inputs, outputs, attrs);
 }
 
 }  // namespace
@@ -83,6 +84,14 @@ Result<EpConfig> ReadEpConfig(Ort::ConstSessionOptions so) {
     if (comma == std::string::npos) comma = backends.size();
     if (comma > start) c.compile.backends.push_back(backends.substr(start, comma - start));
     start = comma + 1;
+  }
+  // Checked here: ONNX Runtime logs a GetCapability error and runs the model without the EP.
+  if (c.compile.backends.empty()) return InvalidArgument("ep.ortc.backends names no backend");
+  for (const auto& name : c.compile.backends) {
+    const auto* b = backends::FindBackend(name);
+    if (!b) return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
+    if (!b->can_compile())
+      return NotImplemented("backend " + name + " cannot compile (" + std::string(b->status_line()) + ")");
   }
   const std::string optimal = get("ep.ortc.require_optimal", "0");
   if (optimal != "0" && optimal != "1")
@@ -223,6 +232,7 @@ Status OrtcEp::DoCompile(const OrtGraph** graphs, const OrtNode** fused_nodes, s
   }
   // On error, whatever was made so far is released here, not by ONNX Runtime.
   std::vector<std::unique_ptr<SessionKernel>> made(count);
+  std::vector<Ort::Node> ep_nodes(count);
   std::vector<size_t> to_compile;
   std::vector<onnx::ModelProto> parts;
 
@@ -258,7 +268,7 @@ Status OrtcEp::DoCompile(const OrtGraph** graphs, const OrtNode** fused_nodes, s
       if (config_.context_enable && ep_context_nodes) {
         format::EpContextNode node = *ep;
         node.name = fused.GetName();
-        ep_context_nodes[i] = MakeOrtNode(node);
+        ep_nodes[i] = MakeOrtNode(node);
       }
       continue;
     }
@@ -323,11 +333,14 @@ Status OrtcEp::DoCompile(const OrtGraph** graphs, const OrtNode** fused_nodes, s
         format::EpContextNode node = compiled->nodes[k];
         node.name = fused.GetName();
         node.onnx_model_filename = model_path_.filename().string();
-        ep_context_nodes[i] = MakeOrtNode(node);
+        ep_nodes[i] = MakeOrtNode(node);
       }
     }
   }
-  for (size_t i = 0; i < count; ++i) infos[i] = made[i].release();
+  for (size_t i = 0; i < count; ++i) {
+    infos[i] = made[i].release();
+    if (ep_context_nodes && ep_nodes[i]) ep_context_nodes[i] = ep_nodes[i].release();
+  }
   return Status::Ok();
 }
 

@@ -274,4 +274,27 @@ if grep -qw avx2 /proc/cpuinfo; then
   grep -q "suboptimal for execution provider: ortc" "$b/err" || { echo "unexpected: $(cat "$b/err")" >&2; exit 1; }
 fi
 echo "session creation follows the compatibility answers"
+
+echo "== 5. models from buffers, and bad options"
+# A ctx model given as bytes has no folder: its binary is found through ep.context_file_path,
+# and without it the error says so. An embedded binary needs nothing.
+tiny_ctx="$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx"
+if "${ep[@]}" --sessions-from-buffer --session "$tiny_ctx|$b/out|image=$work/tiny_cnn/in.npy" 2> "$b/err"; then
+  echo "a buffer load found a binary without a path" >&2; exit 1
+fi
+grep -q "ortc: .*context_file_path" "$b/err" || { echo "unexpected: $(cat "$b/err")" >&2; exit 1; }
+"${ep[@]}" --sessions-from-buffer --config "ep.context_file_path=$tiny_ctx" \
+  --session "$tiny_ctx|$b/from_buffer|image=$work/tiny_cnn/in.npy" > /dev/null
+identical "tiny_cnn from a buffer" "$work/tiny_cnn/ortc" "$b/from_buffer"
+"${ep[@]}" --sessions-from-buffer --session "$e/tiny_cnn_ctx.onnx|$b/embedded|image=$work/tiny_cnn/in.npy" > /dev/null
+identical "tiny_cnn embedded, from a buffer" "$work/tiny_cnn/ortc" "$b/embedded"
+bad_option() {  # bad_option OPTION TEXT
+  if "${ep[@]}" --ep-option "$1" --session "$work/tiny_cnn.onnx|$b/out|image=$work/tiny_cnn/in.npy" 2> "$b/err"; then
+    echo "option $1 was accepted" >&2; exit 1
+  fi
+  grep -q "ortc: .*$2" "$b/err" || { echo "option $1: unexpected: $(cat "$b/err")" >&2; exit 1; }
+  echo "refused $1: $(cat "$b/err")"
+}
+bad_option backends=npu9 "unknown backend 'npu9'"
+bad_option require_optimal=yes "require_optimal must be 0 or 1"
 echo "onnxruntime_ep: all checks passed"

@@ -10,6 +10,7 @@
 //                                 [--external-initializers NAME]]
 //               [--compatibility 'INFO']    ONNX Runtime's answer for a compatibility string
 //   --verbose shows ONNX Runtime's warnings (the EP's included).
+//   --sessions-from-buffer creates the sessions from the model's bytes instead of its path.
 //   --no-ep runs the sessions on ONNX Runtime's own CPU EP (the reference).
 // Exit 0 on success; 1 with "error: <ONNX Runtime's message>" on stderr.
 #include <onnxruntime_cxx_api.h>
@@ -150,6 +151,7 @@ int CountMappings(const std::string& file) {
 int main(int argc, char** argv) {
   std::string library, count_file, compat;
   bool use_ep = true, embed = false, from_buffer = false, to_buffer = false, verbose = false;
+  bool sessions_from_buffer = false;
   std::string compile_in, compile_out, external_initializers;
   std::unordered_map<std::string, std::string> ep_options;
   std::vector<std::pair<std::string, std::string>> config, free_dims;
@@ -165,6 +167,8 @@ int main(int argc, char** argv) {
         library = next();
       else if (a == "--no-ep")
         use_ep = false;
+      else if (a == "--sessions-from-buffer")
+        sessions_from_buffer = true;
       else if (a == "--verbose")
         verbose = true;
       else if (a == "--ep-option")
@@ -269,7 +273,13 @@ int main(int argc, char** argv) {
       if (parts.size() < 2)
         throw std::runtime_error("--session needs 'MODEL|OUTDIR|input=file...'");
       Job job;
-      job.session = std::make_unique<Ort::Session>(env, parts[0].c_str(), make_options());
+      if (sessions_from_buffer) {
+        const std::string bytes = ReadFile(parts[0]);
+        job.session =
+            std::make_unique<Ort::Session>(env, bytes.data(), bytes.size(), make_options());
+      } else {
+        job.session = std::make_unique<Ort::Session>(env, parts[0].c_str(), make_options());
+      }
       job.out_dir = parts[1];
       for (size_t k = 2; k < parts.size(); ++k) {
         auto [name, file] = KeyValue(parts[k]);
