@@ -65,6 +65,9 @@ for c in "${cases[@]}"; do
   n=$((n + 1))
 done
 [ "$n" -eq 13 ] || { echo "expected 13 bundles, ran $n" >&2; exit 1; }
+# Selected by ONNX Runtime's device policy instead of by name.
+"${ep[@]}" --select-by-policy --session "$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx|$work/tiny_cnn/policy|image=$work/tiny_cnn/in.npy" > /dev/null
+identical "tiny_cnn, EP chosen by the PREFER_CPU policy" "$work/tiny_cnn/ortc" "$work/tiny_cnn/policy"
 
 echo "== 2. the LLM pair as one weight-sharing group, and embed mode 1"
 g="$work/llm"

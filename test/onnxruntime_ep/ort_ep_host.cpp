@@ -10,6 +10,7 @@
 //                                 [--external-initializers NAME]]
 //               [--compatibility 'INFO']    ONNX Runtime's answer for a compatibility string
 //   --verbose shows ONNX Runtime's warnings (the EP's included).
+//   --select-by-policy lets ONNX Runtime pick EPs (PREFER_CPU policy) instead of naming ortc.
 //   --sessions-from-buffer creates the sessions from the model's bytes instead of its path.
 //   --no-ep runs the sessions on ONNX Runtime's own CPU EP (the reference).
 // Exit 0 on success; 1 with "error: <ONNX Runtime's message>" on stderr.
@@ -151,7 +152,7 @@ int CountMappings(const std::string& file) {
 int main(int argc, char** argv) {
   std::string library, count_file, compat;
   bool use_ep = true, embed = false, from_buffer = false, to_buffer = false, verbose = false;
-  bool sessions_from_buffer = false;
+  bool sessions_from_buffer = false, by_policy = false;
   std::string compile_in, compile_out, external_initializers;
   std::unordered_map<std::string, std::string> ep_options;
   std::vector<std::pair<std::string, std::string>> config, free_dims;
@@ -167,6 +168,8 @@ int main(int argc, char** argv) {
         library = next();
       else if (a == "--no-ep")
         use_ep = false;
+      else if (a == "--select-by-policy")
+        by_policy = true;
       else if (a == "--sessions-from-buffer")
         sessions_from_buffer = true;
       else if (a == "--verbose")
@@ -216,7 +219,10 @@ int main(int argc, char** argv) {
       for (const auto& [k, v] : free_dims)
         so.AddFreeDimensionOverrideByName(k.c_str(), std::stoll(v));
       // ONNX Runtime's CPU EP must not get nodes ortc claims: no fallback surprises.
-      if (use_ep) so.AppendExecutionProvider_V2(env, devices, ep_options);
+      if (use_ep && by_policy)
+        so.SetEpSelectionPolicy(OrtExecutionProviderDevicePolicy_PREFER_CPU);
+      else if (use_ep)
+        so.AppendExecutionProvider_V2(env, devices, ep_options);
       return so;
     };
 
