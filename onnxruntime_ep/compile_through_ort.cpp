@@ -8,6 +8,7 @@
 
 #include "compile/compile_driver.h"
 #include "graph/model.h"
+#include "loader/compatibility_info.h"
 #include "loader/version_gate.h"
 #include "partition/partitioner.h"
 #include "registry.h"
@@ -183,6 +184,8 @@ Result<CompiledParts> CompileParts(const std::vector<onnx::ModelProto>& parts,
   for (size_t i = 0; i < report->models.size(); ++i) {
     auto ctx = ReadModel(report->models[i].ctx_model);
     if (!ctx.ok()) return ctx.status();
+    for (const auto& prop : ctx->metadata_props())
+      if (prop.key() == loader::kCompatibilityMetadataKey) result.compatibility_info = prop.value();
     const auto& nodes = ctx->graph().node();
     if (nodes.size() != 1 || !format::IsEpContextNode(nodes[0])) {
       return Status(StatusCode::kEpFail,

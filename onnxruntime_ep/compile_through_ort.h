@@ -39,6 +39,7 @@ struct CompiledParts {
   std::filesystem::path binary_dir;
   std::vector<std::filesystem::path> written;  // binaries placed beside the ctx model
   std::filesystem::path temp_dir;              // remove once sessions are loaded (may be empty)
+  std::string compatibility_info;              // what ortc's compile wrote into its ctx models
 };
 
 // Compiles each part (a group's subgraph as its own model) with ortc's backends, together as

@@ -1,6 +1,6 @@
 #include "ep_factory.h"
 
-#include "compatibility.h"
+#include "loader/compatibility_info.h"
 #include "ortc_ep.h"
 
 namespace ortc::ort_ep {
@@ -72,8 +72,8 @@ OrtStatus* ORT_API_CALL OrtcEpFactory::ValidateCompatibilityImpl(
   return Guard([&]() -> Status {
     const std::string text = info ? info : "";
     const auto device =
-        NeedsCuda(text) ? DeviceDescription::Detect() : DeviceDescription::DetectHost();
-    const Compatibility verdict = CheckCompatibility(text, device);
+        loader::NeedsCuda(text) ? DeviceDescription::Detect() : DeviceDescription::DetectHost();
+    const loader::Compatibility verdict = loader::CheckCompatibility(text, device);
     // ONNX Runtime's answer is an enum; the gate's reason goes to its log.
     const auto* logger = static_cast<OrtcEpFactory*>(self)->logger_;
     if (!verdict.reason.empty() && logger) {
@@ -83,16 +83,16 @@ OrtStatus* ORT_API_CALL OrtcEpFactory::ValidateCompatibilityImpl(
         Apis().ort->ReleaseStatus(s);
     }
     switch (verdict.answer) {
-      case Compatibility::Answer::kNotApplicable:
+      case loader::Compatibility::Answer::kNotApplicable:
         *answer = OrtCompiledModelCompatibility_EP_NOT_APPLICABLE;
         break;
-      case Compatibility::Answer::kOptimal:
+      case loader::Compatibility::Answer::kOptimal:
         *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_OPTIMAL;
         break;
-      case Compatibility::Answer::kPreferRecompilation:
+      case loader::Compatibility::Answer::kPreferRecompilation:
         *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_PREFER_RECOMPILATION;
         break;
-      case Compatibility::Answer::kUnsupported:
+      case loader::Compatibility::Answer::kUnsupported:
         *answer = OrtCompiledModelCompatibility_EP_UNSUPPORTED;
         break;
     }

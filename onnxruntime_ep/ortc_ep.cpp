@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "compatibility.h"
-#include "format/context_binary_reader.h"
 #include "graph_to_proto.h"
 #include "loader/version_gate.h"
 #include "registry.h"
@@ -89,9 +87,11 @@ Result<EpConfig> ReadEpConfig(Ort::ConstSessionOptions so) {
   if (c.compile.backends.empty()) return InvalidArgument("ep.ortc.backends names no backend");
   for (const auto& name : c.compile.backends) {
     const auto* b = backends::FindBackend(name);
-    if (!b) return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
+    if (!b)
+      return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
     if (!b->can_compile())
-      return NotImplemented("backend " + name + " cannot compile (" + std::string(b->status_line()) + ")");
+      return NotImplemented("backend " + name + " cannot compile (" +
+                            std::string(b->status_line()) + ")");
   }
   const std::string optimal = get("ep.ortc.require_optimal", "0");
   if (optimal != "0" && optimal != "1")
@@ -298,19 +298,7 @@ Status OrtcEp::DoCompile(const OrtGraph** graphs, const OrtNode** fused_nodes, s
     } remove_temp{compiled->temp_dir};
 
     // What the binaries need of a device, for ONNX Runtime's compatibility check.
-    std::vector<std::shared_ptr<const format::ContextBinary>> open;
-    std::vector<std::pair<std::string, const format::ContextBinary*>> bins;
-    for (const auto& node : compiled->nodes) {
-      if (node.main_context != 1) continue;
-      auto bin =
-          node.embed_mode == 1
-              ? format::ContextBinary::Open(format::MappedFile::FromBytes(node.ep_cache_context))
-              : format::ContextBinary::OpenFile(compiled->binary_dir / node.ep_cache_context);
-      if (!bin.ok()) return bin.status();
-      open.push_back(*bin);
-      bins.emplace_back(loader::BackendOfSource(node.source), bin->get());
-    }
-    compatibility_info_ = CompatibilityInfo(bins);
+    compatibility_info_ = compiled->compatibility_info;
 
     for (size_t k = 0; k < to_compile.size(); ++k) {
       const size_t i = to_compile[k];

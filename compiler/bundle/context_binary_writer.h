@@ -74,6 +74,8 @@ class ContextBinaryWriter {
   Result<std::string> ReadFinished() const;
 
   const WriteStats& stats() const { return stats_; }
+  // What the manifest records: versions added by AddVersion included.
+  const BinaryInfo& info() const { return info_; }
   const std::filesystem::path& final_path() const { return file_->final_path(); }
 
  private:

@@ -10,6 +10,7 @@
 #include "emit/ctx_model_writer.h"
 #include "format/ep_context.h"
 #include "graph/model.h"
+#include "loader/compatibility_info.h"
 #include "partition/partitioner.h"
 #include "registry.h"
 
@@ -219,6 +220,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     }
   }
   std::vector<std::unique_ptr<bundle::ContextBinaryWriter>> writers;
+  std::vector<loader::BinaryFacts> binary_facts;  // for ONNX Runtime's compatibility string
   for (const auto* b : jobs[0].partition.backends) {
     BackendSummary summary;
     summary.name = std::string(b->name());
@@ -302,6 +304,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       }
     }
     ORTC_RETURN_IF_ERROR((*writer)->Finish());
+    const auto& written_info = (*writer)->info();
+    binary_facts.push_back({summary.name, written_info.hardware_targets, written_info.versions});
     const auto& st = (*writer)->stats();
     summary.content_id = st.content_id;
     report.weights_added += st.weights_added;
@@ -348,7 +352,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   int64_t external_bytes = 0;
   for (auto& job : jobs) {
     auto ctx = emit::BuildCtxModel(
-        {job.model.get(), &job.partition, job.ep_nodes, o.external_initializers_file});
+        {job.model.get(), &job.partition, job.ep_nodes, o.external_initializers_file,
+         binary_facts.empty() ? "" : loader::CompatibilityInfo(binary_facts)});
     if (!ctx.ok()) return ctx.status();
     for (const auto& ep : job.ep_nodes) {
       if (!ep) continue;

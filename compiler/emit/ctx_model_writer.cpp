@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "loader/compatibility_info.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::emit {
@@ -34,6 +35,15 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
   const onnx::GraphProto& src = model.proto.graph();
   CtxModel out;
   out.proto = ModelShell(model.proto);
+  if (!in.compatibility_info.empty()) {
+    // Replaces what a source model may carry under the key (it would describe other binaries).
+    auto* props = out.proto.mutable_metadata_props();
+    for (int i = props->size() - 1; i >= 0; --i)
+      if (props->Get(i).key() == loader::kCompatibilityMetadataKey) props->DeleteSubrange(i, 1);
+    auto* prop = props->Add();
+    prop->set_key(loader::kCompatibilityMetadataKey);
+    prop->set_value(in.compatibility_info);
+  }
   onnx::GraphProto* dst = out.proto.mutable_graph();
   dst->set_name(src.name());
   dst->set_doc_string(src.doc_string());

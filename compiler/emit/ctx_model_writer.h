@@ -26,6 +26,8 @@ struct CtxModelInput {
   // group is not compiled and keeps its nodes.
   std::vector<std::optional<format::EpContextNode>> ep_nodes;
   std::string external_initializers_file;  // "" = embed initializers
+  // Metadata "ep_compatibility_info.ortc" (loader/compatibility_info.h); "" = none.
+  std::string compatibility_info;
 };
 
 struct ExternalChunk {

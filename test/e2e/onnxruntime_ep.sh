@@ -137,6 +137,14 @@ PY
 "${ep[@]}" --compile "$work/tiny_cnn.onnx" "$c/path/tiny_cnn_ctx.onnx" > /dev/null
 [ -f "$c/path/tiny_cnn_cpu.bin" ] || { echo "no binary beside the ctx model: $(ls "$c/path")" >&2; exit 1; }
 check_bundle "$c/path/tiny_cnn_ctx.onnx" 1 0
+$py - "$c/path/tiny_cnn_ctx.onnx" "$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx" <<'PY'
+import sys
+import onnx
+via_ort, via_ortc = ({p.key: p.value for p in onnx.load(f).metadata_props}["ep_compatibility_info.ortc"]
+                     for f in sys.argv[1:])
+assert via_ort == via_ortc, (via_ort, via_ortc)
+print(f"ortc compile and ONNX Runtime's compile API write the same compatibility string: {via_ortc}")
+PY
 "$ortc" run "$c/path/tiny_cnn_ctx.onnx" --input image="$work/tiny_cnn/in.npy" --output-dir "$c/path/ortc" > /dev/null
 "${ep[@]}" --session "$c/path/tiny_cnn_ctx.onnx|$c/path/ort_ep|image=$work/tiny_cnn/in.npy" > /dev/null
 identical "tiny_cnn compiled by ONNX Runtime: ortc run vs ORT+EP" "$c/path/ortc" "$c/path/ort_ep"
@@ -251,14 +259,14 @@ if grep -qw avx2 /proc/cpuinfo; then compat "ortc;format=1.0;cpu=sse4.2" EP_SUPP
 # ONNX Runtime asks at session creation, from the metadata its compile API wrote: an unsupported
 # bundle is refused; a suboptimal one runs, or is refused under
 # session.fail_on_suboptimal_compiled_model=1 (ortc's "require optimal" policy).
-with_info() {  # with_info INFO OUT: the compile-API bundle with another compatibility string
-  $py - "$c/path/tiny_cnn_ctx.onnx" "$1" "$2" <<'PY'
+with_info() {  # with_info INFO OUT [CTX]: a bundle (default: the compile API's) with another string
+  $py - "${3:-$c/path/tiny_cnn_ctx.onnx}" "$1" "$2" <<'PY'
 import sys
 import onnx
 m = onnx.load(sys.argv[1])
-for p in m.metadata_props:
-    if p.key == "ep_compatibility_info.ortc":
-        p.value = sys.argv[2]
+keys = [p for p in m.metadata_props if p.key == "ep_compatibility_info.ortc"]
+assert len(keys) == 1, f"{sys.argv[1]}: {m.metadata_props}"
+keys[0].value = sys.argv[2]
 onnx.save(m, sys.argv[3])
 PY
 }
@@ -276,6 +284,12 @@ if grep -qw avx2 /proc/cpuinfo; then
   fi
   grep -q "suboptimal for execution provider: ortc" "$b/err" || { echo "unexpected: $(cat "$b/err")" >&2; exit 1; }
 fi
+# `ortc compile` writes the same string, so ONNX Runtime asks about its bundles too.
+with_info "ortc;format=9.0;cpu=generic-le" "$work/tiny_cnn/bundle/unsupported_ctx.onnx" "$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx"
+if "${ep[@]}" --session "$work/tiny_cnn/bundle/unsupported_ctx.onnx|$b/out|image=$work/tiny_cnn/in.npy" 2> "$b/err"; then
+  echo "ONNX Runtime ran an ortc compile bundle the EP called unsupported" >&2; exit 1
+fi
+grep -q "not supported by execution provider: ortc" "$b/err" || { echo "unexpected: $(cat "$b/err")" >&2; exit 1; }
 echo "session creation follows the compatibility answers"
 
 echo "== 5. models from buffers, and bad options"

@@ -18,6 +18,9 @@ struct CudaBinaryFacts {
   std::string cudnn_version, cublas_version;  // empty when the programs do not call the library
 };
 CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest);
+// The same from the manifest's contents: its backend versions and hardware targets.
+CudaBinaryFacts CudaFactsOf(const std::vector<std::pair<std::string, std::string>>& versions,
+                            const std::vector<std::string>& hardware_targets);
 
 // The CUDA hardware and SDK fit, pure: an UNSUPPORTED verdict is an INVALID_GRAPH error whose
 // message names both sides and the remedy; `where` prefixes it.

@@ -66,21 +66,28 @@ Status CheckLibrary(const std::string& where, const std::string& lib, const std:
 
 }  // namespace
 
-CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest) {
+CudaBinaryFacts CudaFactsOf(const std::vector<std::pair<std::string, std::string>>& versions,
+                            const std::vector<std::string>& hardware_targets) {
   CudaBinaryFacts f;
-  if (const auto* kv = manifest.backend_versions()) {
-    for (const auto* e : *kv) {
-      if (!e->key() || !e->value()) continue;
-      const std::string key = e->key()->str();
-      if (key == cuda_keys::kMinDriver) f.min_driver = std::atoi(e->value()->c_str());
-      if (key == cuda_keys::kCudnnVersion) f.cudnn_version = e->value()->str();
-      if (key == cuda_keys::kCublasVersion) f.cublas_version = e->value()->str();
-    }
+  for (const auto& [key, value] : versions) {
+    if (key == cuda_keys::kMinDriver) f.min_driver = std::atoi(value.c_str());
+    if (key == cuda_keys::kCudnnVersion) f.cudnn_version = value;
+    if (key == cuda_keys::kCublasVersion) f.cublas_version = value;
   }
-  if (const auto* t = manifest.hardware_targets()) {
-    for (const auto* s : *t) f.targets.push_back(s->str());
-  }
+  f.targets = hardware_targets;
   return f;
+}
+
+CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest) {
+  std::vector<std::pair<std::string, std::string>> versions;
+  if (const auto* kv = manifest.backend_versions()) {
+    for (const auto* e : *kv)
+      if (e->key() && e->value()) versions.emplace_back(e->key()->str(), e->value()->str());
+  }
+  std::vector<std::string> targets;
+  if (const auto* t = manifest.hardware_targets())
+    for (const auto* s : *t) targets.push_back(s->str());
+  return CudaFactsOf(versions, targets);
 }
 
 Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescription& device,

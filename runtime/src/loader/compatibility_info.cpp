@@ -1,4 +1,4 @@
-#include "compatibility.h"
+#include "loader/compatibility_info.h"
 
 #include <map>
 #include <sstream>
@@ -6,7 +6,7 @@
 #include "context_binary_format.h"
 #include "loader/version_gate.h"
 
-namespace ortc::ort_ep {
+namespace ortc::loader {
 
 namespace {
 
@@ -26,18 +26,14 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 
 }  // namespace
 
-std::string CompatibilityInfo(
-    const std::vector<std::pair<std::string, const format::ContextBinary*>>& binaries) {
+std::string CompatibilityInfo(const std::vector<BinaryFacts>& binaries) {
   std::string info = "ortc;format=" + std::to_string(format::kFormatMajor) + "." +
                      std::to_string(format::kFormatMinor);
-  for (const auto& [backend, bin] : binaries) {
-    if (backend == "cpu") {
-      std::vector<std::string> targets;
-      const auto* list = bin->manifest().hardware_targets();
-      for (uint32_t i = 0; list && i < list->size(); ++i) targets.push_back(list->Get(i)->str());
-      info += ";cpu=" + Join(targets);
-    } else if (backend == "cuda") {
-      const auto facts = loader::CudaFactsOf(bin->manifest());
+  for (const auto& bin : binaries) {
+    if (bin.backend == "cpu") {
+      info += ";cpu=" + Join(bin.hardware_targets);
+    } else if (bin.backend == "cuda") {
+      const auto facts = CudaFactsOf(bin.versions, bin.hardware_targets);
       info += ";cuda=" + Join(facts.targets) + ";cuda_driver=" + std::to_string(facts.min_driver);
       if (!facts.cudnn_version.empty()) info += ";cudnn=" + facts.cudnn_version;
       if (!facts.cublas_version.empty()) info += ";cublas=" + facts.cublas_version;
@@ -78,16 +74,16 @@ Compatibility CheckCompatibility(const std::string& info, const DeviceDescriptio
       c.reason = v->reason;
     }
   };
-  if (kv.count("cpu")) apply(loader::GateCpu(Split(kv["cpu"], ','), device, "ortc cpu binary"));
+  if (kv.count("cpu")) apply(GateCpu(Split(kv["cpu"], ','), device, "ortc cpu binary"));
   if (kv.count("cuda") && c.answer != Compatibility::Answer::kUnsupported) {
-    loader::CudaBinaryFacts facts;
+    CudaBinaryFacts facts;
     facts.targets = Split(kv["cuda"], ',');
     facts.min_driver = kv.count("cuda_driver") ? std::atoi(kv["cuda_driver"].c_str()) : 0;
     facts.cudnn_version = kv.count("cudnn") ? kv["cudnn"] : "";
     facts.cublas_version = kv.count("cublas") ? kv["cublas"] : "";
-    apply(loader::GateCuda(facts, device, "ortc cuda binary"));
+    apply(GateCuda(facts, device, "ortc cuda binary"));
   }
   return c;
 }
 
-}  // namespace ortc::ort_ep
+}  // namespace ortc::loader
