@@ -12,7 +12,9 @@
 namespace ortc::format {
 
 Result<std::shared_ptr<MappedFile>> MappedFile::Open(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; the
+  // regular-file check below then refuses it (and devices). No effect on regular files.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return NoSuchFile(path.string() + ": no such file");
     return IoError(path.string() + ": cannot open: " + std::strerror(errno));

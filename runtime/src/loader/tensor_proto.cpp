@@ -1,6 +1,7 @@
 // TensorProto decoding: raw data, typed fields and external data, with size checks.
 #include "loader/tensor_proto.h"
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 
@@ -72,12 +73,22 @@ Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::pa
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
+      const std::string& v = kv.value();
+      auto number = [&](int64_t* out) {
+        const auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
+        return r.ec == std::errc() && r.ptr == v.data() + v.size() && *out >= 0;
+      };
+      if (kv.key() == "location") location = v;
+      if ((kv.key() == "offset" && !number(&offset)) || (kv.key() == "length" && !number(&length)))
+        return InvalidGraph("tensor '" + p.name() + "': external data " + kv.key() + " '" + v +
+                            "' is not a non-negative integer");
     }
     auto path = Inside(*base_dir, location);
     if (!path.ok()) return path.status();
+    // A FIFO would block the read forever and a device would be read as weights.
+    std::error_code ec;
+    if (fs::exists(*path, ec) && !fs::is_regular_file(*path, ec))
+      return InvalidGraph("external data file " + path->string() + " is not a regular file");
     if (length >= 0 && static_cast<size_t>(length) != want)
       return InvalidGraph("tensor '" + p.name() + "': external length mismatch");
     std::ifstream in(*path, std::ios::binary);
