@@ -173,8 +173,8 @@ if "${ep[@]}" --compile "$work/tiny_cnn.onnx" "$c/nowhere.onnx" --from-buffer --
   echo "compiling buffer to buffer without embedding should fail" >&2; exit 1
 fi
 grep -q "embed" "$c/nowhere.err" || { echo "unhelpful error: $(cat "$c/nowhere.err")" >&2; exit 1; }
-# A node ortc cannot run (Einsum) stays an ONNX node: two EPContext nodes around it, its weight in
-# the external initializers file.
+# A node ortc does not run (com.microsoft FusedMatMul) stays an ONNX node: two EPContext nodes
+# around it, its weight in the external initializers file.
 $py "$root/test/onnxruntime_ep/make_mixed_model.py" "$c/mixed" > /dev/null
 make_input "$c/mixed/x.npy" 1,3,16,16 float
 mkdir -p "$c/mixed/out"
@@ -183,7 +183,7 @@ check_bundle "$c/mixed/out/mixed_ctx.onnx" 2 1
 [ -s "$c/mixed/out/mixed_weights.bin" ] || { echo "no external initializers file: $(ls "$c/mixed/out")" >&2; exit 1; }
 "${ep[@]}" --session "$c/mixed/out/mixed_ctx.onnx|$c/mixed/ort_ep|x=$c/mixed/x.npy" > /dev/null
 "$host" --no-ep --session "$c/mixed/mixed.onnx|$c/mixed/ort|x=$c/mixed/x.npy" > /dev/null
-close "mixed model (2 EPContext nodes + ONNX Runtime's Einsum)" "$c/mixed/ort" "$c/mixed/ort_ep"
+close "mixed model (2 EPContext nodes + ONNX Runtime's FusedMatMul)" "$c/mixed/ort" "$c/mixed/ort_ep"
 
 # For CUDA too, on a machine without a GPU: a compile-only session loads nothing. Needs NVRTC.
 cu="$c/cuda"

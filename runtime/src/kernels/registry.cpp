@@ -18,6 +18,7 @@ const KernelTable& Table() {
     RegisterQuantizationKernels(t);
     RegisterMiscKernels(t);
     RegisterDetectionKernels(t);
+    RegisterEinsumKernels(t);
     return t;
   }();
   return table;

@@ -19,5 +19,6 @@ void RegisterIndexingKernels(KernelTable& t);
 void RegisterQuantizationKernels(KernelTable& t);
 void RegisterMiscKernels(KernelTable& t);
 void RegisterDetectionKernels(KernelTable& t);
+void RegisterEinsumKernels(KernelTable& t);
 
 }  // namespace ortc::exec
