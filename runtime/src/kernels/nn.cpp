@@ -675,6 +675,81 @@ Status Lrn(KernelContext& c) {
   return Status::Ok();
 }
 
+// ConvInteger: (x - x_zero_point) convolved with (w - w_zero_point), accumulated in 64 bits and
+// stored as int32. w_zero_point is a scalar or one per output channel. Padding contributes
+// nothing (it stands for x_zero_point).
+Status ConvInteger(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& wt = c.in(1);
+  if (x.rank() < 3 || wt.rank() != x.rank())
+    return c.Error("ConvInteger input and weights must have the same rank, at least 3");
+  const int64_t N = x.shape()[0], C = x.shape()[1], M = wt.shape()[0];
+  const int64_t group = c.op().Int("group", 1);
+  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  const std::vector<int64_t> kernel =
+      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+  auto w = MakeWindow(c.op(), spatial, kernel);
+  if (!w.ok()) return w.status();
+  if (group <= 0 || C % group != 0 || M % group != 0 || wt.shape()[1] != C / group)
+    return c.Error("ConvInteger channels do not match the weights and groups");
+  auto zero_point = [&](size_t input, int64_t channel) -> Result<int64_t> {
+    if (!c.has_input(input) || c.in(input).elements() == 0) return int64_t{0};
+    const Tensor& z = c.in(input);
+    if (z.elements() == 1) return static_cast<int64_t>(ReadAsDouble(z, 0));
+    if (z.elements() != M || input != 3)
+      return c.Error("ConvInteger zero point must be a scalar (or one per output channel for w)");
+    return static_cast<int64_t>(ReadAsDouble(z, channel));
+  };
+  auto x_zero = zero_point(2, 0);
+  if (!x_zero.ok()) return x_zero.status();
+  std::vector<int64_t> xs(static_cast<size_t>(x.elements())),
+      ws(static_cast<size_t>(wt.elements()));
+  for (int64_t i = 0; i < x.elements(); ++i)
+    xs[i] = static_cast<int64_t>(ReadAsDouble(x, i)) - *x_zero;
+  const int64_t per_m = wt.elements() / std::max<int64_t>(M, 1);
+  for (int64_t m = 0; m < M; ++m) {
+    auto w_zero = zero_point(3, m);
+    if (!w_zero.ok()) return w_zero.status();
+    for (int64_t i = m * per_m; i < (m + 1) * per_m; ++i)
+      ws[i] = static_cast<int64_t>(ReadAsDouble(wt, i)) - *w_zero;
+  }
+  std::vector<int64_t> out_shape = {N, M};
+  out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
+  Tensor& y = c.OutputUninit(0, DataType::kInt32, out_shape);
+  int32_t* out = y.mutable_data<int32_t>();
+  const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
+                isize = Product(spatial);
+  const auto out_strides = Strides(w->out), k_strides = Strides(kernel),
+             in_strides = Strides(spatial);
+  const size_t nsp = spatial.size();
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t o = 0; o < osize; ++o) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < ksize; ++k) {
+          int64_t in_offset = 0;
+          bool inside = true;
+          for (size_t d = 0; d < nsp && inside; ++d) {
+            const int64_t od = (o / out_strides[d]) % w->out[d];
+            const int64_t kd = (k / k_strides[d]) % kernel[d];
+            const int64_t id = od * w->strides[d] - w->pads_begin[d] + kd * w->dilations[d];
+            inside = id >= 0 && id < spatial[d];
+            in_offset += id * in_strides[d];
+          }
+          if (!inside) continue;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t xc = g * cg + ci;
+            acc += xs[(n * C + xc) * isize + in_offset] * ws[(m * cg + ci) * ksize + k];
+          }
+        }
+        out[(n * M + m) * osize + o] = static_cast<int32_t>(acc);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ResizeKernel(KernelContext& c);
@@ -684,6 +759,7 @@ void RegisterNnKernels(KernelTable& t) {
   t["Gemm"] = Gemm;
   t["Conv"] = Conv;
   t["ConvTranspose"] = ConvTranspose;
+  t["ConvInteger"] = ConvInteger;
   t["MaxPool"] = [](KernelContext& c) { return Pool(c, PoolKind::kMax); };
   t["AveragePool"] = [](KernelContext& c) { return Pool(c, PoolKind::kAverage); };
   t["LpPool"] = [](KernelContext& c) { return Pool(c, PoolKind::kLp); };
