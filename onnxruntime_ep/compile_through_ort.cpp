@@ -19,20 +19,6 @@ namespace ortc::ort_ep {
 
 namespace {
 
-Result<std::vector<const backends::Backend*>> BackendOrder(const std::vector<std::string>& names) {
-  std::vector<const backends::Backend*> order;
-  for (const auto& name : names) {
-    const auto* b = backends::FindBackend(name);
-    if (!b) return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends");
-    if (!b->can_compile())
-      return NotImplemented("backend " + name + " cannot compile (" +
-                            std::string(b->status_line()) + ")");
-    order.push_back(b);
-  }
-  if (order.empty()) return InvalidArgument("ep.ortc.backends names no backend");
-  return order;
-}
-
 Result<fs::path> MakeTempDir(const fs::path& parent) {
   std::error_code ec;
   fs::create_directories(parent, ec);
@@ -58,6 +44,21 @@ Result<onnx::ModelProto> ReadModel(const fs::path& path) {
 }
 
 }  // namespace
+
+Result<std::vector<const backends::Backend*>> BackendOrder(const std::vector<std::string>& names) {
+  std::vector<const backends::Backend*> order;
+  for (const auto& name : names) {
+    const auto* b = backends::FindBackend(name);
+    if (!b)
+      return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
+    if (!b->can_compile())
+      return NotImplemented("backend " + name + " cannot compile (" +
+                            std::string(b->status_line()) + ")");
+    order.push_back(b);
+  }
+  if (order.empty()) return InvalidArgument("ep.ortc.backends names no backend");
+  return order;
+}
 
 Result<std::vector<std::vector<size_t>>> ChooseGroups(const onnx::ModelProto& model,
                                                       const CompileSettings& settings) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "format/ep_context.h"
 #include "ortc/status.h"
 
@@ -23,6 +24,10 @@ struct CompileSettings {
   std::filesystem::path ctx_model_path;
   std::string node_name_prefix;  // ep.context_node_name_prefix
 };
+
+// The backends named in ep.ortc.backends, in order; fails on an unknown one or one that cannot
+// compile in this build.
+Result<std::vector<const backends::Backend*>> BackendOrder(const std::vector<std::string>& names);
 
 // The groups ortc's partitioner forms on `model` (a proto from GraphToModelProto, node i =
 // ONNX Runtime's node i), as node indices. Groups holding a node ortc made up while loading

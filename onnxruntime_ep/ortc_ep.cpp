@@ -5,7 +5,6 @@
 
 #include "graph_to_proto.h"
 #include "loader/version_gate.h"
-#include "registry.h"
 #include "session_kernel.h"
 
 namespace fs = std::filesystem;
@@ -84,15 +83,7 @@ Result<EpConfig> ReadEpConfig(Ort::ConstSessionOptions so) {
     start = comma + 1;
   }
   // Checked here: ONNX Runtime logs a GetCapability error and runs the model without the EP.
-  if (c.compile.backends.empty()) return InvalidArgument("ep.ortc.backends names no backend");
-  for (const auto& name : c.compile.backends) {
-    const auto* b = backends::FindBackend(name);
-    if (!b)
-      return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
-    if (!b->can_compile())
-      return NotImplemented("backend " + name + " cannot compile (" +
-                            std::string(b->status_line()) + ")");
-  }
+  if (auto order = BackendOrder(c.compile.backends); !order.ok()) return order.status();
   const std::string optimal = get("ep.ortc.require_optimal", "0");
   if (optimal != "0" && optimal != "1")
     return InvalidArgument("ep.ortc.require_optimal must be 0 or 1, not '" + optimal + "'");
@@ -207,7 +198,6 @@ Status OrtcEp::DoGetCapability(Ort::ConstGraph graph, OrtEpGraphSupportInfo* sup
   }
   auto groups = ChooseGroups(*proto, config_.compile);
   if (!groups.ok()) {
-    if (groups.status().code() == StatusCode::kInvalidArgument) return groups.status();  // options
     Warn("not compiling this model: " + groups.status().message());
     return Status::Ok();
   }

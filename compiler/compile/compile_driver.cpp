@@ -350,10 +350,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   std::vector<int64_t> ctx_sizes;
   std::unique_ptr<bundle::TempFile> external;
   int64_t external_bytes = 0;
+  // Every model of a group uses the same binaries: one string for all.
+  const std::string compatibility =
+      binary_facts.empty() ? "" : loader::CompatibilityInfo(binary_facts);
   for (auto& job : jobs) {
-    auto ctx = emit::BuildCtxModel(
-        {job.model.get(), &job.partition, job.ep_nodes, o.external_initializers_file,
-         binary_facts.empty() ? "" : loader::CompatibilityInfo(binary_facts)});
+    auto ctx = emit::BuildCtxModel({job.model.get(), &job.partition, job.ep_nodes,
+                                    o.external_initializers_file, compatibility});
     if (!ctx.ok()) return ctx.status();
     for (const auto& ep : job.ep_nodes) {
       if (!ep) continue;
