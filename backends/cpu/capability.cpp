@@ -3,6 +3,8 @@
 // refuses with a reason, and the partitioner then reports the node as unplaceable.
 #include "cpu/capability.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <map>
 
 #include "cpu/compile.h"
@@ -20,11 +22,32 @@ const std::map<std::string, std::string>& NotPlanned() {
       {"StringNormalizer", "string ops are not supported"},
       {"StringSplit", "string ops are not supported"},
       {"TfIdfVectorizer", "string ops are not supported"},
-      {"Optional", "optional types are not supported"},
-      {"OptionalGetElement", "optional types are not supported"},
-      {"OptionalHasElement", "optional types are not supported"},
   };
   return ops;
+}
+
+// Why the CPU backend cannot run a node of a subgraph (an If branch, a Loop body...), or empty.
+// `opset` is the model's ai.onnx opset. Subgraphs become nested CPU programs, so every node in
+// them, at any depth, needs a kernel (Constant nodes become weights).
+std::string NestedRefusal(const onnx::GraphProto& g, int64_t opset) {
+  for (const auto& node : g.node()) {
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const std::string where =
+        "subgraph '" + g.name() + "' node '" + node.name() + "' (" + node.op_type() + "): ";
+    if (!domain.empty()) return where + "custom-domain ops cannot run inside a subgraph";
+    if (auto it = NotPlanned().find(node.op_type()); it != NotPlanned().end())
+      return where + it->second;
+    if (node.op_type() == "Constant") continue;
+    if (!graph::ResolveOp(domain, node.op_type(), opset).exists)
+      return where + "the op does not exist at opset " + std::to_string(opset);
+    if (!exec::FindKernel(domain, node.op_type()))
+      return where + "the CPU runtime has no kernel for it yet";
+    for (const auto& a : node.attribute()) {
+      if (!a.has_g()) continue;
+      if (auto why = NestedRefusal(a.g(), opset); !why.empty()) return why;
+    }
+  }
+  return "";
 }
 
 class Cpu final : public Backend {
@@ -67,6 +90,12 @@ class Cpu final : public Backend {
     // The CPU backend claims exactly what the runtime's kernels run.
     if (!exec::FindKernel(node.domain, node.op_type)) {
       return NodeSupport::No("the CPU runtime has no kernel for " + node.op_type + " yet");
+    }
+    if (node.has_subgraphs) {
+      for (const auto& a : node.proto->attribute()) {
+        if (!a.has_g()) continue;
+        if (auto why = NestedRefusal(a.g(), node.opset); !why.empty()) return NodeSupport::No(why);
+      }
     }
     return NodeSupport::Yes();
   }

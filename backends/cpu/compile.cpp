@@ -103,24 +103,90 @@ bool MayAliasInput(const std::string& op) {
 
 }  // namespace
 
+namespace {
+
+// Writes programs (the top one and any nested ones) into one builder; the weights of all of
+// them go into one slot list, the graph's weight table in the binary.
+class ProgramWriter {
+ public:
+  ProgramWriter(flatbuffers::FlatBufferBuilder& b, std::vector<bundle::WeightSpec>* weights)
+      : b_(b), weights_(weights) {}
+
+  // `plan` gives each value's arena offset (-1 for run-time allocation); nested programs run
+  // with their own allocations, so they pass none.
+  flatbuffers::Offset<fbc::Program> Write(const lowering::SubgraphIr& ir,
+                                          const std::vector<int64_t>& offsets, uint64_t arena_bytes,
+                                          const std::string& isa) {
+    std::vector<flatbuffers::Offset<fbc::Value>> values;
+    for (size_t i = 0; i < ir.values.size(); ++i) {
+      const auto& v = ir.values[i];
+      fbc::ValueKind kind = fbc::ValueKind::Intermediate;
+      int slot = -1;
+      if (v.kind == lowering::ValueKind::kInput) kind = fbc::ValueKind::Input;
+      if (v.kind == lowering::ValueKind::kOutput) kind = fbc::ValueKind::Output;
+      if (v.kind == lowering::ValueKind::kWeight) {
+        kind = fbc::ValueKind::Weight;
+        slot = static_cast<int>(weights_->size());
+        bundle::WeightSpec w;
+        w.dtype = v.info.dtype;
+        w.dims = Dims(v.info);
+        w.layout = v.layout;
+        w.alignment = 64;
+        w.bytes = *v.bytes;
+        weights_->push_back(std::move(w));
+      }
+      const int64_t offset = i < offsets.size() ? offsets[i] : -1;
+      values.push_back(fbc::CreateValue(b_, b_.CreateString(v.name), kind, v.info.dtype,
+                                        b_.CreateVector(Dims(v.info)), slot, offset,
+                                        StaticBytes(v.info)));
+    }
+    std::vector<flatbuffers::Offset<fbc::Op>> ops;
+    for (const auto& op : ir.ops) {
+      std::vector<flatbuffers::Offset<fbc::Attribute>> attrs;
+      for (const auto& a : op.attributes) {
+        // Type attributes (Optional's `type`) only inform type inference; kernels never read them.
+        if (a.type() == onnx::AttributeProto::TYPE_PROTO ||
+            a.type() == onnx::AttributeProto::TYPE_PROTOS)
+          continue;
+        attrs.push_back(SerializeAttribute(b_, a));
+      }
+      for (const auto& sub : op.subgraphs) {
+        // Nested programs are finished before the attribute that holds them is started.
+        auto program = Write(*sub.ir, {}, 0, isa);
+        auto captures = b_.CreateVector(sub.captures);
+        auto name = b_.CreateString(sub.attribute);
+        fbc::AttributeBuilder ab(b_);
+        ab.add_name(name);
+        ab.add_type(fbc::AttributeType::Graph);
+        ab.add_program(program);
+        ab.add_captures(captures);
+        attrs.push_back(ab.Finish());
+      }
+      ops.push_back(fbc::CreateOp(b_, b_.CreateString(op.name), b_.CreateString(op.op_type),
+                                  b_.CreateString(op.domain), op.since_version,
+                                  b_.CreateVector(op.inputs), b_.CreateVector(op.outputs),
+                                  b_.CreateVector(attrs), op.explicit_inputs));
+    }
+    return fbc::CreateProgram(b_, b_.CreateVector(values), b_.CreateVector(ops),
+                              b_.CreateVector(ir.inputs), b_.CreateVector(ir.outputs), arena_bytes,
+                              b_.CreateString(isa));
+  }
+
+ private:
+  flatbuffers::FlatBufferBuilder& b_;
+  std::vector<bundle::WeightSpec>* weights_;
+};
+
+}  // namespace
+
 CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa) {
   CompiledGraph out;
-  // Weight slots in order of first appearance; intermediates with static sizes go in the arena.
-  std::vector<int> weight_slot(ir.values.size(), -1);
+  // Intermediates with static sizes go in the arena.
   std::vector<int> buffer_of(ir.values.size(), -1);
   std::vector<lowering::BufferRequest> buffers;
   for (size_t i = 0; i < ir.values.size(); ++i) {
     const auto& v = ir.values[i];
-    if (v.kind == lowering::ValueKind::kWeight) {
-      weight_slot[i] = static_cast<int>(out.weights.size());
-      bundle::WeightSpec w;
-      w.dtype = v.info.dtype;
-      w.dims = Dims(v.info);
-      w.layout = v.layout;
-      w.alignment = 64;
-      w.bytes = *v.bytes;
-      out.weights.push_back(std::move(w));
-    } else if (v.kind == lowering::ValueKind::kIntermediate && StaticBytes(v.info) >= 0) {
+    if (v.kind == lowering::ValueKind::kIntermediate && StaticBytes(v.info) >= 0) {
       buffer_of[i] = static_cast<int>(buffers.size());
       buffers.push_back({StaticBytes(v.info), INT32_MAX, -1});
     }
@@ -161,31 +227,13 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   }
   const auto plan = lowering::PlanMemory(buffers, 64);
 
-  flatbuffers::FlatBufferBuilder b(1 << 14);
-  std::vector<flatbuffers::Offset<fbc::Value>> values;
+  std::vector<int64_t> offsets(ir.values.size(), -1);
   for (size_t i = 0; i < ir.values.size(); ++i) {
-    const auto& v = ir.values[i];
-    fbc::ValueKind kind = fbc::ValueKind::Intermediate;
-    if (v.kind == lowering::ValueKind::kInput) kind = fbc::ValueKind::Input;
-    if (v.kind == lowering::ValueKind::kOutput) kind = fbc::ValueKind::Output;
-    if (v.kind == lowering::ValueKind::kWeight) kind = fbc::ValueKind::Weight;
-    const int64_t offset = buffer_of[i] >= 0 ? plan.offsets[buffer_of[i]] : -1;
-    values.push_back(fbc::CreateValue(b, b.CreateString(v.name), kind, v.info.dtype,
-                                      b.CreateVector(Dims(v.info)), weight_slot[i], offset,
-                                      StaticBytes(v.info)));
+    if (buffer_of[i] >= 0) offsets[i] = plan.offsets[buffer_of[i]];
   }
-  std::vector<flatbuffers::Offset<fbc::Op>> ops;
-  for (const auto& op : ir.ops) {
-    std::vector<flatbuffers::Offset<fbc::Attribute>> attrs;
-    for (const auto& a : op.attributes) attrs.push_back(SerializeAttribute(b, a));
-    ops.push_back(fbc::CreateOp(b, b.CreateString(op.name), b.CreateString(op.op_type),
-                                b.CreateString(op.domain), op.since_version,
-                                b.CreateVector(op.inputs), b.CreateVector(op.outputs),
-                                b.CreateVector(attrs)));
-  }
-  auto program = fbc::CreateProgram(b, b.CreateVector(values), b.CreateVector(ops),
-                                    b.CreateVector(ir.inputs), b.CreateVector(ir.outputs),
-                                    static_cast<uint64_t>(plan.arena_bytes), b.CreateString(isa));
+  flatbuffers::FlatBufferBuilder b(1 << 14);
+  auto program = ProgramWriter(b, &out.weights)
+                     .Write(ir, offsets, static_cast<uint64_t>(plan.arena_bytes), isa);
   fbc::FinishProgramBuffer(b, program);
   out.program.assign(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
   out.arena_bytes = static_cast<uint64_t>(plan.arena_bytes);

@@ -24,6 +24,7 @@ struct CompileArgs {
   std::string output;
   std::vector<std::string> provider_options;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> input_values;
   std::string precision;    // cuda:precision
   std::string target_arch;  // cuda:target_arch
   bool json = false;
@@ -149,6 +150,10 @@ int Run(CompileArgs& args) {
     s = graph::ParseInputShape(text, &o.input_shapes);
     if (!s.ok()) return Fail(args, s);
   }
+  for (const auto& text : args.input_values) {
+    s = graph::ParseInputValue(text, &o.input_values);
+    if (!s.ok()) return Fail(args, s);
+  }
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
   o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
@@ -209,6 +214,11 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--input-shape", args->input_shapes,
                   "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
                   "ids=1x128,mask=1x128): CUDA kernels are specialized to static shapes");
+  cmd->add_option("--input-value", args->input_values,
+                  "Fix a scalar graph input's value, as name=16000 (repeatable): computations on "
+                  "it fold and an If choosing a branch from it is resolved at compile time, so "
+                  "accelerators can take the branch. The ctx model keeps the input; running with "
+                  "another value is refused");
   cmd->add_option("--precision", args->precision,
                   "CUDA precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (fp32 storage, "
                   "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (weights and "
@@ -230,6 +240,7 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile model.onnx -o out/ --json         # into out/, report for CI\n"
       "  ortc compile model.onnx --embed-mode 1         # one self-contained model_ctx.onnx\n"
       "  ortc compile model.onnx --ep cuda,cpu --input-shape x=1x3x224x224 --precision fp16\n"
+      "  ortc compile vad.onnx --ep cuda,cpu --input-value sr=16000   # resolve If on sr\n"
       "  ortc compile model.onnx --external-initializers-file weights.data\n"
       "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +

@@ -106,6 +106,7 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
   auto t = Clock::now();
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
+  load.input_values = o.input_values;
   load.input_shapes_of_group = group;
   load.fold_shapes = true;
   auto loaded = graph::LoadModelFromFile(job->source, load);
@@ -196,6 +197,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     for (const auto& job : jobs) used = used || job.model->applied_input_shapes.count(name);
     if (group && !used)
       return InvalidArgument("--input-shape names '" + name + "', which no model of the group has");
+  }
+  for (const auto& [name, value] : o.input_values) {
+    bool used = false;
+    for (const auto& job : jobs) used = used || job.model->applied_input_values.count(name);
+    if (group && !used)
+      return InvalidArgument("--input-value names '" + name + "', which no model of the group has");
   }
 
   std::vector<fs::path> outputs;

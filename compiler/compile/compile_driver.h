@@ -34,6 +34,8 @@ struct CompileOptions {
   int max_partitions = 0;
   // --input-shape: fixed shapes for graph inputs, applied to every model before shape inference.
   graph::InputShapes input_shapes;
+  // --input-value: fixed values for scalar graph inputs (graph/input_values.h).
+  graph::InputValues input_values;
   // Called as work progresses: phase name, done and total units (bytes while writing).
   std::function<void(const std::string& phase, int64_t done, int64_t total)> progress;
 };

@@ -72,6 +72,18 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
         v >= 0 && g.values[v].initializer >= 0 && !kept_initializers.count(g.values[v].initializer);
     if (!dropped_initializer) *dst->add_input() = in_vi;
   }
+  // Inputs --input-value fixed stay declared where they were, so callers feed them as before;
+  // the runtime checks the value fed against the one recorded here.
+  for (const auto& f : model.fixed_inputs) {
+    *dst->add_input() = f.declaration;
+    for (int i = dst->input_size() - 1; i > f.position && i > 0; --i)
+      dst->mutable_input()->SwapElements(i, i - 1);
+  }
+  if (!model.fixed_inputs.empty()) {
+    auto* prop = out.proto.mutable_metadata_props()->Add();
+    prop->set_key(graph::kInputValuesMetadataKey);
+    prop->set_value(graph::InputValuesMetadata(model.fixed_inputs));
+  }
   *dst->mutable_output() = src.output();
   for (const auto& vi : src.value_info()) {
     if (live_values.count(vi.name())) *dst->add_value_info() = vi;

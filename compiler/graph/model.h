@@ -14,6 +14,7 @@
 
 #include "graph/graph.h"
 #include "graph/input_shapes.h"
+#include "graph/input_values.h"
 #include "ortc/status.h"
 
 namespace ortc::graph {
@@ -25,6 +26,9 @@ struct Model {
   int64_t ir_version = 0;
   std::map<std::string, int64_t> opsets;       // domain ("" = ai.onnx) -> version
   std::set<std::string> applied_input_shapes;  // --input-shape names this model has
+  std::set<std::string> applied_input_values;  // --input-value names this model has
+  // Inputs --input-value turned into initializers; the ctx model declares them again.
+  std::vector<FixedInput> fixed_inputs;
   Graph graph;
   std::vector<std::string> warnings;  // non-fatal findings (e.g. shape inference gave up)
   // Nodes that shape folding (LoadOptions::fold_shapes) replaced by initializers, in order.
@@ -46,6 +50,8 @@ struct LoadOptions {
   bool infer_shapes = true;
   // Fixed shapes for graph inputs (--input-shape), applied before shape inference.
   InputShapes input_shapes;
+  // Fixed values for scalar graph inputs (--input-value), applied before shape inference.
+  InputValues input_values;
   // Set for the models of a group: input_shapes may name inputs of other models; the names this
   // model has are recorded in Model::applied_input_shapes.
   bool input_shapes_of_group = false;

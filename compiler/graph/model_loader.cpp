@@ -8,6 +8,7 @@
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"
+#include "graph/if_inlining.h"
 #include "graph/initializer_info.h"
 #include "graph/model.h"
 #include "graph/opset_support.h"
@@ -115,7 +116,15 @@ Status Rebuild(Model& m) {
 Status FoldShapes(Model& m, const std::vector<std::string>& load_warnings) {
   constexpr int kMaxRounds = 16;  // a bound for odd graphs; each round folds at least one node
   for (int round = 0; round < kMaxRounds; ++round) {
-    const int folded = FoldShapeComputationsOnce(&m);
+    int folded = FoldShapeComputationsOnce(&m);
+    if (folded == 0) {
+      // Nothing more folds: an If whose condition folding made constant can now be resolved.
+      auto inlined = InlineConstantIfsOnce(&m);
+      if (!inlined.ok()) return inlined.status();
+      folded = *inlined;
+      // Constant nodes of the inlined branches become initializers, as at load.
+      if (folded > 0) LiftConstantsToInitializers(m.proto.mutable_graph());
+    }
     if (folded == 0) break;
     ORTC_RETURN_IF_ERROR(Rebuild(m).WithContext("after shape folding"));
     m.warnings = load_warnings;  // inference warnings are those of the final graph
@@ -151,6 +160,21 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   ORTC_RETURN_IF_ERROR(
       ApplyInputShapes(options.input_shapes, graph_proto,
                        options.input_shapes_of_group ? &m->applied_input_shapes : nullptr));
+  if (!options.input_values.empty()) {
+    auto fixed =
+        ApplyInputValues(options.input_values, graph_proto,
+                         options.input_shapes_of_group ? &m->applied_input_values : nullptr);
+    if (!fixed.ok()) return fixed.status();
+    m->fixed_inputs = std::move(fixed).value();
+    for (const auto& t : graph_proto->initializer()) {
+      for (const auto& f : m->fixed_inputs) {
+        if (t.name() != f.declaration.name()) continue;
+        auto init = ReadInitializerInfo(t, base_dir);
+        if (!init.ok()) return init.status();
+        m->graph.initializers.push_back(std::move(init).value());
+      }
+    }
+  }
   ORTC_RETURN_IF_ERROR(BuildGraph(graph_proto, m->opsets, &m->graph));
   ORTC_RETURN_IF_ERROR(ResolveOps(*m));
   if (CheckerApplies(*m)) ORTC_RETURN_IF_ERROR(RunChecker(*m));

@@ -5,6 +5,10 @@
 #include <map>
 #include <regex>
 
+#include <onnx/onnx_pb.h>
+// After onnx_pb.h, which defines the export macros the generated header uses.
+#include <onnx/onnx-data.pb.h>
+
 #include "loader/tensor_proto.h"
 
 namespace ortc::io {
@@ -96,6 +100,43 @@ Result<Tensor> ReadTensorFile(const std::filesystem::path& path) {
   if (!p.ParseFromIstream(&in))
     return InvalidArgument(path.string() + ": not a TensorProto (.pb) file");
   return loader::TensorFromProto(p, nullptr);
+}
+
+namespace {
+
+Result<Tensor> FromSequenceProto(const onnx::SequenceProto& p) {
+  if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != 0)
+    return NotImplemented("only sequences of tensors are supported");
+  std::vector<Tensor> items;
+  for (const auto& t : p.tensor_values()) {
+    auto item = loader::TensorFromProto(t, nullptr);
+    if (!item.ok()) return item.status();
+    items.push_back(std::move(item).value());
+  }
+  const DataType dt = items.empty() ? DataType::kFloat : items[0].dtype();
+  return Tensor::Sequence(dt, std::move(items));
+}
+
+}  // namespace
+
+Result<Tensor> ReadSequenceFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NoSuchFile(path.string() + ": cannot open");
+  onnx::SequenceProto p;
+  if (!p.ParseFromIstream(&in))
+    return InvalidArgument(path.string() + ": not a SequenceProto (.pb) file");
+  return FromSequenceProto(p);
+}
+
+Result<Tensor> ReadOptionalFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NoSuchFile(path.string() + ": cannot open");
+  onnx::OptionalProto p;
+  if (!p.ParseFromIstream(&in))
+    return InvalidArgument(path.string() + ": not an OptionalProto (.pb) file");
+  if (p.has_tensor_value()) return loader::TensorFromProto(p.tensor_value(), nullptr);
+  if (p.has_sequence_value()) return FromSequenceProto(p.sequence_value());
+  return Tensor::NoneOptional();
 }
 
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,

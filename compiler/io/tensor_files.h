@@ -13,6 +13,11 @@ Result<Tensor> ReadTensorFile(const std::filesystem::path& path);
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
                        const std::string& name = "");
 
+// An ONNX SequenceProto or OptionalProto .pb file (ONNX test data for sequence and optional
+// inputs and outputs), as a sequence Tensor, an empty optional, or the optional's value.
+Result<Tensor> ReadSequenceFile(const std::filesystem::path& path);
+Result<Tensor> ReadOptionalFile(const std::filesystem::path& path);
+
 Result<Tensor> ReadNpy(const std::filesystem::path& path);
 Status WriteNpy(const std::filesystem::path& path, const Tensor& t);
 

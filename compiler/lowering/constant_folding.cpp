@@ -37,6 +37,7 @@ Result<FoldingStats> FoldConstants(SubgraphIr* ir, int64_t max_bytes) {
     return &*known[v];
   };
   for (auto& op : ir->ops) {
+    if (!op.subgraphs.empty()) continue;  // control flow: its subgraphs are nested programs
     bool blocked = false;
     for (int o : op.outputs) blocked = blocked || o < 0 || is_output[o];
     if (blocked) continue;

@@ -1,6 +1,8 @@
 // SubgraphIr construction and compaction.
 #include "lowering/subgraph_ir.h"
 
+#include "lowering/nested_subgraphs.h"
+
 #include <cstring>
 #include <map>
 #include <set>
@@ -147,11 +149,6 @@ Result<SubgraphIr> SubgraphIr::Build(const graph::Model& model, const std::strin
   }
   for (int n : nodes) {
     const auto& node = g.nodes[n];
-    if (!node.implicit_inputs.empty()) {
-      return NotImplemented("node '" + node.name + "' (" + node.op_type +
-                            ") reads outer values in a subgraph; "
-                            "compiling nodes with subgraphs is not supported yet");
-    }
     IrOp op;
     op.name = node.name;
     op.op_type = node.op_type;
@@ -167,7 +164,19 @@ Result<SubgraphIr> SubgraphIr::Build(const graph::Model& model, const std::strin
       if (!id.ok()) return id.status();
       op.outputs.push_back(*id);
     }
-    op.attributes.assign(node.proto->attribute().begin(), node.proto->attribute().end());
+    for (const auto& a : node.proto->attribute()) {
+      if (a.type() != onnx::AttributeProto::GRAPH) op.attributes.push_back(a);
+    }
+    if (node.has_subgraphs) {
+      auto outer = [&](const std::string& name) -> Result<int> {
+        const int v = g.FindValue(name);
+        if (v < 0)
+          return InvalidGraph("a subgraph of node '" + node.name + "' reads '" + name +
+                              "', which is not defined");
+        return value(v);
+      };
+      ORTC_RETURN_IF_ERROR(LowerSubgraphAttributes(*node.proto, model.opsets, outer, &op));
+    }
     ir.ops.push_back(std::move(op));
   }
   for (int v : outputs) {

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,12 +26,27 @@ struct IrValue {
   std::string layout = "plain";
 };
 
+struct SubgraphIr;
+
+// A graph attribute lowered into a nested program (lowering/nested_subgraphs.h). The nested
+// IR's inputs are the subgraph's own inputs, then one per captured outer value: captures[k] is
+// the index in the op's inputs of the value feeding nested input (formal inputs + k).
+struct IrSubgraph {
+  std::string attribute;
+  std::shared_ptr<SubgraphIr> ir;
+  std::vector<int> captures;
+};
+
 struct IrOp {
   std::string name, op_type, domain;
   int since_version = 0;
   std::vector<int> inputs, outputs;  // value ids, -1 for omitted
   std::vector<onnx::AttributeProto> attributes;
   bool removed = false;
+  // Ops with subgraphs: inputs from this index on are outer values the subgraphs read (so every
+  // pass sees them as reads); -1 when all inputs are the op's own.
+  int explicit_inputs = -1;
+  std::vector<IrSubgraph> subgraphs;
 
   const onnx::AttributeProto* Attr(const std::string& n) const;
   int64_t IntAttr(const std::string& n, int64_t fallback) const;

@@ -128,11 +128,21 @@ Result<std::vector<Tensor>> Session::RunImpl(
     while (k < m.inputs.size() && m.inputs[k].name != name) ++k;
     if (k == m.inputs.size()) return InvalidArgument("the model has no input named '" + name + "'");
     const auto& info = m.inputs[k];
+    if (auto f = m.fixed_inputs.find(name); f != m.fixed_inputs.end())
+      ORTC_RETURN_IF_ERROR(loader::CheckFixedInput(name, f->second, tensor));
+    if (info.type == ValueType::kSequence && !tensor.is_sequence())
+      return InvalidArgument("input '" + name + "' must be a sequence of tensors");
+    if (info.type == ValueType::kTensor && !tensor.is_tensor())
+      return InvalidArgument("input '" + name + "' must be a tensor");
+    if (tensor.is_none()) {
+      ordered[k] = tensor;
+      continue;
+    }
     if (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype) {
       return InvalidArgument("input '" + name + "' must be " + DataTypeName(info.dtype) + ", got " +
                              DataTypeName(tensor.dtype()));
     }
-    if (!info.shape.empty() || tensor.rank() == 0) {
+    if (tensor.is_tensor() && (!info.shape.empty() || tensor.rank() == 0)) {
       bool fits = info.shape.size() == tensor.shape().size();
       for (size_t d = 0; fits && d < info.shape.size(); ++d)
         fits = info.shape[d] < 0 || info.shape[d] == tensor.shape()[d];

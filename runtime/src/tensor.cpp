@@ -68,6 +68,7 @@ std::string DataTypeName(DataType t) {
 }
 
 int64_t Tensor::elements() const {
+  if (kind_ != Kind::kTensor) return 0;  // sequences and optionals hold no elements themselves
   int64_t n = 1;
   for (int64_t d : shape_) n *= d;
   return n;
@@ -143,7 +144,33 @@ Tensor Tensor::FromBytes(DataType dtype, std::vector<int64_t> shape, const void*
   return t;
 }
 
+Tensor Tensor::Sequence(DataType element_type, std::vector<Tensor> items) {
+  Tensor t;
+  t.kind_ = Kind::kSequence;
+  t.dtype_ = element_type;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+Tensor Tensor::NoneOptional(DataType element_type) {
+  Tensor t;
+  t.kind_ = Kind::kNone;
+  t.dtype_ = element_type;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> kNoItems;
+  return items_ ? *items_ : kNoItems;
+}
+
 Tensor Tensor::Clone() const {
+  if (kind_ == Kind::kNone) return *this;
+  if (kind_ == Kind::kSequence) {
+    std::vector<Tensor> copies;
+    for (const auto& item : items()) copies.push_back(item.Clone());
+    return Sequence(dtype_, std::move(copies));
+  }
   if (location_ != MemoryLocation::kHost) return *this;  // device memory: the caller's to copy
   Tensor t = Allocate(dtype_, shape_);
   if (dtype_ == DataType::kString) {

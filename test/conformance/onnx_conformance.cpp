@@ -28,6 +28,29 @@ struct Outcome {
   std::string reason;
 };
 
+Result<Tensor> ReadValue(const fs::path& file, ValueType type) {
+  if (type == ValueType::kSequence) return io::ReadSequenceFile(file);
+  if (type == ValueType::kOptional) return io::ReadOptionalFile(file);
+  return io::ReadTensorFile(file);
+}
+
+// Sequences element by element; an empty optional matches only an empty optional.
+std::string CompareValues(const Tensor& got, const Tensor& want) {
+  if (got.is_none() || want.is_none())
+    return got.is_none() == want.is_none() ? "" : "one optional is empty, the other is not";
+  if (got.is_sequence() != want.is_sequence()) return "sequence and tensor differ";
+  if (!want.is_sequence()) return test::CompareTensors(got, want, test::Tolerance{});
+  if (got.items().size() != want.items().size())
+    return "sequence length " + std::to_string(got.items().size()) +
+           " != " + std::to_string(want.items().size());
+  for (size_t k = 0; k < want.items().size(); ++k) {
+    const std::string diff =
+        test::CompareTensors(got.items()[k], want.items()[k], test::Tolerance{});
+    if (!diff.empty()) return "element " + std::to_string(k) + ": " + diff;
+  }
+  return "";
+}
+
 Outcome RunCase(const fs::path& dir, const fs::path& work) {
   fs::remove_all(work);
   fs::create_directories(work);
@@ -46,7 +69,7 @@ Outcome RunCase(const fs::path& dir, const fs::path& work) {
     std::vector<std::pair<std::string, Tensor>> feeds;
     const auto& ins = (*session)->inputs();
     for (size_t i = 0; i < ins.size(); ++i) {
-      auto t = io::ReadTensorFile(entry.path() / ("input_" + std::to_string(i) + ".pb"));
+      auto t = ReadValue(entry.path() / ("input_" + std::to_string(i) + ".pb"), ins[i].type);
       if (!t.ok()) return {false, "input: " + t.status().message()};
       // ONNX's older test data stores bfloat16 tensors as uint16 (same bits).
       if (ins[i].dtype == DataType::kBfloat16 && t->dtype() == DataType::kUint16) {
@@ -59,13 +82,13 @@ Outcome RunCase(const fs::path& dir, const fs::path& work) {
     for (size_t i = 0; i < outs->size(); ++i) {
       const fs::path expected_file = entry.path() / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(expected_file)) continue;
-      auto want = io::ReadTensorFile(expected_file);
+      auto want = ReadValue(expected_file, (*session)->outputs()[i].type);
       if (!want.ok()) return {false, "expected output: " + want.status().message()};
       if ((*outs)[i].dtype() == DataType::kBfloat16 && want->dtype() == DataType::kUint16) {
         *want =
             Tensor::FromBytes(DataType::kBfloat16, want->shape(), want->raw(), want->byte_size());
       }
-      const std::string diff = test::CompareTensors((*outs)[i], *want, test::Tolerance{});
+      const std::string diff = CompareValues((*outs)[i], *want);
       if (!diff.empty()) return {false, "output " + std::to_string(i) + ": " + diff};
     }
   }

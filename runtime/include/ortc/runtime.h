@@ -78,10 +78,14 @@ struct SessionOptions {
   bool enable_profiling = false;
 };
 
+// What a graph input or output holds: a tensor, a sequence of tensors, or an optional value.
+enum class ValueType { kTensor, kSequence, kOptional };
+
 struct TensorInfo {
   std::string name;
-  DataType dtype = DataType::kUndefined;
-  std::vector<int64_t> shape;  // -1 where the size is decided at run time
+  ValueType type = ValueType::kTensor;
+  DataType dtype = DataType::kUndefined;  // for sequences and optionals: the element type
+  std::vector<int64_t> shape;             // -1 where the size is decided at run time
 };
 
 struct BackendVerdict {

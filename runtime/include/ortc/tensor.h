@@ -63,12 +63,23 @@ class Tensor {
                          MemoryLocation where = MemoryLocation::kCudaDevice);
   Tensor Clone() const;
 
+  // ONNX sequence and optional values travel as Tensors too, so kernels, sessions and the
+  // executor keep one value type. A sequence holds its element tensors (dtype() is the element
+  // type); an empty optional holds nothing; an optional that holds a value is that value itself.
+  static Tensor Sequence(DataType element_type, std::vector<Tensor> items);
+  static Tensor NoneOptional(DataType element_type = DataType::kUndefined);
+  bool is_tensor() const { return kind_ == Kind::kTensor; }
+  bool is_sequence() const { return kind_ == Kind::kSequence; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  const std::vector<Tensor>& items() const;  // a sequence's elements (empty otherwise)
+
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t elements() const;
   size_t byte_size() const;
-  bool empty() const { return dtype_ == DataType::kUndefined; }
+  // No value at all (not set), as opposed to an empty sequence or an empty optional.
+  bool empty() const { return dtype_ == DataType::kUndefined && kind_ == Kind::kTensor; }
   bool is_view() const { return keep_alive_ != nullptr; }
   MemoryLocation location() const { return location_; }
 
@@ -92,6 +103,9 @@ class Tensor {
 
  private:
   static Tensor AllocateImpl(DataType dtype, std::vector<int64_t> shape, bool zero);
+  enum class Kind { kTensor, kSequence, kNone };
+  Kind kind_ = Kind::kTensor;
+  std::shared_ptr<const std::vector<Tensor>> items_;
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> shape_;
   std::shared_ptr<void> owned_;

@@ -35,7 +35,12 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   Tensor tensor;
-  std::shared_ptr<const onnx::GraphProto> graph;
+  std::shared_ptr<const onnx::GraphProto> graph;  // a plain ONNX node's subgraph (not run)
+  // A subgraph compiled into a nested program: its inputs are the subgraph's own, then one per
+  // outer value it reads; captures[k] is the index in the op's inputs feeding nested input
+  // (formal + k).
+  std::shared_ptr<const struct ExecGraph> program;
+  std::vector<int> captures;
 };
 
 struct ExecOp;
@@ -47,6 +52,9 @@ struct ExecOp {
   int version = 0;                   // op definition version (or the model's opset for the domain)
   std::vector<int> inputs, outputs;  // value ids, -1 when omitted
   std::map<std::string, Attribute> attrs;
+  // Ops with nested programs: inputs from this index on are outer values those programs read
+  // (-1: all inputs are the op's own).
+  int explicit_inputs = -1;
   KernelFn kernel = nullptr;
   // Set by the loader for ops it binds itself (a plugin graph): what their kernel needs.
   std::shared_ptr<const void> state;

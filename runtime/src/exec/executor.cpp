@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <set>
 
 #include "exec/exec_graph.h"
 #include "exec/profiler.h"
@@ -86,6 +87,24 @@ Status StoreBound(const std::string& source, const std::string& name, const Tens
   return Status::Ok();
 }
 
+// Ops that take sequence or optional values; every other kernel reads tensors only.
+bool TakesContainers(const ExecOp& op) {
+  static const std::set<std::string> ops = {"Identity",
+                                            "If",
+                                            "Loop",
+                                            "Scan",
+                                            "SequenceMap",
+                                            "SequenceAt",
+                                            "SequenceInsert",
+                                            "SequenceErase",
+                                            "SequenceLength",
+                                            "ConcatFromSequence",
+                                            "Optional",
+                                            "OptionalHasElement",
+                                            "OptionalGetElement"};
+  return op.domain.empty() && ops.count(op.op_type) > 0;
+}
+
 }  // namespace
 
 Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor>& inputs,
@@ -134,6 +153,12 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
         return InvalidArgument("node '" + op.name + "' (" + op.op_type + "): input '" +
                                g.value_names[v] +
                                "' has no value (a graph input missing from the call?)");
+      }
+      if (v >= 0 && !values[v].is_tensor() && !TakesContainers(op)) {
+        return InvalidArgument("node '" + op.name + "' (" + op.op_type + "): input '" +
+                               g.value_names[v] + "' is a " +
+                               (values[v].is_sequence() ? "sequence" : "empty optional") +
+                               " but this op takes tensors");
       }
       if (v >= 0 && !backend_graph && values[v].location() != MemoryLocation::kHost) {
         return InvalidArgument("node '" + op.name + "' (" + op.op_type + ") runs on the CPU but '" +

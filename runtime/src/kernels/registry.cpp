@@ -19,6 +19,8 @@ const KernelTable& Table() {
     RegisterMiscKernels(t);
     RegisterDetectionKernels(t);
     RegisterEinsumKernels(t);
+    RegisterSequenceKernels(t);
+    RegisterControlFlowKernels(t);
     return t;
   }();
   return table;

@@ -20,5 +20,7 @@ void RegisterQuantizationKernels(KernelTable& t);
 void RegisterMiscKernels(KernelTable& t);
 void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
+void RegisterSequenceKernels(KernelTable& t);
+void RegisterControlFlowKernels(KernelTable& t);
 
 }  // namespace ortc::exec

@@ -7,6 +7,7 @@
 #include "exec/plugin_node.h"
 #include "format/ep_context.h"
 #include "loader/binary_cache.h"
+#include "loader/cpu_program_loader.h"
 #include "loader/tensor_proto.h"
 #include "loader/version_gate.h"
 
@@ -61,68 +62,21 @@ Result<exec::Attribute> FromProto(const onnx::AttributeProto& a, const fs::path*
   return r;
 }
 
-Result<exec::Attribute> FromFlatbuffer(const fbc::Attribute& a) {
-  exec::Attribute r;
-  using K = exec::Attribute::Kind;
-  switch (a.type()) {
-    case fbc::AttributeType::Int:
-      r.kind = K::kInt;
-      r.i = a.i();
-      break;
-    case fbc::AttributeType::Float:
-      r.kind = K::kFloat;
-      r.f = a.f();
-      break;
-    case fbc::AttributeType::String:
-      r.kind = K::kString;
-      if (a.s()) r.s.assign(reinterpret_cast<const char*>(a.s()->data()), a.s()->size());
-      break;
-    case fbc::AttributeType::Ints:
-      r.kind = K::kInts;
-      if (a.ints()) r.ints.assign(a.ints()->begin(), a.ints()->end());
-      break;
-    case fbc::AttributeType::Floats:
-      r.kind = K::kFloats;
-      if (a.floats()) r.floats.assign(a.floats()->begin(), a.floats()->end());
-      break;
-    case fbc::AttributeType::Strings:
-      r.kind = K::kStrings;
-      if (a.strings()) {
-        for (const auto* s : *a.strings()) r.strings.push_back(s->str());
-      }
-      break;
-    case fbc::AttributeType::Tensor: {
-      r.kind = K::kTensor;
-      onnx::TensorProto t;
-      if (!a.proto() || !t.ParseFromArray(a.proto()->data(), static_cast<int>(a.proto()->size()))) {
-        return InvalidGraph("a tensor attribute of the program is corrupt");
-      }
-      auto tensor = TensorFromProto(t, nullptr);
-      if (!tensor.ok()) return tensor.status();
-      r.tensor = std::move(tensor).value();
-      break;
-    }
-    case fbc::AttributeType::Graph: {
-      r.kind = K::kGraph;
-      auto g = std::make_shared<onnx::GraphProto>();
-      if (!a.proto() ||
-          !g->ParseFromArray(a.proto()->data(), static_cast<int>(a.proto()->size()))) {
-        return InvalidGraph("a graph attribute of the program is corrupt");
-      }
-      r.graph = g;
-      break;
-    }
-    default:
-      return InvalidGraph("a program attribute has an unknown type");
-  }
-  return r;
-}
-
 TensorInfo InfoOf(const onnx::ValueInfoProto& vi) {
-  TensorInfo info{vi.name(), DataType::kUndefined, {}};
-  if (vi.type().has_tensor_type()) {
-    info.dtype = static_cast<DataType>(vi.type().tensor_type().elem_type());
-    for (const auto& d : vi.type().tensor_type().shape().dim())
+  TensorInfo info{vi.name(), ValueType::kTensor, DataType::kUndefined, {}};
+  const onnx::TypeProto* type = &vi.type();
+  if (type->has_optional_type()) {
+    info.type = ValueType::kOptional;
+    type = &type->optional_type().elem_type();
+  }
+  if (type->has_sequence_type()) {
+    if (info.type == ValueType::kTensor) info.type = ValueType::kSequence;
+    type = &type->sequence_type().elem_type();
+  }
+  if (type->has_tensor_type()) {
+    info.dtype = static_cast<DataType>(type->tensor_type().elem_type());
+    if (info.type != ValueType::kTensor) return info;  // element shapes vary
+    for (const auto& d : type->tensor_type().shape().dim())
       info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
   }
   return info;
@@ -177,6 +131,9 @@ class Builder {
       eg.inputs.push_back(v);
       out_.inputs.push_back(InfoOf(in));
     }
+    auto fixed = ReadFixedInputs(model_);
+    if (!fixed.ok()) return fixed.status();
+    out_.fixed_inputs = std::move(fixed).value();
     ORTC_RETURN_IF_ERROR(OpenMainBinaries());
     for (const auto& node : g.node()) {
       if (format::IsEpContextNode(node)) {
@@ -373,8 +330,8 @@ class Builder {
     // The program's static memory plan, placed after the arenas of earlier programs.
     const int64_t arena_base = out_.graph.arena_bytes;
     out_.graph.arena_bytes += static_cast<int64_t>((program->arena_bytes() + 63) / 64 * 64);
-    const auto* slots = graph->weights();
-    std::shared_ptr<const void> keep(bin, bin.get());
+    const ProgramWeights weights{bin.get(), graph->weights(),
+                                 std::shared_ptr<const void>(bin, bin.get()), ep->partition_name};
     for (uint32_t i = 0; i < values.size(); ++i) {
       if (map[i] >= 0) continue;
       const auto* v = values.Get(i);
@@ -387,18 +344,9 @@ class Builder {
         out_.graph.arena_size[map[i]] = v->byte_size();
       }
       if (v->kind() != fbc::ValueKind::Weight) continue;
-      if (!slots || v->weight_slot() < 0 ||
-          static_cast<uint32_t>(v->weight_slot()) >= slots->size()) {
-        return InvalidGraph("graph '" + ep->partition_name + "': weight slot out of range");
-      }
-      const auto wbytes = bin->WeightBytes(slots->Get(static_cast<uint32_t>(v->weight_slot())));
-      std::vector<int64_t> dims;
-      if (v->dims()) dims.assign(v->dims()->begin(), v->dims()->end());
-      Tensor t = Tensor::Borrow(static_cast<DataType>(v->dtype()), dims, wbytes.data(), keep);
-      if (t.byte_size() != wbytes.size())
-        return InvalidGraph("graph '" + ep->partition_name +
-                            "': weight size does not match its shape");
-      out_.graph.constants[map[i]] = t;
+      auto t = ProgramWeight(*v, weights);
+      if (!t.ok()) return t.status();
+      out_.graph.constants[map[i]] = std::move(t).value();
     }
     for (const auto* pop : *program->ops()) {
       exec::ExecOp op;
@@ -406,9 +354,10 @@ class Builder {
       op.op_type = pop->op_type() ? pop->op_type()->str() : "";
       op.domain = pop->domain() ? pop->domain()->str() : "";
       op.version = pop->since_version();
+      op.explicit_inputs = pop->explicit_inputs();
       if (pop->attributes()) {
         for (const auto* a : *pop->attributes()) {
-          auto attr = FromFlatbuffer(*a);
+          auto attr = AttributeFromProgram(*a, weights);
           if (!attr.ok()) return attr.status();
           op.attrs[a->name() ? a->name()->str() : ""] = std::move(attr).value();
         }

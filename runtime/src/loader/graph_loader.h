@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "exec/exec_graph.h"
+#include "loader/fixed_inputs.h"
 #include "ortc/runtime.h"
 
 namespace ortc::loader {
@@ -17,6 +18,7 @@ struct LoadedModel {
   exec::ExecGraph graph;
   LoadReport report;
   std::vector<TensorInfo> inputs, outputs;
+  std::map<std::string, FixedInput> fixed_inputs;  // --input-value of the compile
 };
 
 // `model_dir` is where binaries and external data are looked up; nullptr when unknown (a
