@@ -20,6 +20,7 @@ const KernelTable& Table() {
     RegisterDetectionKernels(t);
     RegisterEinsumKernels(t);
     RegisterRecurrentKernels(t);
+    RegisterSamplingKernels(t);
     return t;
   }();
   return table;

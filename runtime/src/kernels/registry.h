@@ -21,5 +21,6 @@ void RegisterMiscKernels(KernelTable& t);
 void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
 void RegisterRecurrentKernels(KernelTable& t);
+void RegisterSamplingKernels(KernelTable& t);
 
 }  // namespace ortc::exec
