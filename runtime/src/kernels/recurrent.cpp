@@ -129,7 +129,7 @@ Result<std::vector<Activation>> ParseActivations(const ExecOp& op, Cell cell, in
     names.insert(names.end(), one.begin(), one.end());
   }
   if (names.size() != per * static_cast<size_t>(dirs)) {
-    return InvalidArgument(op.op_type + ": activations lists " + std::to_string(names.size()) +
+    return InvalidArgument("activations lists " + std::to_string(names.size()) +
                            " functions, expected " + std::to_string(per * dirs) + " (" +
                            std::to_string(per) + " per direction)");
   }
@@ -144,7 +144,7 @@ Result<std::vector<Activation>> ParseActivations(const ExecOp& op, Cell cell, in
     for (const ActInfo& a : kActivations) {
       if (lower == a.name) info = &a;
     }
-    if (!info) return InvalidArgument(op.op_type + ": unknown activation '" + name + "'");
+    if (!info) return InvalidArgument("unknown activation '" + name + "'");
     Activation a{info->kind, info->default_alpha, info->default_beta};
     if (info->uses_alpha && next_alpha < alphas.size()) a.alpha = alphas[next_alpha++];
     if (info->uses_beta && next_beta < betas.size()) a.beta = betas[next_beta++];
@@ -184,27 +184,28 @@ struct Config {
 
 std::string ShapeText(const std::vector<int64_t>& s) {
   std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += ',';
+    r += std::to_string(s[i]);
+  }
   return r + "]";
 }
 
 Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   const ExecOp& op = c.op();
-  const std::string& name = op.op_type;
   Config cfg;
   cfg.cell = cell;
   cfg.gates = GateCount(cell);
   const Tensor& x = c.in(0);
-  if (!IsFloatType(x.dtype())) return InvalidArgument(name + ": X must be a floating-point tensor");
+  if (!IsFloatType(x.dtype())) return InvalidArgument("X must be a floating-point tensor");
   for (size_t i = 1; i < c.num_inputs(); ++i) {
     if (i == 4 || !c.has_input(i)) continue;  // sequence_lens is int32
     if (c.in(i).dtype() != x.dtype())
-      return InvalidArgument(name + ": input " + std::to_string(i) +
-                             " has a different type than X");
+      return InvalidArgument("input " + std::to_string(i) + " has a different type than X");
   }
-  if (x.rank() != 3) return InvalidArgument(name + ": X must be 3-D, got " + ShapeText(x.shape()));
+  if (x.rank() != 3) return InvalidArgument("X must be 3-D, got " + ShapeText(x.shape()));
   const int64_t layout = op.Int("layout", 0);
-  if (layout != 0 && layout != 1) return InvalidArgument(name + ": layout must be 0 or 1");
+  if (layout != 0 && layout != 1) return InvalidArgument("layout must be 0 or 1");
   cfg.batch_major = layout == 1;
   cfg.seq = x.shape()[cfg.batch_major ? 1 : 0];
   cfg.batch = x.shape()[cfg.batch_major ? 0 : 1];
@@ -216,43 +217,43 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   } else if (direction == "reverse") {
     cfg.reverse_only = true;
   } else if (direction != "forward") {
-    return InvalidArgument(name + ": direction '" + direction +
+    return InvalidArgument("direction '" + direction +
                            "' is not forward, reverse or bidirectional");
   }
 
-  if (!c.has_input(1) || !c.has_input(2)) return InvalidArgument(name + ": W and R are required");
+  if (!c.has_input(1) || !c.has_input(2)) return InvalidArgument("W and R are required");
   const Tensor& w = c.in(1);
   const Tensor& r = c.in(2);
   const int64_t g = cfg.gates;
   if (w.rank() != 3 || w.shape()[0] != cfg.dirs || w.shape()[2] != cfg.input ||
       w.shape()[1] % g != 0) {
-    return InvalidArgument(name + ": W has shape " + ShapeText(w.shape()) + ", expected [" +
+    return InvalidArgument("W has shape " + ShapeText(w.shape()) + ", expected [" +
                            std::to_string(cfg.dirs) + ", " + std::to_string(g) + "*hidden_size, " +
                            std::to_string(cfg.input) + "]");
   }
   cfg.hidden = w.shape()[1] / g;
   if (op.Has("hidden_size") && op.Int("hidden_size", 0) != cfg.hidden) {
-    return InvalidArgument(name + ": hidden_size " + std::to_string(op.Int("hidden_size", 0)) +
+    return InvalidArgument("hidden_size " + std::to_string(op.Int("hidden_size", 0)) +
                            " does not match W's " + std::to_string(cfg.hidden));
   }
   const int64_t h = cfg.hidden;
   if (r.shape() != std::vector<int64_t>{cfg.dirs, g * h, h}) {
-    return InvalidArgument(name + ": R has shape " + ShapeText(r.shape()) + ", expected " +
+    return InvalidArgument("R has shape " + ShapeText(r.shape()) + ", expected " +
                            ShapeText({cfg.dirs, g * h, h}));
   }
   if (c.has_input(3) && c.in(3).shape() != std::vector<int64_t>{cfg.dirs, 2 * g * h}) {
-    return InvalidArgument(name + ": B has shape " + ShapeText(c.in(3).shape()) + ", expected " +
+    return InvalidArgument("B has shape " + ShapeText(c.in(3).shape()) + ", expected " +
                            ShapeText({cfg.dirs, 2 * g * h}));
   }
   cfg.lengths.assign(static_cast<size_t>(cfg.batch), cfg.seq);
   if (c.has_input(4)) {
     auto lens = IntsOf(c.input(4));
     if (!lens || static_cast<int64_t>(lens->size()) != cfg.batch)
-      return InvalidArgument(name + ": sequence_lens must hold one integer per batch entry");
+      return InvalidArgument("sequence_lens must hold one integer per batch entry");
     for (int64_t len : *lens) {
       if (len < 0 || len > cfg.seq) {
-        return InvalidArgument(name + ": sequence_lens value " + std::to_string(len) +
-                               " is outside [0, " + std::to_string(cfg.seq) + "]");
+        return InvalidArgument("sequence_lens value " + std::to_string(len) + " is outside [0, " +
+                               std::to_string(cfg.seq) + "]");
       }
     }
     cfg.lengths = *lens;
@@ -260,23 +261,23 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   for (size_t i : {size_t{5}, size_t{6}}) {
     if (i == 6 && cell != Cell::kLstm) continue;
     if (c.has_input(i) && c.in(i).shape() != cfg.StateShape()) {
-      return InvalidArgument(name + ": " + (i == 5 ? "initial_h" : "initial_c") + " has shape " +
+      return InvalidArgument(std::string(i == 5 ? "initial_h" : "initial_c") + " has shape " +
                              ShapeText(c.in(i).shape()) + ", expected " +
                              ShapeText(cfg.StateShape()));
     }
   }
   if (cell == Cell::kLstm && c.has_input(7) &&
       c.in(7).shape() != std::vector<int64_t>{cfg.dirs, 3 * h}) {
-    return InvalidArgument(name + ": P has shape " + ShapeText(c.in(7).shape()) + ", expected " +
+    return InvalidArgument("P has shape " + ShapeText(c.in(7).shape()) + ", expected " +
                            ShapeText({cfg.dirs, 3 * h}));
   }
   // BLAS takes int dimensions.
   if (cfg.seq * cfg.batch > INT_MAX || g * h > INT_MAX || cfg.input > INT_MAX)
-    return InvalidArgument(name + ": dimensions too large");
+    return InvalidArgument("dimensions too large");
 
   if (op.Has("clip")) {
     const double clip = op.Float("clip", 0.f);
-    if (!(clip > 0)) return InvalidArgument(name + ": clip must be positive");
+    if (!(clip > 0)) return InvalidArgument("clip must be positive");
     cfg.clip = clip;
   }
   if (cell == Cell::kGru) cfg.linear_before_reset = op.Int("linear_before_reset", 0) != 0;

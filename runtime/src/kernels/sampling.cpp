@@ -80,15 +80,15 @@ Status GridSample(KernelContext& c) {
   const ExecOp& op = c.op();
   const Tensor& x = c.in(0);
   const Tensor& grid = c.in(1);
-  if (x.rank() < 3) return c.Error("GridSample: X must have rank >= 3 (N, C, spatial...)");
+  if (x.rank() < 3) return c.Error("X must have rank >= 3 (N, C, spatial...)");
   const int64_t r = x.rank() - 2;
   if (grid.rank() != r + 2 || grid.shape()[0] != x.shape()[0] || grid.shape().back() != r) {
-    return c.Error("GridSample: grid must have shape [N, out spatial..., " + std::to_string(r) +
+    return c.Error("grid must have shape [N, out spatial..., " + std::to_string(r) +
                    "] for X of rank " + std::to_string(x.rank()));
   }
-  if (!IsFloatType(grid.dtype())) return c.Error("GridSample: grid must be floating-point");
+  if (!IsFloatType(grid.dtype())) return c.Error("grid must be floating-point");
   if (x.dtype() == DataType::kString || x.dtype() == DataType::kUndefined)
-    return c.Error("GridSample: X must be numeric");
+    return c.Error("X must be numeric");
 
   const std::string mode = op.String("mode", op.version >= 20 ? "linear" : "bilinear");
   Interp interp;
@@ -99,7 +99,7 @@ Status GridSample(KernelContext& c) {
   } else if (mode == "cubic" || mode == "bicubic") {
     interp = Interp::kCubic;
   } else {
-    return c.Error("GridSample: unknown mode '" + mode + "'");
+    return c.Error("unknown mode '" + mode + "'");
   }
   const std::string pad_name = op.String("padding_mode", "zeros");
   Padding pad;
@@ -110,7 +110,7 @@ Status GridSample(KernelContext& c) {
   } else if (pad_name == "reflection") {
     pad = Padding::kReflection;
   } else {
-    return c.Error("GridSample: unknown padding_mode '" + pad_name + "'");
+    return c.Error("unknown padding_mode '" + pad_name + "'");
   }
   const bool align = op.Int("align_corners", 0) != 0;
 
@@ -248,36 +248,36 @@ Status RoiAlign(KernelContext& c) {
   const ExecOp& op = c.op();
   const Tensor& x = c.in(0);
   const Tensor& rois = c.in(1);
-  if (x.rank() != 4) return c.Error("RoiAlign: X must be 4-D (N, C, H, W)");
+  if (x.rank() != 4) return c.Error("X must be 4-D (N, C, H, W)");
   if (!IsFloatType(x.dtype()) || !IsFloatType(rois.dtype()))
-    return c.Error("RoiAlign: X and rois must be floating-point");
+    return c.Error("X and rois must be floating-point");
   if (rois.rank() != 2 || rois.shape()[1] != 4)
-    return c.Error("RoiAlign: rois must have shape [num_rois, 4]");
+    return c.Error("rois must have shape [num_rois, 4]");
   const int64_t num_rois = rois.shape()[0];
   auto batch_indices = IntsOf(c.input(2));
   if (!batch_indices || c.in(2).rank() != 1 ||
       static_cast<int64_t>(batch_indices->size()) != num_rois)
-    return c.Error("RoiAlign: batch_indices must be a 1-D integer tensor with one entry per roi");
+    return c.Error("batch_indices must be a 1-D integer tensor with one entry per roi");
   const int64_t n_batch = x.shape()[0], channels = x.shape()[1];
   const int64_t height = x.shape()[2], width = x.shape()[3];
   for (int64_t b : *batch_indices) {
     if (b < 0 || b >= n_batch)
-      return c.Error("RoiAlign: batch index " + std::to_string(b) + " is outside [0, " +
+      return c.Error("batch index " + std::to_string(b) + " is outside [0, " +
                      std::to_string(n_batch) + ")");
   }
   const std::string mode = op.String("mode", "avg");
-  if (mode != "avg" && mode != "max") return c.Error("RoiAlign: mode must be avg or max");
+  if (mode != "avg" && mode != "max") return c.Error("mode must be avg or max");
   const bool is_max = mode == "max";
   const std::string ctm = op.String("coordinate_transformation_mode",
                                     op.version >= 16 ? "half_pixel" : "output_half_pixel");
   if (ctm != "half_pixel" && ctm != "output_half_pixel")
-    return c.Error("RoiAlign: unknown coordinate_transformation_mode '" + ctm + "'");
+    return c.Error("unknown coordinate_transformation_mode '" + ctm + "'");
   const bool half_pixel = ctm == "half_pixel";
   const int64_t out_h = op.Int("output_height", 1), out_w = op.Int("output_width", 1);
   const int64_t ratio = op.Int("sampling_ratio", 0);
   const double scale = op.Float("spatial_scale", 1.f);
-  if (out_h <= 0 || out_w <= 0) return c.Error("RoiAlign: output_height/width must be positive");
-  if (ratio < 0) return c.Error("RoiAlign: sampling_ratio must be >= 0");
+  if (out_h <= 0 || out_w <= 0) return c.Error("output_height/width must be positive");
+  if (ratio < 0) return c.Error("sampling_ratio must be >= 0");
 
   Tensor& y = c.OutputUninit(0, x.dtype(), {num_rois, channels, out_h, out_w});
   const std::vector<double> xv = AsDoubles(x), rv = AsDoubles(rois);
@@ -299,8 +299,7 @@ Status RoiAlign(KernelContext& c) {
     const double grid_wd = ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin_w);
     if (!std::isfinite(x_start) || !std::isfinite(y_start) || !std::isfinite(grid_hd) ||
         !std::isfinite(grid_wd) || grid_hd * grid_wd * static_cast<double>(out_h * out_w) > 1e8) {
-      return c.Error("RoiAlign: roi " + std::to_string(roi) +
-                     " is not finite or needs too many samples");
+      return c.Error("roi " + std::to_string(roi) + " is not finite or needs too many samples");
     }
     const int64_t grid_h = std::max<int64_t>(static_cast<int64_t>(grid_hd), 0);
     const int64_t grid_w = std::max<int64_t>(static_cast<int64_t>(grid_wd), 0);
