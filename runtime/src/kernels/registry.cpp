@@ -21,6 +21,8 @@ const KernelTable& Table() {
     RegisterEinsumKernels(t);
     RegisterSequenceKernels(t);
     RegisterControlFlowKernels(t);
+    RegisterRecurrentKernels(t);
+    RegisterSamplingKernels(t);
     return t;
   }();
   return table;

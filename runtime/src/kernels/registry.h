@@ -22,5 +22,7 @@ void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
 void RegisterSequenceKernels(KernelTable& t);
 void RegisterControlFlowKernels(KernelTable& t);
+void RegisterRecurrentKernels(KernelTable& t);
+void RegisterSamplingKernels(KernelTable& t);
 
 }  // namespace ortc::exec
