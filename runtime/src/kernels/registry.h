@@ -20,5 +20,6 @@ void RegisterQuantizationKernels(KernelTable& t);
 void RegisterMiscKernels(KernelTable& t);
 void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
+void RegisterQLinearConvKernels(KernelTable& t);
 
 }  // namespace ortc::exec
