@@ -19,6 +19,7 @@ const KernelTable& Table() {
     RegisterMiscKernels(t);
     RegisterDetectionKernels(t);
     RegisterEinsumKernels(t);
+    RegisterSpectralKernels(t);
     RegisterQLinearConvKernels(t);
     return t;
   }();

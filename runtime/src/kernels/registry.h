@@ -20,6 +20,7 @@ void RegisterQuantizationKernels(KernelTable& t);
 void RegisterMiscKernels(KernelTable& t);
 void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
+void RegisterSpectralKernels(KernelTable& t);
 void RegisterQLinearConvKernels(KernelTable& t);
 
 }  // namespace ortc::exec
