@@ -19,7 +19,6 @@ const std::map<std::string, std::string>& NotPlanned() {
       {"StringConcat", "string ops are not supported"},
       {"StringNormalizer", "string ops are not supported"},
       {"StringSplit", "string ops are not supported"},
-      {"TfIdfVectorizer", "string ops are not supported"},
       {"Optional", "optional types are not supported"},
       {"OptionalGetElement", "optional types are not supported"},
       {"OptionalHasElement", "optional types are not supported"},

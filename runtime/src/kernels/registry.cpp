@@ -21,6 +21,7 @@ const KernelTable& Table() {
     RegisterEinsumKernels(t);
     RegisterSpectralKernels(t);
     RegisterQLinearConvKernels(t);
+    RegisterTfIdfKernels(t);
     return t;
   }();
   return table;

@@ -22,5 +22,6 @@ void RegisterDetectionKernels(KernelTable& t);
 void RegisterEinsumKernels(KernelTable& t);
 void RegisterSpectralKernels(KernelTable& t);
 void RegisterQLinearConvKernels(KernelTable& t);
+void RegisterTfIdfKernels(KernelTable& t);
 
 }  // namespace ortc::exec
