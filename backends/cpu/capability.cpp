@@ -21,7 +21,6 @@ const std::map<std::string, std::string>& NotPlanned() {
       {"StringConcat", "string ops are not supported"},
       {"StringNormalizer", "string ops are not supported"},
       {"StringSplit", "string ops are not supported"},
-      {"TfIdfVectorizer", "string ops are not supported"},
   };
   return ops;
 }

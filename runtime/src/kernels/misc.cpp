@@ -21,9 +21,14 @@ Status Shrink(KernelContext& c) {
 
 // Generalised cosine windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
 Status Window(KernelContext& c, double a0, double a1, double a2) {
+  if (c.in(0).elements() != 1 || IsFloatType(c.in(0).dtype()))
+    return c.Error(c.op().op_type + " size must be an integer scalar");
   const auto size = static_cast<int64_t>(ReadAsDouble(c.in(0), 0));
+  if (size < 0) return c.Error(c.op().op_type + " size must not be negative");
   const bool periodic = c.op().Int("periodic", 1) != 0;
   const auto dtype = static_cast<DataType>(c.op().Int("output_datatype", 1));
+  if (ElementSize(dtype) == 0)
+    return c.Error(c.op().op_type + " output_datatype must be a numeric type");
   Tensor& y = c.Output(0, dtype, {size});
   const double n = static_cast<double>(periodic ? size : size - 1);
   for (int64_t i = 0; i < size; ++i) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "kernels/integer_conv.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"
 
@@ -128,6 +129,9 @@ Result<Window> MakeWindow(const ExecOp& op, const std::vector<int64_t>& in_spati
     return InvalidArgument(
         "kernel_shape, strides, dilations or pads do not match the spatial rank");
   }
+  for (size_t i = 0; i < n; ++i)
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      return InvalidArgument("kernel_shape, strides and dilations must be at least 1");
   w.pads_begin.assign(pads.begin(), pads.begin() + n);
   w.pads_end.assign(pads.begin() + n, pads.end());
   const std::string auto_pad = op.String("auto_pad", "NOTSET");
@@ -675,48 +679,51 @@ Status Lrn(KernelContext& c) {
   return Status::Ok();
 }
 
-// ConvInteger: (x - x_zero_point) convolved with (w - w_zero_point), accumulated in 64 bits and
-// stored as int32. w_zero_point is a scalar or one per output channel. Padding contributes
-// nothing (it stands for x_zero_point).
-Status ConvInteger(KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const Tensor& wt = c.in(1);
+}  // namespace
+
+// (x - x_zero) convolved with (w - w_zero), accumulated in 64 bits. w_zero is a scalar or one per
+// output channel. Padding contributes nothing (it stands for x_zero).
+Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const Tensor* x_zero,
+                                      const Tensor& wt, const Tensor* w_zero) {
+  const std::string& op = c.op().op_type;
   if (x.rank() < 3 || wt.rank() != x.rank())
-    return c.Error("ConvInteger input and weights must have the same rank, at least 3");
+    return c.Error(op + " input and weights must have the same rank, at least 3");
+  if (IsFloatType(x.dtype()) || IsFloatType(wt.dtype()) || x.dtype() == DataType::kString ||
+      wt.dtype() == DataType::kString)
+    return c.Error(op + " input and weights must be integer tensors");
   const int64_t N = x.shape()[0], C = x.shape()[1], M = wt.shape()[0];
   const int64_t group = c.op().Int("group", 1);
   const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
-  const std::vector<int64_t> kernel =
-      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+  const std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  if (c.op().Ints("kernel_shape", kernel) != kernel)
+    return c.Error(op + " kernel_shape does not match the weights' spatial shape");
   auto w = MakeWindow(c.op(), spatial, kernel);
   if (!w.ok()) return w.status();
   if (group <= 0 || C % group != 0 || M % group != 0 || wt.shape()[1] != C / group)
-    return c.Error("ConvInteger channels do not match the weights and groups");
-  auto zero_point = [&](size_t input, int64_t channel) -> Result<int64_t> {
-    if (!c.has_input(input) || c.in(input).elements() == 0) return int64_t{0};
-    const Tensor& z = c.in(input);
-    if (z.elements() == 1) return static_cast<int64_t>(ReadAsDouble(z, 0));
-    if (z.elements() != M || input != 3)
-      return c.Error("ConvInteger zero point must be a scalar (or one per output channel for w)");
-    return static_cast<int64_t>(ReadAsDouble(z, channel));
+    return c.Error(op + " channels do not match the weights and groups");
+  auto zero_point = [&](const Tensor* z, bool per_channel_ok, int64_t channel) -> Result<int64_t> {
+    if (!z || z->elements() == 0) return int64_t{0};
+    if (z->elements() == 1) return static_cast<int64_t>(ReadAsDouble(*z, 0));
+    if (!per_channel_ok || z->elements() != M)
+      return c.Error(op + " zero point must be a scalar (or one per output channel for w)");
+    return static_cast<int64_t>(ReadAsDouble(*z, channel));
   };
-  auto x_zero = zero_point(2, 0);
-  if (!x_zero.ok()) return x_zero.status();
+  auto xz = zero_point(x_zero, false, 0);
+  if (!xz.ok()) return xz.status();
   std::vector<int64_t> xs(static_cast<size_t>(x.elements())),
       ws(static_cast<size_t>(wt.elements()));
-  for (int64_t i = 0; i < x.elements(); ++i)
-    xs[i] = static_cast<int64_t>(ReadAsDouble(x, i)) - *x_zero;
+  for (int64_t i = 0; i < x.elements(); ++i) xs[i] = static_cast<int64_t>(ReadAsDouble(x, i)) - *xz;
   const int64_t per_m = wt.elements() / std::max<int64_t>(M, 1);
   for (int64_t m = 0; m < M; ++m) {
-    auto w_zero = zero_point(3, m);
-    if (!w_zero.ok()) return w_zero.status();
+    auto wz = zero_point(w_zero, true, m);
+    if (!wz.ok()) return wz.status();
     for (int64_t i = m * per_m; i < (m + 1) * per_m; ++i)
-      ws[i] = static_cast<int64_t>(ReadAsDouble(wt, i)) - *w_zero;
+      ws[i] = static_cast<int64_t>(ReadAsDouble(wt, i)) - *wz;
   }
-  std::vector<int64_t> out_shape = {N, M};
-  out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
-  Tensor& y = c.OutputUninit(0, DataType::kInt32, out_shape);
-  int32_t* out = y.mutable_data<int32_t>();
+  IntegerConvOutput result;
+  result.shape = {N, M};
+  result.shape.insert(result.shape.end(), w->out.begin(), w->out.end());
+  result.acc.assign(static_cast<size_t>(Product(result.shape)), 0);
   const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
                 isize = Product(spatial);
   const auto out_strides = Strides(w->out), k_strides = Strides(kernel),
@@ -743,10 +750,23 @@ Status ConvInteger(KernelContext& c) {
             acc += xs[(n * C + xc) * isize + in_offset] * ws[(m * cg + ci) * ksize + k];
           }
         }
-        out[(n * M + m) * osize + o] = static_cast<int32_t>(acc);
+        result.acc[(n * M + m) * osize + o] = acc;
       }
     }
   }
+  return result;
+}
+
+namespace {
+
+// ConvInteger: the shared integer convolution, stored as int32 (the accumulator wraps as a cast
+// to int32 would, like the reference's int32 arithmetic).
+Status ConvInteger(KernelContext& c) {
+  auto conv = IntegerConv(c, c.in(0), c.input(2), c.in(1), c.input(3));
+  if (!conv.ok()) return conv.status();
+  Tensor& y = c.OutputUninit(0, DataType::kInt32, conv->shape);
+  int32_t* out = y.mutable_data<int32_t>();
+  for (size_t i = 0; i < conv->acc.size(); ++i) out[i] = static_cast<int32_t>(conv->acc[i]);
   return Status::Ok();
 }
 

@@ -23,6 +23,9 @@ const KernelTable& Table() {
     RegisterControlFlowKernels(t);
     RegisterRecurrentKernels(t);
     RegisterSamplingKernels(t);
+    RegisterSpectralKernels(t);
+    RegisterQLinearConvKernels(t);
+    RegisterTfIdfKernels(t);
     return t;
   }();
   return table;

@@ -24,5 +24,8 @@ void RegisterSequenceKernels(KernelTable& t);
 void RegisterControlFlowKernels(KernelTable& t);
 void RegisterRecurrentKernels(KernelTable& t);
 void RegisterSamplingKernels(KernelTable& t);
+void RegisterSpectralKernels(KernelTable& t);
+void RegisterQLinearConvKernels(KernelTable& t);
+void RegisterTfIdfKernels(KernelTable& t);
 
 }  // namespace ortc::exec
