@@ -175,6 +175,16 @@ NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
       node.op_type == "Size") {
     return NodeSupport::No("shape arithmetic stays on the CPU");
   }
+  if (node.op_type == "If")
+    return NodeSupport::No(
+        "control flow runs on the CPU; when the condition is fixed (--input-value for a scalar "
+        "input such as a sample rate), the taken branch is inlined and CUDA can take its nodes");
+  if (node.op_type == "Loop" || node.op_type == "Scan" || node.op_type == "SequenceMap")
+    return NodeSupport::No("control flow (" + node.op_type + ") runs on the CPU");
+  if (node.op_type == "RNN" || node.op_type == "GRU" || node.op_type == "LSTM")
+    return NodeSupport::No("recurrent layers (" + node.op_type +
+                           ") run on the CPU: the CUDA backend has no cuDNN RNN or generated "
+                           "recurrent kernel yet");
   const bool generated = codegen::HasKernel(node.op_type);
   if (!table.Has(node.op_type) && !generated)
     return NodeSupport::No("op " + node.op_type + " is not supported");

@@ -21,6 +21,7 @@ struct PartitionArgs {
   bool json = false;
   int max_partitions = 0;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> input_values;
 };
 
 std::string BackendHelp() {
@@ -66,6 +67,10 @@ int Run(const PartitionArgs& args) {
     Status s = graph::ParseInputShape(text, &load.input_shapes);
     if (!s.ok()) return Fail(args, s);
   }
+  for (const auto& text : args.input_values) {
+    Status s = graph::ParseInputValue(text, &load.input_values);
+    if (!s.ok()) return Fail(args, s);
+  }
   auto model = graph::LoadModelFromFile(args.model, load);
   if (!model.ok()) return Fail(args, model.status());
   for (const auto& w : (*model)->warnings) spdlog::debug("{}", w);
@@ -100,11 +105,15 @@ void AddPartitionCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--input-shape", args->input_shapes,
                   "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
                   "ids=1x128,mask=1x128); CUDA takes only nodes with static shapes");
+  cmd->add_option("--input-value", args->input_values,
+                  "Fix a scalar graph input's value, as name=16000 (repeatable), as ortc compile "
+                  "does: an If choosing its branch from it is resolved before partitioning");
   cmd->footer(
       "\n" + BackendHelp() +
       "\n\nExamples:\n"
       "  ortc partition model.onnx --ep cuda,cpu\n"
       "  ortc partition model.onnx --ep cuda,cpu --input-shape x=1x3x224x224\n"
+      "  ortc partition vad.onnx --ep cuda,cpu --input-value sr=16000   # If resolved\n"
       "  ortc partition model.onnx --ep cuda --json > partition.json\n"
       "  ortc partition model.onnx --ep cuda --max-partitions 1   # fail if CUDA is split\n\n" +
       kExitCodeHelp);

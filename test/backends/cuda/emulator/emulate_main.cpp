@@ -1,6 +1,6 @@
 // ortc_cuda_emulate: the emulator check for any model, from the command line:
 //   ortc_cuda_emulate model.onnx x=1x3x224x224 [y=...] [--precision fp16]
-//   [--int-range input_ids=0:999]
+//   [--int-range input_ids=0:999] [--input-value sr=16000]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s model.onnx name=1x3x8x8... [--precision fp32|tf32|fp16|bf16] "
-                 "[--rtol R] [--atol A] [--int-range name=lo:hi]\n",
+                 "[--rtol R] [--atol A] [--int-range name=lo:hi] [--input-value name=v]\n",
                  argv[0]);
     return 2;
   }
@@ -40,6 +40,14 @@ int main(int argc, char** argv) {
       }
       o.int_ranges[r.substr(0, eq)] = {std::atoll(r.substr(eq + 1, colon - eq - 1).c_str()),
                                        std::atoll(r.substr(colon + 1).c_str())};
+    } else if (a == "--input-value" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "--input-value wants name=value, got %s\n", v.c_str());
+        return 2;
+      }
+      o.input_values[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (const size_t eq = a.find('='); eq != std::string::npos) {
       std::vector<int64_t> dims;
       size_t p = eq + 1;

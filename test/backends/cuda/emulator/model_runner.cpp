@@ -166,6 +166,12 @@ Tensor RandomIntTensor(const std::vector<int64_t>& dims, int32_t dtype, int64_t 
   return t;
 }
 
+std::string ValueArg(const std::map<std::string, std::string>& values) {
+  std::string args;
+  for (const auto& [name, value] : values) args += " --input-value " + name + "=" + value;
+  return args;
+}
+
 // The source model as the CPU runtime can run it. One with com.microsoft contrib ops is read the
 // way `ortc compile` reads it (graph/contrib_ops.h rewrites them into standard ops, whose values
 // the CUDA graphs read and write); any other is used as it is.
@@ -173,9 +179,10 @@ Result<onnx::ModelProto> ReferenceSource(const fs::path& model, const CheckOptio
   onnx::ModelProto proto = LoadProto(model);
   bool contrib = false;
   for (const auto& n : proto.graph().node()) contrib = contrib || n.domain() == "com.microsoft";
-  if (!contrib) return proto;
+  if (!contrib && o.input_values.empty()) return proto;
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
+  load.input_values = o.input_values;
   load.fold_shapes = true;
   auto loaded = graph::LoadModelFromFile(model, load);
   if (!loaded.ok()) return loaded.status();
@@ -202,7 +209,8 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
   const fs::path ctx = work / (model.stem().string() + "_ctx.onnx");
   // One target keeps NVRTC's share of the test short; the emulator runs the source text.
   auto r = RunOrtc("compile '" + model.string() + "' --ep cuda,cpu --target-arch sm_80 -q" +
-                       ShapeArg(o.input_shapes) + " --precision " + o.precision + " -o '" +
+                       ShapeArg(o.input_shapes) + ValueArg(o.input_values) + " --precision " +
+                       o.precision + " -o '" +
                        ctx.string() + "'",
                    true);
   if (r.exit_code != 0) {

@@ -48,6 +48,9 @@ struct ModelCheck {
 
 struct CheckOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;  // every model input
+  // Scalar inputs fixed at compile time (--input-value); not fed, and the reference runs the
+  // source as the compiler sees it (the value folded in, an If on it resolved).
+  std::map<std::string, std::string> input_values;
   // Integer inputs (token ids, masks) get uniform values in [lo, hi]; [0, 1] when not named.
   std::map<std::string, std::pair<int64_t, int64_t>> int_ranges;
   std::string precision = "fp32";                            // fp32, tf32, fp16, bf16
