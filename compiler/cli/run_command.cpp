@@ -89,7 +89,10 @@ int Run(const RunArgs& a) {
       std::replace(file.begin(), file.end(), '/', '_');
       std::replace(file.begin(), file.end(), '\\', '_');
       const fs::path path = fs::path(a.output_dir) / (file + "." + a.output_format);
-      Status s = io::WriteTensorFile(path, (*outs)[i], (*session)->outputs()[i].name);
+      const Tensor& value = (*outs)[i];
+      Status s = value.is_tensor()
+                     ? io::WriteTensorFile(path, value, (*session)->outputs()[i].name)
+                     : io::WriteContainerFile(path, value, (*session)->outputs()[i].name);
       if (!s.ok()) return Fail(a, s);
     }
   }
@@ -103,6 +106,13 @@ int Run(const RunArgs& a) {
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Tensor& t = (*outs)[i];
+    if (!t.is_tensor()) {  // a sequence: its length and element type; an empty optional
+      j["outputs"].push_back({{"name", (*session)->outputs()[i].name},
+                              {"dtype", DataTypeName(t.dtype())},
+                              {"kind", t.is_sequence() ? "sequence" : "empty optional"},
+                              {"length", t.items().size()}});
+      continue;
+    }
     double sum = 0, mn = INFINITY, mx = -INFINITY;
     for (int64_t k = 0; k < t.elements() && t.dtype() != DataType::kString; ++k) {
       const double v = exec::ReadAsDouble(t, k);
@@ -135,6 +145,11 @@ int Run(const RunArgs& a) {
     std::cout << "\n";
   }
   for (const auto& o : j["outputs"]) {
+    if (o.contains("kind")) {
+      std::cout << "  " << o["name"].get<std::string>() << " " << o["kind"].get<std::string>()
+                << " of " << o["length"] << " " << o["dtype"].get<std::string>() << " tensor(s)\n";
+      continue;
+    }
     std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>()
               << o["shape"].dump() << " mean " << o["mean"] << " min " << o["min"] << " max "
               << o["max"] << "\n";

@@ -48,13 +48,25 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector
   for (const auto& spec : files) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos) return InvalidArgument("--input '" + spec + "' is not name=file");
-    auto t = ReadTensorFile(spec.substr(eq + 1));
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    auto info = std::find_if(inputs.begin(), inputs.end(), [&](const auto& i) { return i.name == name; });
+    const ValueType type = info == inputs.end() ? ValueType::kTensor : info->type;
+    auto t = type == ValueType::kSequence   ? ReadSequenceFile(file)
+             : type == ValueType::kOptional ? ReadOptionalFile(file)
+                                            : ReadTensorFile(file);
     if (!t.ok()) return t.status();
     feeds.push_back({spec.substr(0, eq), *t});
   }
   std::mt19937_64 rng(seed);
   for (const auto& info : inputs) {
     if (std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == info.name; })) continue;
+    if (info.type != ValueType::kTensor)
+      return InvalidArgument("input '" + info.name + "' is " +
+                             (info.type == ValueType::kSequence ? "a sequence" : "an optional") +
+                             ": give it as --input " + info.name +
+                             "=file.pb (an ONNX " +
+                             (info.type == ValueType::kSequence ? "SequenceProto" : "OptionalProto") +
+                             ")");
     std::vector<int64_t> shape = shapes.count(info.name) ? shapes[info.name] : info.shape;
     for (auto& d : shape) d = d < 0 ? 1 : d;
     if (ElementSize(info.dtype) == 0) return InvalidArgument("input '" + info.name + "' needs a file (type " + DataTypeName(info.dtype) + ")");

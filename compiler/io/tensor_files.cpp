@@ -106,7 +106,7 @@ namespace {
 
 Result<Tensor> FromSequenceProto(const onnx::SequenceProto& p) {
   if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != 0)
-    return NotImplemented("only sequences of tensors are supported");
+    return InvalidArgument("not a SequenceProto of tensors (elem_type " + std::to_string(p.elem_type()) + "); ortc runs sequences of tensors");
   std::vector<Tensor> items;
   for (const auto& t : p.tensor_values()) {
     auto item = loader::TensorFromProto(t, nullptr);
@@ -137,6 +137,26 @@ Result<Tensor> ReadOptionalFile(const std::filesystem::path& path) {
   if (p.has_tensor_value()) return loader::TensorFromProto(p.tensor_value(), nullptr);
   if (p.has_sequence_value()) return FromSequenceProto(p.sequence_value());
   return Tensor::NoneOptional();
+}
+
+Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value,
+                          const std::string& name) {
+  std::filesystem::path out = path;
+  out.replace_extension(".pb");
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  bool written = false;
+  if (value.is_sequence()) {
+    onnx::SequenceProto p;
+    p.set_name(name);
+    p.set_elem_type(onnx::SequenceProto::TENSOR);
+    for (const auto& item : value.items()) *p.add_tensor_values() = loader::TensorToProto(item, "");
+    written = f && p.SerializeToOstream(&f);
+  } else {
+    onnx::OptionalProto p;
+    p.set_name(name);
+    written = f && p.SerializeToOstream(&f);
+  }
+  return written ? Status::Ok() : IoError("cannot write " + out.string());
 }
 
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,

@@ -18,6 +18,11 @@ Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
 Result<Tensor> ReadSequenceFile(const std::filesystem::path& path);
 Result<Tensor> ReadOptionalFile(const std::filesystem::path& path);
 
+// Writes a sequence as an ONNX SequenceProto, an empty optional as an empty OptionalProto
+// (.pb files whatever the extension asked for; `path` gets the .pb extension).
+Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value,
+                          const std::string& name);
+
 Result<Tensor> ReadNpy(const std::filesystem::path& path);
 Status WriteNpy(const std::filesystem::path& path, const Tensor& t);
 
