@@ -26,7 +26,8 @@ Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19
 
 }  // namespace
 
-Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector<std::string>& files,
+Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
+                        const std::vector<std::string>& files,
                         const std::vector<std::string>& shape_specs, uint64_t seed) {
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& s : shape_specs) {
@@ -49,7 +50,8 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector
     const auto eq = spec.find('=');
     if (eq == std::string::npos) return InvalidArgument("--input '" + spec + "' is not name=file");
     const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
-    auto info = std::find_if(inputs.begin(), inputs.end(), [&](const auto& i) { return i.name == name; });
+    auto info =
+        std::find_if(inputs.begin(), inputs.end(), [&](const auto& i) { return i.name == name; });
     const ValueType type = info == inputs.end() ? ValueType::kTensor : info->type;
     auto t = type == ValueType::kSequence   ? ReadSequenceFile(file)
              : type == ValueType::kOptional ? ReadOptionalFile(file)
@@ -59,17 +61,20 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector
   }
   std::mt19937_64 rng(seed);
   for (const auto& info : inputs) {
-    if (std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == info.name; })) continue;
+    if (std::any_of(feeds.begin(), feeds.end(),
+                    [&](const auto& f) { return f.first == info.name; }))
+      continue;
     if (info.type != ValueType::kTensor)
-      return InvalidArgument("input '" + info.name + "' is " +
-                             (info.type == ValueType::kSequence ? "a sequence" : "an optional") +
-                             ": give it as --input " + info.name +
-                             "=file.pb (an ONNX " +
-                             (info.type == ValueType::kSequence ? "SequenceProto" : "OptionalProto") +
-                             ")");
+      return InvalidArgument(
+          "input '" + info.name + "' is " +
+          (info.type == ValueType::kSequence ? "a sequence" : "an optional") +
+          ": give it as --input " + info.name + "=file.pb (an ONNX " +
+          (info.type == ValueType::kSequence ? "SequenceProto" : "OptionalProto") + ")");
     std::vector<int64_t> shape = shapes.count(info.name) ? shapes[info.name] : info.shape;
     for (auto& d : shape) d = d < 0 ? 1 : d;
-    if (ElementSize(info.dtype) == 0) return InvalidArgument("input '" + info.name + "' needs a file (type " + DataTypeName(info.dtype) + ")");
+    if (ElementSize(info.dtype) == 0)
+      return InvalidArgument("input '" + info.name + "' needs a file (type " +
+                             DataTypeName(info.dtype) + ")");
     feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
   }
   return feeds;

@@ -106,7 +106,8 @@ namespace {
 
 Result<Tensor> FromSequenceProto(const onnx::SequenceProto& p) {
   if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != 0)
-    return InvalidArgument("not a SequenceProto of tensors (elem_type " + std::to_string(p.elem_type()) + "); ortc runs sequences of tensors");
+    return InvalidArgument("not a SequenceProto of tensors (elem_type " +
+                           std::to_string(p.elem_type()) + "); ortc runs sequences of tensors");
   std::vector<Tensor> items;
   for (const auto& t : p.tensor_values()) {
     auto item = loader::TensorFromProto(t, nullptr);

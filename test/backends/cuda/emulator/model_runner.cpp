@@ -210,8 +210,7 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
   // One target keeps NVRTC's share of the test short; the emulator runs the source text.
   auto r = RunOrtc("compile '" + model.string() + "' --ep cuda,cpu --target-arch sm_80 -q" +
                        ShapeArg(o.input_shapes) + ValueArg(o.input_values) + " --precision " +
-                       o.precision + " -o '" +
-                       ctx.string() + "'",
+                       o.precision + " -o '" + ctx.string() + "'",
                    true);
   if (r.exit_code != 0) {
     if (NvrtcNotFound(r)) {

@@ -53,7 +53,7 @@ struct CheckOptions {
   std::map<std::string, std::string> input_values;
   // Integer inputs (token ids, masks) get uniform values in [lo, hi]; [0, 1] when not named.
   std::map<std::string, std::pair<int64_t, int64_t>> int_ranges;
-  std::string precision = "fp32";                            // fp32, tf32, fp16, bf16
+  std::string precision = "fp32";  // fp32, tf32, fp16, bf16
   double rtol = 1e-4, atol = 1e-5;
   unsigned seed = 1;
 
