@@ -177,6 +177,10 @@ bool WriteConstantVariant(const fs::path& dir, const fs::path& out) {
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   auto* g = m.mutable_graph();
+  // Sequence and optional inputs cannot become initializers.
+  for (const auto& input : g->input()) {
+    if (!input.type().has_tensor_type()) return false;
+  }
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
   int index = 0;
   for (const auto& input : g->input()) {

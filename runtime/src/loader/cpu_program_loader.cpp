@@ -17,6 +17,40 @@ Result<std::shared_ptr<const exec::ExecGraph>> LoadNestedProgram(const fbc::Prog
 
 }  // namespace
 
+Result<exec::ExecOp> OpFromProgram(const fbc::Op& pop, const ProgramWeights& weights,
+                                   const std::vector<int>& value_ids) {
+  exec::ExecOp op;
+  op.name = pop.name() ? pop.name()->str() : "";
+  op.op_type = pop.op_type() ? pop.op_type()->str() : "";
+  op.domain = pop.domain() ? pop.domain()->str() : "";
+  op.version = pop.since_version();
+  op.explicit_inputs = pop.explicit_inputs();
+  if (pop.attributes()) {
+    for (const auto* a : *pop.attributes()) {
+      auto attr = AttributeFromProgram(*a, weights);
+      if (!attr.ok()) return attr.status().WithContext("node '" + op.name + "'");
+      op.attrs[a->name() ? a->name()->str() : ""] = std::move(attr).value();
+    }
+  }
+  auto remap = [&](const flatbuffers::Vector<int32_t>* ids, std::vector<int>* to) -> Status {
+    if (!ids) return Status::Ok();
+    for (int32_t id : *ids) {
+      if (id >= static_cast<int32_t>(value_ids.size()))
+        return InvalidGraph("graph '" + weights.graph_name + "': op '" + op.name +
+                            "' refers to a missing value");
+      to->push_back(id < 0 ? -1 : value_ids[id]);
+    }
+    return Status::Ok();
+  };
+  ORTC_RETURN_IF_ERROR(remap(pop.inputs(), &op.inputs));
+  ORTC_RETURN_IF_ERROR(remap(pop.outputs(), &op.outputs));
+  const int n_in = static_cast<int>(op.inputs.size());
+  if (op.explicit_inputs < -1 || op.explicit_inputs > n_in)
+    return InvalidGraph("graph '" + weights.graph_name + "': op '" + op.name +
+                        "' has an out-of-range explicit input count");
+  return op;
+}
+
 Result<Tensor> ProgramWeight(const fbc::Value& v, const ProgramWeights& w) {
   const auto* slots = w.slots;
   if (!slots || v.weight_slot() < 0 || static_cast<uint32_t>(v.weight_slot()) >= slots->size())
@@ -140,29 +174,12 @@ Result<std::shared_ptr<const exec::ExecGraph>> LoadNestedProgram(const fbc::Prog
     g->outputs.push_back(id);
     g->output_infos.push_back(info_of(*values.Get(id)));
   }
+  std::vector<int> identity(values.size());
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<int>(i);
   for (const auto* pop : *p.ops()) {
-    exec::ExecOp op;
-    op.name = pop->name() ? pop->name()->str() : "";
-    op.op_type = pop->op_type() ? pop->op_type()->str() : "";
-    op.domain = pop->domain() ? pop->domain()->str() : "";
-    op.version = pop->since_version();
-    op.explicit_inputs = pop->explicit_inputs();
-    if (pop->attributes()) {
-      for (const auto* a : *pop->attributes()) {
-        auto attr = AttributeFromProgram(*a, weights);
-        if (!attr.ok()) return attr.status().WithContext("node '" + op.name + "'");
-        op.attrs[a->name() ? a->name()->str() : ""] = std::move(attr).value();
-      }
-    }
-    for (const auto* ids : {pop->inputs(), pop->outputs()}) {
-      if (!ids) continue;
-      for (int32_t id : *ids) {
-        if (!check(id)) return InvalidGraph("nested program op refers to a missing value");
-      }
-    }
-    if (pop->inputs()) op.inputs.assign(pop->inputs()->begin(), pop->inputs()->end());
-    if (pop->outputs()) op.outputs.assign(pop->outputs()->begin(), pop->outputs()->end());
-    g->ops.push_back(std::move(op));
+    auto op = OpFromProgram(*pop, weights, identity);
+    if (!op.ok()) return op.status();
+    g->ops.push_back(std::move(op).value());
   }
   ORTC_RETURN_IF_ERROR(exec::BindKernels(g.get()));
   return std::shared_ptr<const exec::ExecGraph>(std::move(g));

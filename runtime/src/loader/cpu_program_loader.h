@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cpu_program_generated.h"
 #include "exec/exec_graph.h"
@@ -22,6 +23,10 @@ struct ProgramWeights {
 // One op attribute; a graph attribute with a nested program is loaded into an ExecGraph.
 Result<exec::Attribute> AttributeFromProgram(const fb::cpu::Attribute& a,
                                              const ProgramWeights& weights);
+
+// One program op; `value_ids` maps the program's value indices to the graph's value ids.
+Result<exec::ExecOp> OpFromProgram(const fb::cpu::Op& op, const ProgramWeights& weights,
+                                   const std::vector<int>& value_ids);
 
 // The weight tensor a program value refers to (borrowed from the mapped binary).
 Result<Tensor> ProgramWeight(const fb::cpu::Value& v, const ProgramWeights& weights);

@@ -8,6 +8,7 @@
 #include "format/ep_context.h"
 #include "loader/binary_cache.h"
 #include "loader/cpu_program_loader.h"
+#include "loader/plain_subgraph.h"
 #include "loader/tensor_proto.h"
 #include "loader/version_gate.h"
 
@@ -16,51 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace fbc = ortc::fb::cpu;
-
-Result<exec::Attribute> FromProto(const onnx::AttributeProto& a, const fs::path* dir) {
-  exec::Attribute r;
-  using A = onnx::AttributeProto;
-  switch (a.type()) {
-    case A::INT:
-      r.kind = exec::Attribute::Kind::kInt;
-      r.i = a.i();
-      break;
-    case A::FLOAT:
-      r.kind = exec::Attribute::Kind::kFloat;
-      r.f = a.f();
-      break;
-    case A::STRING:
-      r.kind = exec::Attribute::Kind::kString;
-      r.s = a.s();
-      break;
-    case A::INTS:
-      r.kind = exec::Attribute::Kind::kInts;
-      r.ints.assign(a.ints().begin(), a.ints().end());
-      break;
-    case A::FLOATS:
-      r.kind = exec::Attribute::Kind::kFloats;
-      r.floats.assign(a.floats().begin(), a.floats().end());
-      break;
-    case A::STRINGS:
-      r.kind = exec::Attribute::Kind::kStrings;
-      r.strings.assign(a.strings().begin(), a.strings().end());
-      break;
-    case A::TENSOR: {
-      r.kind = exec::Attribute::Kind::kTensor;
-      auto t = TensorFromProto(a.t(), dir);
-      if (!t.ok()) return t.status();
-      r.tensor = std::move(t).value();
-      break;
-    }
-    case A::GRAPH:
-      r.kind = exec::Attribute::Kind::kGraph;
-      r.graph = std::make_shared<onnx::GraphProto>(a.g());
-      break;
-    default:
-      return NotImplemented("attribute '" + a.name() + "' has an unsupported type");
-  }
-  return r;
-}
 
 TensorInfo InfoOf(const onnx::ValueInfoProto& vi) {
   TensorInfo info{vi.name(), ValueType::kTensor, DataType::kUndefined, {}};
@@ -164,27 +120,9 @@ class Builder {
     out_.report.onnx_nodes++;
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     if (node.op_type() == "Constant" && domain.empty()) {
-      for (const auto& a : node.attribute()) {
-        auto attr = FromProto(a, dir_);
-        if (!attr.ok()) return attr.status();
-        Tensor t;
-        if (a.name() == "value") t = attr->tensor;
-        if (a.name() == "value_float") t = Tensor::FromBytes(DataType::kFloat, {}, &attr->f, 4);
-        if (a.name() == "value_int") t = Tensor::FromBytes(DataType::kInt64, {}, &attr->i, 8);
-        if (a.name() == "value_floats")
-          t = Tensor::FromBytes(DataType::kFloat, {static_cast<int64_t>(attr->floats.size())},
-                                attr->floats.data(), attr->floats.size() * 4);
-        if (a.name() == "value_ints")
-          t = Tensor::FromBytes(DataType::kInt64, {static_cast<int64_t>(attr->ints.size())},
-                                attr->ints.data(), attr->ints.size() * 8);
-        if (a.name() == "value_string") {
-          t = Tensor::Allocate(DataType::kString, {});
-          t.mutable_strings()[0] = attr->s;
-        }
-        if (t.empty())
-          return NotImplemented("Constant node '" + node.name() + "' uses attribute " + a.name());
-        out_.graph.constants[ValueFor(node.output(0))] = t;
-      }
+      auto t = ConstantNodeValue(node, dir_);
+      if (!t.ok()) return t.status();
+      out_.graph.constants[ValueFor(node.output(0))] = std::move(t).value();
       return Status::Ok();
     }
     exec::ExecOp op;
@@ -192,12 +130,10 @@ class Builder {
     op.op_type = node.op_type();
     op.domain = domain;
     op.version = static_cast<int>(opsets_.count(domain) ? opsets_[domain] : 0);
-    for (const auto& a : node.attribute()) {
-      auto attr = FromProto(a, dir_);
-      if (!attr.ok()) return attr.status().WithContext("node '" + op.name + "'");
-      op.attrs[a.name()] = std::move(attr).value();
-    }
     for (const auto& i : node.input()) op.inputs.push_back(i.empty() ? -1 : ValueFor(i));
+    auto outer = [this](const std::string& name) -> Result<int> { return ValueFor(name); };
+    ORTC_RETURN_IF_ERROR(
+        AddNodeAttributes(node, dir_, opsets_, outer, &op).WithContext("node '" + op.name + "'"));
     for (const auto& o : node.output()) op.outputs.push_back(o.empty() ? -1 : ValueFor(o));
     out_.graph.ops.push_back(std::move(op));
     return Status::Ok();
@@ -349,31 +285,9 @@ class Builder {
       out_.graph.constants[map[i]] = std::move(t).value();
     }
     for (const auto* pop : *program->ops()) {
-      exec::ExecOp op;
-      op.name = pop->name() ? pop->name()->str() : "";
-      op.op_type = pop->op_type() ? pop->op_type()->str() : "";
-      op.domain = pop->domain() ? pop->domain()->str() : "";
-      op.version = pop->since_version();
-      op.explicit_inputs = pop->explicit_inputs();
-      if (pop->attributes()) {
-        for (const auto* a : *pop->attributes()) {
-          auto attr = AttributeFromProgram(*a, weights);
-          if (!attr.ok()) return attr.status();
-          op.attrs[a->name() ? a->name()->str() : ""] = std::move(attr).value();
-        }
-      }
-      auto remap = [&](const flatbuffers::Vector<int32_t>* ids, std::vector<int>* to) -> Status {
-        if (!ids) return Status::Ok();
-        for (int32_t id : *ids) {
-          if (id >= static_cast<int32_t>(values.size()))
-            return InvalidGraph("program op refers to a missing value");
-          to->push_back(id < 0 ? -1 : map[id]);
-        }
-        return Status::Ok();
-      };
-      ORTC_RETURN_IF_ERROR(remap(pop->inputs(), &op.inputs));
-      ORTC_RETURN_IF_ERROR(remap(pop->outputs(), &op.outputs));
-      out_.graph.ops.push_back(std::move(op));
+      auto op = OpFromProgram(*pop, weights, map);
+      if (!op.ok()) return op.status();
+      out_.graph.ops.push_back(std::move(op).value());
     }
     return Status::Ok();
   }

@@ -55,7 +55,8 @@ TEST_CASE("without --input-value the If stays", "[if_inlining]") {
   CHECK((*m)->fixed_inputs.empty());
 }
 
-TEST_CASE("--input-value resolves the If to the taken branch", "[if_inlining]") {
+TEST_CASE("an input fixed with --input-value resolves the If to the taken branch",
+          "[if_inlining]") {
   auto b = RateModel();
   SECTION("then branch") {
     auto m = Load(b, {{"sr", "16000"}});
