@@ -69,7 +69,8 @@ Tensor Detached(KernelContext& c, Tensor t) {
 }
 
 Result<bool> ScalarBool(KernelContext& c, const Tensor& t, const std::string& what) {
-  if (!t.is_tensor() || t.elements() != 1) return c.Error(what + " must be a one-element tensor");
+  if (!t.is_tensor() || t.elements() != 1 || t.dtype() == DataType::kString || !t.raw())
+    return c.Error(what + " must be a one-element numeric or bool tensor");
   return ReadAsDouble(t, 0) != 0;
 }
 
@@ -121,7 +122,9 @@ Status Loop(KernelContext& c) {
                    std::to_string(n_carried + 2));
   int64_t trips = INT64_MAX;
   if (c.has_input(0)) {
-    if (!c.in(0).is_tensor() || c.in(0).elements() != 1) return c.Error("M must be a scalar");
+    if (!c.in(0).is_tensor() || c.in(0).elements() != 1 || c.in(0).dtype() == DataType::kString ||
+        !c.in(0).raw())
+      return c.Error("M must be a numeric scalar");
     trips = static_cast<int64_t>(ReadAsDouble(c.in(0), 0));
   }
   bool cond = true;
@@ -191,6 +194,10 @@ Status ScanOnce(KernelContext& c, const Body& body, std::vector<Tensor> states,
     steps = len;
   }
   if (steps < 0) return c.Error("Scan needs at least one scan input");
+  if (body.formal != n_state + m || body.graph->outputs.size() < n_state)
+    return c.Error("the body takes " + std::to_string(body.formal) + " inputs and returns " +
+                   std::to_string(body.graph->outputs.size()) + " values; the Scan has " +
+                   std::to_string(n_state) + " states and " + std::to_string(m) + " scan inputs");
   const int64_t run = std::min(steps, steps_limit);
   const size_t n_scan_out =
       body.graph->outputs.size() - std::min(body.graph->outputs.size(), n_state);
@@ -238,6 +245,8 @@ Status Scan(KernelContext& c) {
     for (size_t i = 0; i < n_in; ++i) (i < n_state ? states : scans).push_back(c.in(i));
     std::vector<Tensor> final_states, outs;
     ORTC_RETURN_IF_ERROR(ScanOnce(c, *body, states, scans, INT64_MAX, &final_states, &outs));
+    if (final_states.size() + outs.size() != c.num_outputs())
+      return c.Error("the body's outputs do not match the Scan's outputs");
     for (size_t k = 0; k < final_states.size(); ++k) c.SetOutput(k, Detached(c, final_states[k]));
     for (size_t k = 0; k < outs.size(); ++k) c.SetOutput(n_state + k, std::move(outs[k]));
     return Status::Ok();
@@ -271,6 +280,8 @@ Status Scan(KernelContext& c) {
     for (size_t k = 0; k < outs.size(); ++k) per_batch_outs[k].push_back(outs[k]);
   }
   if (batch == 0) return c.Error("Scan-8 over an empty batch");
+  if (n_state + per_batch_outs.size() != c.num_outputs())
+    return c.Error("the body's outputs do not match the Scan's outputs");
   for (size_t k = 0; k < n_state; ++k) {
     auto y = StackAlong(per_batch_states[k], 0);
     if (!y.ok()) return c.Error(y.status().message());

@@ -49,10 +49,10 @@ Status SequenceConstruct(KernelContext& c) {
 Status SequenceAt(KernelContext& c) {
   auto seq = SequenceInput(c, 0);
   if (!seq.ok()) return seq.status();
-  const auto& items = (*seq)->items();
-  auto pos = Position(c, 1, static_cast<int64_t>(items.size()), false, -1);
-  if (!pos.ok()) return pos.status();
   if (!c.has_input(1)) return c.Error("SequenceAt needs a position");
+  const auto& items = (*seq)->items();
+  auto pos = Position(c, 1, static_cast<int64_t>(items.size()), false, 0);
+  if (!pos.ok()) return pos.status();
   c.SetOutput(0, items[*pos]);
   return Status::Ok();
 }
