@@ -85,3 +85,25 @@ TEST_CASE("a Loop with neither trip count nor condition is refused, not run fore
   REQUIRE_FALSE(out.ok());
   CHECK_THAT(out.status().message(), Catch::Contains("never end"));
 }
+
+TEST_CASE("a Scan whose body returns fewer values than the node has outputs is refused",
+          "[plain_subgraph]") {
+  ModelBuilder body;
+  body.Input("s_in", {2}).Input("x_t", {2});
+  body.Node("Add", {"s_in", "x_t"}, {"s_out"});
+  body.Output("s_out");  // the node below also expects a scan output
+  ModelBuilder m;
+  m.Input("s0", {2}).Input("X", {3, 2});
+  m.Node("Scan", {"s0", "X"}, {"s_final", "Y"},
+         {Attr("body", body.proto().graph()), Attr("num_scan_inputs", int64_t{1})});
+  m.Output("s_final").Output("Y");
+  const std::string bytes = m.Serialize();
+  auto session = Session::CreateFromBuffer(
+      {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+  REQUIRE(session.ok());
+  const float s0[2] = {0, 0}, x[6] = {1, 2, 3, 4, 5, 6};
+  auto out = (*session)->Run({{"s0", Tensor::FromBytes(DataType::kFloat, {2}, s0, sizeof s0)},
+                              {"X", Tensor::FromBytes(DataType::kFloat, {3, 2}, x, sizeof x)}});
+  REQUIRE_FALSE(out.ok());
+  CHECK_THAT(out.status().message(), Catch::Contains("do not match the Scan's outputs"));
+}
