@@ -128,3 +128,32 @@ TEST_CASE("bad --input-value uses are refused with what to do", "[if_inlining]")
     CHECK_FALSE(graph::ParseInputValue("sr=8000", &v).ok());  // given twice
   }
 }
+
+TEST_CASE("an If on a shape is resolved once --input-shape fixes it", "[if_inlining]") {
+  // batch == 1 picks Identity, anything else Neg; the batch is symbolic until --input-shape.
+  ModelBuilder then_b, else_b;
+  then_b.Node("Identity", {"x"}, {"same"}).Output("same");
+  else_b.Node("Neg", {"x"}, {"negated"}).Output("negated");
+  ModelBuilder b;
+  b.Input("x", {-1, 4});
+  b.IntInitializer("zero", {0}).IntInitializer("one", {1});
+  b.Node("Shape", {"x"}, {"shape"}).Node("Gather", {"shape", "zero"}, {"batch"});
+  b.Node("Equal", {"batch", "one"}, {"single"});
+  b.Node(
+      "If", {"single"}, {"y"},
+      {Attr("then_branch", then_b.proto().graph()), Attr("else_branch", else_b.proto().graph())});
+  b.Output("y");
+  const std::string bytes = b.Serialize();
+  auto load = [&](graph::InputShapes shapes) {
+    graph::LoadOptions o;
+    o.input_shapes = std::move(shapes);
+    o.fold_shapes = true;
+    auto m = graph::LoadModelFromBuffer(
+        {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "batch.onnx", o);
+    REQUIRE(m.ok());
+    return Ops(**m);
+  };
+  CHECK(load({}) == std::vector<std::string>{"Shape", "Gather", "Equal", "If"});
+  CHECK(load({{"x", {1, 4}}}) == std::vector<std::string>{"Identity"});
+  CHECK(load({{"x", {3, 4}}}) == std::vector<std::string>{"Neg"});
+}
