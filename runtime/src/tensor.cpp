@@ -6,6 +6,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "exec/buffer_pool.h"
+
 namespace ortc {
 
 size_t ElementSize(DataType t) {
@@ -100,12 +102,8 @@ Tensor Tensor::AllocateImpl(DataType dtype, std::vector<int64_t> shape, bool zer
     t.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(t.elements()));
     return t;
   }
-  const size_t bytes = std::max<size_t>(t.byte_size(), 1);
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw std::bad_alloc();
-  if (zero) std::memset(p, 0, rounded);
-  t.owned_ = std::shared_ptr<void>(p, std::free);
+  t.owned_ = exec::AcquireBuffer(t.byte_size(), zero);
+  void* p = t.owned_.get();
   t.data_ = p;
   return t;
 }

@@ -5,6 +5,7 @@
 #include <new>
 #include <set>
 
+#include "exec/buffer_pool.h"
 #include "exec/exec_graph.h"
 #include "exec/profiler.h"
 #include "kernels/kernel.h"
@@ -115,11 +116,12 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
   // One arena per run (runs may overlap in threads): planned intermediates live in it.
   std::shared_ptr<void> arena;
   if (g.arena_bytes > 0) {
-    void* p = std::aligned_alloc(64, static_cast<size_t>((g.arena_bytes + 63) / 64 * 64));
-    if (!p)
+    try {
+      arena = AcquireBuffer(static_cast<size_t>(g.arena_bytes), false);
+    } catch (const std::bad_alloc&) {
       return InvalidArgument("cannot allocate the " + std::to_string(g.arena_bytes) +
                              "-byte arena");
-    arena = std::shared_ptr<void>(p, std::free);
+    }
   }
   for (size_t v = 0; v < n; ++v) {
     if (!g.constants[v].empty()) values[v] = g.constants[v];
