@@ -195,25 +195,38 @@ void Im2Col2d(const float* x, int64_t channels, int64_t H, int64_t W, const Wind
 // Depthwise 2-D convolution (one input channel per output channel): a direct loop.
 void Depthwise2d(const float* x, const float* wt, const float* bias, int64_t C, int64_t H,
                  int64_t W, const Window& w, float* y) {
+  // Row by row: for each kernel tap, one multiply-add over the output row's columns whose input
+  // column is inside the image (found once per tap, so the inner loop has no bounds test and,
+  // at stride 1, reads contiguously and vectorises). Each output still sums bias then taps in
+  // kh-major, kw-minor order, as the element-by-element form did.
   const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  const int64_t sh = w.strides[0], sw = w.strides[1], dh = w.dilations[0], dw = w.dilations[1];
   for (int64_t ch = 0; ch < C; ++ch) {
     const float* plane = x + ch * H * W;
     const float* k = wt + ch * KH * KW;
-    float* out = y + ch * OH * OW;
     const float b = bias ? bias[ch] : 0.f;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        float acc = b;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
-          if (ih < 0 || ih >= H) continue;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
-            if (iw >= 0 && iw < W) acc += plane[ih * W + iw] * k[kh * KW + kw];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      float* orow = y + (ch * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ++ow) orow[ow] = b;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - w.pads_begin[0] + kh * dh;
+        if (ih < 0 || ih >= H) continue;
+        const float* irow = plane + ih * W;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const float kv = k[kh * KW + kw];
+          const int64_t off = kw * dw - w.pads_begin[1];  // input column of output column 0
+          // Output columns ow with 0 <= ow * sw + off < W.
+          const int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+          const int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / sw + 1);
+          if (sw == 1) {
+            const float* in = irow + off;
+            for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += kv * in[ow];
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += kv * irow[ow * sw + off];
           }
         }
-        out[oh * OW + ow] = acc;
       }
+    }
   }
 }
 
