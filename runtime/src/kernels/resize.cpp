@@ -50,6 +50,41 @@ std::vector<double> CubicWeights(double t, double a) {
 
 }  // namespace
 
+// Every output takes exactly one input element whole (nearest mode, or axes left as they are):
+// the resize is a gather, done by copying element bits instead of interpolating in double.
+bool SingleTaps(const std::vector<std::vector<std::vector<Tap>>>& taps) {
+  for (const auto& axis : taps)
+    for (const auto& t : axis)
+      if (t.size() != 1 || t[0].weight != 1.0 || t[0].index < 0) return false;
+  return true;
+}
+
+template <typename Bits>
+void Gather(const Tensor& x, const std::vector<std::vector<std::vector<Tap>>>& taps,
+            const std::vector<int64_t>& xs, Tensor& y) {
+  const size_t rank = taps.size();
+  // Source offset of each output coordinate, per axis.
+  std::vector<std::vector<int64_t>> offset(rank);
+  for (size_t a = 0; a < rank; ++a)
+    for (const auto& t : taps[a]) offset[a].push_back(t[0].index * xs[a]);
+  const Bits* src = static_cast<const Bits*>(x.raw());
+  Bits* dst = static_cast<Bits*>(y.mutable_raw());
+  const auto& last = offset[rank - 1];
+  const int64_t row = static_cast<int64_t>(last.size());
+  const int64_t rows = y.elements() / row;
+  std::vector<int64_t> at(rank, 0);  // output coordinate of the current row (last axis 0)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) base += offset[a][at[a]];
+    Bits* out = dst + r * row;
+    for (int64_t k = 0; k < row; ++k) out[k] = src[base + last[k]];
+    for (size_t a = rank - 1; a-- > 0;) {  // next row
+      if (++at[a] < static_cast<int64_t>(offset[a].size())) break;
+      at[a] = 0;
+    }
+  }
+}
+
 Status ResizeKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
   const auto& op = c.op();
@@ -186,8 +221,28 @@ Status ResizeKernel(KernelContext& c) {
       }
     }
   }
-  Tensor& y = c.Output(0, x.dtype(), out_shape);
   const auto xs = Strides(x.shape());
+  if (x.dtype() != DataType::kString && rank > 0 && SingleTaps(taps)) {
+    Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
+    if (y.elements() == 0) return Status::Ok();
+    switch (ElementSize(x.dtype())) {
+      case 1:
+        Gather<uint8_t>(x, taps, xs, y);
+        return Status::Ok();
+      case 2:
+        Gather<uint16_t>(x, taps, xs, y);
+        return Status::Ok();
+      case 4:
+        Gather<uint32_t>(x, taps, xs, y);
+        return Status::Ok();
+      case 8:
+        Gather<uint64_t>(x, taps, xs, y);
+        return Status::Ok();
+      default:
+        break;  // the general path below
+    }
+  }
+  Tensor& y = c.Output(0, x.dtype(), out_shape);
   const int64_t total = y.elements();
   const bool fp32 = x.dtype() == DataType::kFloat;
   const float* xf = fp32 ? x.data<float>() : nullptr;
