@@ -642,6 +642,25 @@ Status Softmax(KernelContext& c, SoftKind kind) {
   const int64_t outer = Product(x.shape(), 0, axis);
   const int64_t dim = legacy ? Product(x.shape(), axis) : x.shape()[axis];
   const int64_t inner = legacy ? 1 : Product(x.shape(), axis + 1);
+  if (kind == SoftKind::kSoftmax && x.dtype() == DataType::kFloat && inner == 1 && dim > 0) {
+    // Contiguous float rows: each exp once, in float (as the model's type), the sum in double
+    // so long rows (a 6625-way vocabulary) add no rounding of their own.
+    const float* in = x.data<float>();
+    float* out = y.mutable_data<float>();
+    for (int64_t o = 0; o < outer; ++o) {
+      const float* xr = in + o * dim;
+      float* yr = out + o * dim;
+      const float peak = *std::max_element(xr, xr + dim);
+      double sum = 0;
+      for (int64_t k = 0; k < dim; ++k) {
+        yr[k] = std::exp(xr[k] - peak);
+        sum += yr[k];
+      }
+      const float scale = static_cast<float>(1.0 / sum);
+      for (int64_t k = 0; k < dim; ++k) yr[k] *= scale;
+    }
+    return Status::Ok();
+  }
   std::vector<double> row(static_cast<size_t>(dim));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
