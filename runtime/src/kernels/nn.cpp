@@ -313,6 +313,35 @@ Status Conv(KernelContext& c) {
   return Status::Ok();
 }
 
+// 2-D col2im of ConvTranspose: adds col[(m, kh, kw), (ih, iw)] into out[m, oh, ow] with
+// oh = ih * sh - ph + kh * dh (ow likewise), row by row over the input columns whose output
+// column is inside (found once per tap, so the inner loop has no bounds test or index
+// arithmetic). Contributions reach each output in the same (tap, input position) order as the
+// N-d loop, so results are bit-identical to it.
+void Col2Im2d(const float* col, int64_t mg, const std::vector<int64_t>& in,
+              const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+              const std::vector<int64_t>& dil, const std::vector<int64_t>& pads,
+              const std::vector<int64_t>& out, float* res) {
+  const int64_t H = in[0], W = in[1], KH = kernel[0], KW = kernel[1], OH = out[0], OW = out[1];
+  const int64_t sh = strides[0], sw = strides[1];
+  for (int64_t m = 0; m < mg; ++m)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const float* tap = col + ((m * KH + kh) * KW + kw) * H * W;
+        const int64_t off = kw * dil[1] - pads[1];  // output column of input column 0
+        // Input columns iw with 0 <= iw * sw + off < OW.
+        const int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+        const int64_t hi = OW - 1 - off < 0 ? 0 : std::min(W, (OW - 1 - off) / sw + 1);
+        for (int64_t ih = 0; ih < H; ++ih) {
+          const int64_t oh = ih * sh - pads[0] + kh * dil[0];
+          if (oh < 0 || oh >= OH) continue;
+          const float* src = tap + ih * W;
+          float* row = res + (m * OH + oh) * OW;
+          for (int64_t iw = lo; iw < hi; ++iw) row[iw * sw + off] += src[iw];
+        }
+      }
+}
+
 Status ConvTranspose(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& wt = c.in(1);
@@ -360,6 +389,11 @@ Status ConvTranspose(KernelContext& c) {
       // col[mg*ksize, isize] = W_g^T [mg*ksize, cg] x X_g [cg, isize]
       Sgemm(true, false, mg * ksize, isize, cg, 1.f, wf.data() + g * cg * mg * ksize, mg * ksize,
             xf.data() + (n * C + g * cg) * isize, isize, 0.f, col.data(), isize);
+      float* res = result.data() + (n * M + g * mg) * osize;
+      if (nsp == 2) {
+        Col2Im2d(col.data(), mg, spatial, kernel, strides, dil, pads, out, res);
+        continue;
+      }
       for (int64_t m = 0; m < mg; ++m)
         for (int64_t kk = 0; kk < ksize; ++kk)
           for (int64_t i = 0; i < isize; ++i) {
