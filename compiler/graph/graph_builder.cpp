@@ -35,6 +35,8 @@ void CollectOuterReferences(const onnx::GraphProto& g, std::set<std::string>* ou
   for (const auto& o : g.output()) note(o.name());
 }
 
+}  // namespace
+
 void SetInfoFromType(const onnx::TypeProto& type, TensorInfo* info) {
   if (!type.has_tensor_type()) return;
   info->dtype = type.tensor_type().elem_type();
@@ -48,8 +50,6 @@ void SetInfoFromType(const onnx::TypeProto& type, TensorInfo* info) {
     info->shape.dims.push_back(dim);
   }
 }
-
-}  // namespace
 
 Status BuildGraph(onnx::GraphProto* proto, const std::map<std::string, int64_t>& opsets, Graph* g) {
   auto add_value = [&](const std::string& name) {

@@ -12,6 +12,9 @@
 
 namespace ortc::graph {
 
+// Fills `info` from a tensor type (dtype, and the shape when declared); other types leave it.
+void SetInfoFromType(const onnx::TypeProto& type, TensorInfo* info);
+
 // Fills `graph` from `proto` and re-orders proto->node topologically. `opsets` gives the
 // model's opset per domain. External data is not resolved here (see external_data.h).
 Status BuildGraph(onnx::GraphProto* proto, const std::map<std::string, int64_t>& opsets,

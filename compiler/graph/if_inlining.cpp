@@ -1,47 +1,28 @@
 // If resolution at compile time.
 #include "graph/if_inlining.h"
 
-#include <cstring>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
+
+#include "graph/shape_folding.h"
 
 namespace ortc::graph {
 namespace {
 
 using T = onnx::TensorProto;
 
-// The truth value of a one-element bool/integer initializer; nullopt when it is anything else.
-std::optional<bool> ScalarTruth(const T& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims()) n *= d;
-  if (n != 1 || t.data_location() == T::EXTERNAL) return std::nullopt;
-  switch (t.data_type()) {
-    case T::BOOL:
-    case T::UINT8:
-    case T::INT8:
-      if (t.has_raw_data() && t.raw_data().size() == 1) return t.raw_data()[0] != 0;
-      if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
-      return std::nullopt;
-    case T::INT32:
-      if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
-      if (t.has_raw_data() && t.raw_data().size() == 4) {
-        int32_t v;
-        std::memcpy(&v, t.raw_data().data(), 4);
-        return v != 0;
-      }
-      return std::nullopt;
-    case T::INT64:
-      if (t.int64_data_size() == 1) return t.int64_data(0) != 0;
-      if (t.has_raw_data() && t.raw_data().size() == 8) {
-        int64_t v;
-        std::memcpy(&v, t.raw_data().data(), 8);
-        return v != 0;
-      }
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
+// The truth value of a one-element bool or integer initializer; nullopt for anything else.
+std::optional<bool> ScalarTruth(const Initializer& init) {
+  if (init.dtype != T::BOOL && init.dtype != T::INT8 && init.dtype != T::UINT8 &&
+      init.dtype != T::INT32 && init.dtype != T::INT64)
+    return std::nullopt;
+  const auto h = ReadSmall(init, 8);
+  if (!h || h->bytes.empty() ||
+      h->bytes.size() != static_cast<size_t>(DataTypeBits(init.dtype) / 8))
+    return std::nullopt;
+  return std::any_of(h->bytes.begin(), h->bytes.end(), [](char c) { return c != 0; });
 }
 
 // Renames references in a subgraph (and its subgraphs) to values the inlined branch defined.
@@ -153,8 +134,7 @@ Result<int> InlineConstantIfsOnce(Model* model) {
       continue;
     const Value& cond = g.values[node.inputs[0]];
     if (cond.initializer < 0 || listed_inputs.count(cond.name)) continue;
-    const auto* init = g.initializers[cond.initializer].proto;
-    const auto truth = init ? ScalarTruth(*init) : std::nullopt;
+    const auto truth = ScalarTruth(g.initializers[cond.initializer]);
     if (!truth) continue;
     const onnx::GraphProto* branch = nullptr;
     for (const auto& a : node.proto->attribute()) {

@@ -6,26 +6,18 @@
 #include <cstring>
 #include <set>
 
+#include "graph/graph.h"
+
 namespace ortc::graph {
 namespace {
 
 using T = onnx::TensorProto;
 
+// The types --input-value can fix, by the name the error messages and the ctx model's record use.
 std::string TypeName(int dtype) {
-  switch (dtype) {
-    case T::BOOL:
-      return "bool";
-    case T::INT32:
-      return "int32";
-    case T::INT64:
-      return "int64";
-    case T::FLOAT:
-      return "float";
-    case T::DOUBLE:
-      return "double";
-    default:
-      return "";
-  }
+  const bool fixable = dtype == T::BOOL || dtype == T::INT32 || dtype == T::INT64 ||
+                       dtype == T::FLOAT || dtype == T::DOUBLE;
+  return fixable ? DataTypeName(dtype) : "";
 }
 
 // Fills `t` (dtype already set) with the value `text`; false when it does not parse.

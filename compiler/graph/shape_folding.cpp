@@ -23,8 +23,17 @@ std::string Pack(const Field& field) {
   return out;
 }
 
-// An embedded initializer of a type the evaluator reads, as a HostTensor; nullopt for
-// external data, other types, bytes that do not match the dims, or more than `max_bytes`.
+T ToTensorProto(const std::string& name, const HostTensor& h) {
+  T t;
+  t.set_name(name);
+  t.set_data_type(h.dtype);
+  for (int64_t d : h.dims) t.add_dims(d);
+  t.set_raw_data(h.bytes);
+  return t;
+}
+
+}  // namespace
+
 std::optional<HostTensor> ReadSmall(const Initializer& init, int64_t max_bytes) {
   if (init.external || !init.proto || init.byte_size > max_bytes) return std::nullopt;
   const T& t = *init.proto;
@@ -63,17 +72,6 @@ std::optional<HostTensor> ReadSmall(const Initializer& init, int64_t max_bytes) 
   if (static_cast<int64_t>(h.bytes.size()) != h.elements() * (bits / 8)) return std::nullopt;
   return h;
 }
-
-T ToTensorProto(const std::string& name, const HostTensor& h) {
-  T t;
-  t.set_name(name);
-  t.set_data_type(h.dtype);
-  for (int64_t d : h.dims) t.add_dims(d);
-  t.set_raw_data(h.bytes);
-  return t;
-}
-
-}  // namespace
 
 int FoldShapeComputationsOnce(Model* model, int64_t max_bytes) {
   const Graph& g = model->graph;

@@ -4,12 +4,19 @@
 
 #include <cstdint>
 
+#include <optional>
+
+#include "graph/host_eval.h"
 #include "graph/model.h"
 
 namespace ortc::graph {
 
 // Results larger than this stay nodes: folding is for shape vectors, not for weights.
 inline constexpr int64_t kMaxShapeFoldBytes = 64 << 10;
+
+// An embedded initializer of a type the host evaluator reads, as a HostTensor; nullopt for
+// external data, other types, bytes that do not match the dims, or more than `max_bytes`.
+std::optional<HostTensor> ReadSmall(const Initializer& init, int64_t max_bytes);
 
 // One round over the graph in topological order. Replaces each node it can evaluate (see
 // host_eval.h) with initializers for its outputs that remaining nodes still read, and drops

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "graph/graph_builder.h"
 #include "graph/opset_support.h"
 
 namespace ortc::lowering {
@@ -10,16 +11,7 @@ namespace {
 
 graph::TensorInfo InfoOf(const onnx::TypeProto& type) {
   graph::TensorInfo info;
-  if (!type.has_tensor_type()) return info;
-  info.dtype = type.tensor_type().elem_type();
-  if (!type.tensor_type().has_shape()) return info;
-  info.shape.rank_known = true;
-  for (const auto& d : type.tensor_type().shape().dim()) {
-    graph::Dim dim;
-    if (d.has_dim_value()) dim.value = d.dim_value();
-    if (d.has_dim_param()) dim.symbol = d.dim_param();
-    info.shape.dims.push_back(dim);
-  }
+  graph::SetInfoFromType(type, &info);
   return info;
 }
 

@@ -11,10 +11,6 @@
 #include "ortc/status.h"
 #include "ortc/tensor.h"
 
-namespace onnx {
-class GraphProto;
-}
-
 namespace ortc::exec {
 
 struct Attribute {
@@ -35,7 +31,6 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   Tensor tensor;
-  std::shared_ptr<const onnx::GraphProto> graph;  // a plain ONNX node's subgraph (not run)
   // A subgraph compiled into a nested program: its inputs are the subgraph's own, then one per
   // outer value it reads; captures[k] is the index in the op's inputs feeding nested input
   // (formal + k).

@@ -123,13 +123,10 @@ Result<exec::Attribute> AttributeFromProgram(const fbc::Attribute& a,
           return InvalidGraph("a nested program captures more values than it has inputs");
         break;
       }
-      auto g = std::make_shared<onnx::GraphProto>();
-      if (!a.proto() ||
-          !g->ParseFromArray(a.proto()->data(), static_cast<int>(a.proto()->size()))) {
-        return InvalidGraph("a graph attribute of the program is corrupt");
-      }
-      r.graph = g;
-      break;
+      // Programs from before nested programs carried the subgraph's proto, which nothing runs.
+      return InvalidGraph("attribute '" + (a.name() ? a.name()->str() : "") +
+                          "' holds a subgraph that was not compiled into a nested program: "
+                          "recompile the model with this ortc");
     }
     default:
       return InvalidGraph("a program attribute has an unknown type");

@@ -9,12 +9,12 @@ namespace {
 
 constexpr const char* kKey = "ortc.input_values";
 
+// The types the compiler fixes, by the names it records (DataTypeName's).
 DataType TypeOf(const std::string& name) {
-  if (name == "bool") return DataType::kBool;
-  if (name == "int32") return DataType::kInt32;
-  if (name == "int64") return DataType::kInt64;
-  if (name == "float") return DataType::kFloat;
-  if (name == "double") return DataType::kDouble;
+  for (DataType t :
+       {DataType::kBool, DataType::kInt32, DataType::kInt64, DataType::kFloat, DataType::kDouble}) {
+    if (DataTypeName(t) == name) return t;
+  }
   return DataType::kUndefined;
 }
 

@@ -43,10 +43,6 @@ Result<exec::Attribute> AttributeFromProto(const onnx::AttributeProto& a, const 
       r.tensor = std::move(t).value();
       break;
     }
-    case A::GRAPH:
-      r.kind = exec::Attribute::Kind::kGraph;
-      r.graph = std::make_shared<onnx::GraphProto>(a.g());
-      break;
     default:
       return NotImplemented("attribute '" + a.name() + "' has an unsupported type");
   }
