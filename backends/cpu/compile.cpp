@@ -112,7 +112,7 @@ class ProgramWriter {
   ProgramWriter(flatbuffers::FlatBufferBuilder& b, std::vector<bundle::WeightSpec>* weights)
       : b_(b), weights_(weights) {}
 
-  // `plan` gives each value's arena offset (-1 for run-time allocation); nested programs run
+  // `offsets` gives each value's arena offset (-1 for run-time allocation); nested programs run
   // with their own allocations, so they pass none.
   flatbuffers::Offset<fbc::Program> Write(const lowering::SubgraphIr& ir,
                                           const std::vector<int64_t>& offsets, uint64_t arena_bytes,
