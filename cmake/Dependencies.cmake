@@ -5,6 +5,14 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+# The CPU runtime's intra-op threads are OpenMP's, the runtime oneDNN (libdnnl-dev) uses too, so
+# our loops and oneDNN's primitives share one pool of workers.
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp REQUIRED)
+find_library(DNNL_LIBRARY dnnl REQUIRED)
+add_library(dnnl::dnnl UNKNOWN IMPORTED)
+set_target_properties(dnnl::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${DNNL_INCLUDE_DIR})
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)
 add_library(xxhash::xxhash UNKNOWN IMPORTED)

@@ -32,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> provider_options;  // backend:key=value, the runtime's options
   std::string profile;                        // Chrome trace file
   int bench = 0;
+  int threads = 0;  // intra-op threads; 0: one per physical core
   uint64_t seed = 0;
   bool json = false;
 };
@@ -64,6 +65,7 @@ int Run(const RunArgs& a) {
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
   if (!parsed.ok()) return ReportError(a.json, parsed, {}, kExitUsage);
   options.enable_profiling = !a.profile.empty();
+  options.intra_op_threads = a.threads;
   const auto t0 = Clock::now();
   auto session = Session::Create(a.model, options);
   if (!session.ok()) return Fail(a, session.status());
@@ -180,6 +182,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"npy", "pb"}));
   cmd->add_option("--bench", a->bench, "Also time N more runs and print latency percentiles")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", a->threads,
+                  "Threads each run uses inside its ops (0: one per physical core)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_option("--provider-option", a->provider_options,
                   "Backend run-time option, as backend:key=value (repeatable); cuda: "
@@ -195,6 +201,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       std::string(
           "\nExamples:\n  ortc run model_ctx.onnx --input x=x.npy --output-dir out/\n"
           "  ortc run model_ctx.onnx --bench 100 --json\n"
+          "  ortc run model_ctx.onnx --bench 100 --threads 1\n"
           "  ortc run model_ctx.onnx --bench 20 --profile trace.json\n"
           "  ortc run model_ctx.onnx --provider-option cuda:enable_cuda_graph=0 --bench 100\n\n") +
       kExitCodeHelp);

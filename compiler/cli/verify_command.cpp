@@ -30,6 +30,7 @@ struct VerifyArgs {
   std::string precision = "fp32", target_arch;
   double rtol = -1, atol = -1;  // < 0: the precision's tolerance
   uint64_t seed = 0;
+  int threads = 0;  // intra-op threads of both sessions; 0: one per physical core
   bool json = false;
 };
 
@@ -76,13 +77,14 @@ std::pair<double, double> DefaultTolerance(const std::string& precision) {
 // The source model on the CPU kernels. The kernels run no com.microsoft contrib op, so a model
 // with some runs as the loader rewrites it into standard ops (graph/contrib_ops.h).
 Result<std::unique_ptr<Session>> SourceSession(const fs::path& model,
-                                               const graph::InputShapes& shapes) {
+                                               const graph::InputShapes& shapes, int threads) {
   graph::LoadOptions load;
   load.input_shapes = shapes;
-  auto loaded = graph::LoadModelFromFile(model, load);
-  if (!loaded.ok() || (*loaded)->expanded_nodes.empty()) return Session::Create(model);
-  const std::string bytes = (*loaded)->proto.SerializeAsString();
   SessionOptions so;
+  so.intra_op_threads = threads;
+  auto loaded = graph::LoadModelFromFile(model, load);
+  if (!loaded.ok() || (*loaded)->expanded_nodes.empty()) return Session::Create(model, so);
+  const std::string bytes = (*loaded)->proto.SerializeAsString();
   so.context_file_path = model;  // external data stays relative to the model's folder
   return Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()},
                                    so);
@@ -120,9 +122,11 @@ int Run(VerifyArgs a) {
   }
   auto compiled = compile::Compile(o);
   if (!compiled.ok()) return fail(compiled.status());
-  auto ctx = Session::Create(o.output);
+  SessionOptions run_options;
+  run_options.intra_op_threads = a.threads;
+  auto ctx = Session::Create(o.output, run_options);
   if (!ctx.ok()) return fail(ctx.status());
-  auto src = SourceSession(a.model, o.input_shapes);
+  auto src = SourceSession(a.model, o.input_shapes, a.threads);
   if (!src.ok())
     return fail(src.status().WithContext("running the source model on the CPU kernels"));
   // Random inputs of a fixed input take its --input-shape.
@@ -209,6 +213,10 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
                   "Absolute tolerance (default by precision: fp32 1e-5, tf32 and fp16 1e-2, "
                   "bf16 8e-2)");
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
+  cmd->add_option("--threads", a->threads,
+                  "Threads each run uses inside its ops (0: one per physical core)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", a->json, "Print a machine-readable report");
   cmd->footer(std::string("\nExamples:\n  ortc verify model.onnx\n  ortc verify model.onnx --input "
                           "x=x.npy --expected y=y.npy --json\n"

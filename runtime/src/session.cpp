@@ -5,6 +5,7 @@
 #include <climits>
 #include <fstream>
 
+#include "exec/intra_op_threads.h"
 #include "exec/profiler.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
@@ -14,6 +15,7 @@ namespace ortc {
 struct Session::Impl {
   loader::LoadedModel model;
   std::unique_ptr<exec::Profiler> profiler;  // with enable_profiling
+  int intra_op_threads = 1;                  // resolved from the options
 };
 
 namespace {
@@ -58,6 +60,7 @@ Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
+  impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -76,6 +79,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromBuffer(std::span<const std::
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
+  impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -160,6 +164,7 @@ Result<std::vector<Tensor>> Session::RunImpl(
   for (size_t k = 0; k < ordered.size(); ++k) {
     if (ordered[k].empty()) return InvalidArgument("input '" + m.inputs[k].name + "' is missing");
   }
+  exec::UseIntraOpThreads(impl_->intra_op_threads);
   auto outs = exec::Execute(m.graph, ordered, impl_->profiler.get(), bound);
   if (!outs.ok()) return outs.status();
   if (output_names.empty()) return outs;

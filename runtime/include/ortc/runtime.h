@@ -64,7 +64,9 @@ struct SessionOptions {
   std::filesystem::path context_file_path;
   VerdictPolicy policy = VerdictPolicy::kAllowPreferRecompilation;
   const DeviceDescription* device = nullptr;  // nullptr: detect
-  int intra_op_threads = 1;
+  // Threads each run uses inside its ops (convolutions, GEMMs, large elementwise loops); 0: one
+  // per physical core. Runs of one session on several caller threads each use this many.
+  int intra_op_threads = 0;
   // Share context binaries with other sessions of this process (like ONNX Runtime's
   // ep.share_ep_contexts, but always safe to leave on): mapped and verified once, unmapped with
   // the last session using them. false: this session maps its own copy.

@@ -40,6 +40,12 @@ struct Attribute {
 
 struct ExecOp;
 class KernelContext;
+
+// What a kernel keeps between runs of one op (prepared primitives, reordered weights). Made when
+// kernels are bound; the kernel guards it itself, since runs may be concurrent.
+struct KernelCache {
+  virtual ~KernelCache() = default;
+};
 using KernelFn = Status (*)(KernelContext&);
 
 struct ExecOp {
@@ -53,6 +59,7 @@ struct ExecOp {
   KernelFn kernel = nullptr;
   // Set by the loader for ops it binds itself (a plugin graph): what their kernel needs.
   std::shared_ptr<const void> state;
+  std::shared_ptr<KernelCache> cache;  // see KernelCache; nullptr for most kernels
 
   bool Has(const std::string& n) const { return attrs.count(n) > 0; }
   int64_t Int(const std::string& n, int64_t fallback) const;

@@ -58,6 +58,7 @@ Status BindKernels(ExecGraph* graph) {
                             " (version " + std::to_string(op.version) + "), used by node '" +
                             op.name + "'");
     }
+    op.cache = MakeKernelCache(op, *graph);
   }
   return Status::Ok();
 }

@@ -1,13 +1,16 @@
 // Neural-network kernels: MatMul and Gemm (OpenBLAS), Conv and ConvTranspose (im2col + GEMM),
 // pooling, normalisations, Softmax family, Resize.
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "kernels/fused_activation.h"
 #include "kernels/integer_conv.h"
 #include "kernels/kernel_util.h"
+#include "kernels/onednn_conv.h"
 #include "kernels/registry.h"
 
 namespace ortc::exec {
@@ -17,6 +20,11 @@ namespace {
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  // oneDNN's GEMM: JIT kernels for this machine's ISA, threaded by the same OpenMP pool as the
+  // convolutions (OpenBLAS would start a second pool of threads).
+  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+      dnnl_success)
+    return;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
@@ -41,6 +49,20 @@ void StoreFloats(Tensor& t, const std::vector<float>& v) {
     for (size_t i = 0; i < v.size(); ++i) WriteFromDouble(t, static_cast<int64_t>(i), v[i]);
   }
 }
+
+// Float views without copies when the tensor already holds float32.
+struct FloatView {
+  std::vector<float> copy;
+  const float* data;
+  explicit FloatView(const Tensor& t) {
+    if (t.dtype() == DataType::kFloat) {
+      data = t.data<float>();
+    } else {
+      copy = AsFloats(t);
+      data = copy.data();
+    }
+  }
+};
 
 Status MatMul(KernelContext& c) {
   const Tensor& a = c.in(0);
@@ -103,9 +125,8 @@ Status Gemm(KernelContext& c) {
     ForEachBroadcast({m, n}, {BroadcastStrides(bias.shape(), {m, n})},
                      [&](int64_t i, const std::vector<int64_t>& o) { out[i] = cf[o[0]]; });
   }
-  const auto af = AsFloats(a), bf = AsFloats(b);
-  Sgemm(ta, tb, m, n, k, alpha, af.data(), a.shape()[1], bf.data(), b.shape()[1], beta, out.data(),
-        n);
+  const FloatView af(a), bf(b);
+  Sgemm(ta, tb, m, n, k, alpha, af.data, a.shape()[1], bf.data, b.shape()[1], beta, out.data(), n);
   StoreFloats(y, out);
   return Status::Ok();
 }
@@ -153,20 +174,6 @@ Result<Window> MakeWindow(const ExecOp& op, const std::vector<int64_t>& in_spati
   }
   return w;
 }
-
-// Float views without copies when the tensor already holds float32.
-struct FloatView {
-  std::vector<float> copy;
-  const float* data;
-  explicit FloatView(const Tensor& t) {
-    if (t.dtype() == DataType::kFloat) {
-      data = t.data<float>();
-    } else {
-      copy = AsFloats(t);
-      data = copy.data();
-    }
-  }
-};
 
 // 2-D im2col for one image and channel group: rows (channel, kh, kw), columns output pixels.
 void Im2Col2d(const float* x, int64_t channels, int64_t H, int64_t W, const Window& w, float* col) {
@@ -245,7 +252,26 @@ Status Conv(KernelContext& c) {
     return c.Error("Conv channels do not match the weights and groups");
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
+  // FusedConv (made by the compiler): a residual added before the activation, as input 3.
+  auto act = ReadFusedActivation(c.op());
+  if (!act.ok()) return act.status();
+  const Tensor* residual = c.input(3);
+  if (residual && (residual->shape() != out_shape || residual->dtype() != x.dtype()))
+    return c.Error("FusedConv residual does not match the output's shape and type");
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
+  const bool all_float = x.dtype() == DataType::kFloat && wt.dtype() == DataType::kFloat &&
+                         (!c.has_input(2) || c.in(2).dtype() == DataType::kFloat);
+  if (all_float && spatial.size() <= 3) {
+    ConvGeometry g{
+        N,           C,     M, group, spatial, kernel, w->strides, w->dilations, w->pads_begin,
+        w->pads_end, w->out};
+    bool handled = false;
+    Status st = OneDnnConv(
+        c.op(), dynamic_cast<OneDnnConvCache*>(c.op().cache.get()), g, x.data<float>(),
+        wt.data<float>(), c.has_input(2) ? c.in(2).data<float>() : nullptr,
+        residual ? residual->data<float>() : nullptr, *act, y.mutable_data<float>(), &handled);
+    if (!st.ok() || handled) return st;
+  }
   const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
                 isize = Product(spatial);
   const size_t nsp = spatial.size();
@@ -309,6 +335,11 @@ Status Conv(KernelContext& c) {
       }
     }
   }
+  if (residual) {
+    const FloatView rv(*residual);
+    for (int64_t i = 0; i < N * M * osize; ++i) out[i] += rv.data[i];
+  }
+  ApplyFusedActivation(*act, out, N * M * osize);
   if (!out_copy.empty()) StoreFloats(y, out_copy);
   return Status::Ok();
 }
@@ -844,6 +875,7 @@ void RegisterNnKernels(KernelTable& t) {
   t["MatMul"] = MatMul;
   t["Gemm"] = Gemm;
   t["Conv"] = Conv;
+  t["FusedConv"] = Conv;
   t["ConvTranspose"] = ConvTranspose;
   t["ConvInteger"] = ConvInteger;
   t["MaxPool"] = [](KernelContext& c) { return Pool(c, PoolKind::kMax); };

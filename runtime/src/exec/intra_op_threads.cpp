@@ -1,0 +1,50 @@
+// Intra-op thread count: physical cores from sysfs, OpenMP and OpenBLAS set together.
+#include "exec/intra_op_threads.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace ortc::exec {
+
+int PhysicalCoreCount() {
+  static const int count = [] {
+    // One (package, core) pair per physical core; hyper-thread siblings share it.
+    std::set<std::pair<std::string, std::string>> cores;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/cpu", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("cpu", 0) != 0 || name.size() < 4 ||
+          name.find_first_not_of("0123456789", 3) != std::string::npos)
+        continue;
+      std::ifstream core(entry.path() / "topology/core_id"),
+          package(entry.path() / "topology/physical_package_id");
+      std::string c, p;
+      if (core >> c && package >> p) cores.emplace(p, c);
+    }
+    const int online = static_cast<int>(std::thread::hardware_concurrency());
+    int n = cores.empty() ? online : static_cast<int>(cores.size());
+    // A container may be limited to fewer CPUs than the machine has.
+    if (online > 0 && n > online) n = online;
+    return n < 1 ? 1 : n;
+  }();
+  return count;
+}
+
+int ResolveIntraOpThreads(int requested) {
+  return requested > 0 ? requested : PhysicalCoreCount();
+}
+
+void UseIntraOpThreads(int n) {
+  if (n < 1) n = 1;
+  omp_set_num_threads(n);
+  if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
+}
+
+}  // namespace ortc::exec

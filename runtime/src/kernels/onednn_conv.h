@@ -1,0 +1,38 @@
+// Float convolutions through oneDNN: the primitive oneDNN picks for this machine's ISA (direct
+// JIT kernels over blocked layouts), with the bias, a residual Add and the activation of a
+// FusedConv applied as post-ops. Primitives and reordered weights are built once per input
+// shape and cached on the op.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "kernels/fused_activation.h"
+#include "kernels/kernel.h"
+
+namespace ortc::exec {
+
+// The geometry Conv resolved (auto_pad applied), spatial rank 1 to 3.
+struct ConvGeometry {
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+  std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
+};
+
+// Per-op cache of oneDNN plans; created when kernels are bound (the op is shared by every run,
+// so it is guarded by a mutex).
+struct OneDnnConvCache : KernelCache {
+  explicit OneDnnConvCache(bool weights_constant) : weights_constant(weights_constant) {}
+  const bool weights_constant;
+  std::mutex mu;
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
+};
+
+// Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, its
+// shape already set). residual may be nullptr. Returns false in *handled when oneDNN cannot
+// take this case (the caller then runs its own loops).
+Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
+                  const float* w, const float* bias, const float* residual,
+                  const FusedActivation& act, float* y, bool* handled);
+
+}  // namespace ortc::exec

@@ -1,0 +1,38 @@
+// What every oneDNN kernel shares: the CPU engine, a stream per calling thread, per-thread
+// scratch buffers (layout copies and the primitives' scratchpads, so concurrent runs never share
+// one), and the mapping of fused activations to post-ops.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/fused_activation.h"
+
+namespace ortc::exec {
+
+const dnnl::engine& OneDnnEngine();
+dnnl::stream& OneDnnStream();
+
+// A 64-byte aligned buffer that grows to the largest size asked for and is then reused.
+class ScratchBuffer {
+ public:
+  void* Get(size_t bytes);
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t size_ = 0;
+};
+
+struct OneDnnScratch {
+  ScratchBuffer src, dst, weights, pad;
+};
+OneDnnScratch& OneDnnThreadScratch();
+
+// Appends act as eltwise post-ops (none for kNone).
+void AppendActivation(const FusedActivation& act, dnnl::post_ops* ops);
+
+}  // namespace ortc::exec
