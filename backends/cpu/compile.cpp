@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "cpu/channels_last.h"
+#include "cpu/fusion.h"
 #include "cpu/packing.h"
 #include "cpu_program_generated.h"
 #include "lowering/constant_folding.h"
@@ -251,10 +253,18 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   if (!bn.ok()) return bn.status();
   auto gemm = PretransposeGemmWeights(&ir.value());
   if (!gemm.ok()) return gemm.status();
+  auto fused = FuseConvEpilogues(&ir.value());
+  if (!fused.ok()) return fused.status();
+  auto nhwc = UseChannelsLast(&ir.value());
+  if (!nhwc.ok()) return nhwc.status();
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
   out.stats["batchnorms_folded"] = *bn;
   out.stats["gemm_weights_pretransposed"] = *gemm;
+  out.stats["residual_adds_fused"] = fused->residual_adds;
+  out.stats["activations_fused"] = fused->activations;
+  out.stats["channels_last_convolutions"] = nhwc->convolutions;
+  out.stats["layout_transposes"] = nhwc->transposes;
   out.stats["ops"] = static_cast<int>(ir->ops.size());
   return out;
 }

@@ -241,9 +241,14 @@ Status Conv(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& wt = c.in(1);
   if (x.rank() < 3) return c.Error("Conv input must have rank >= 3");
-  const int64_t N = x.shape()[0], C = x.shape()[1], M = wt.shape()[0];
+  // channels_last (set by the compiler on float 2-D convolutions): x, residual and y are NHWC.
+  const bool channels_last = c.op().Int("channels_last", 0) != 0;
+  if (channels_last && x.rank() != 4) return c.Error("a channels_last Conv must be 2-D");
+  const int64_t N = x.shape()[0], C = x.shape()[channels_last ? 3 : 1], M = wt.shape()[0];
   const int64_t group = c.op().Int("group", 1);
-  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  const std::vector<int64_t> spatial =
+      channels_last ? std::vector<int64_t>{x.shape()[1], x.shape()[2]}
+                    : std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel =
       c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
   auto w = MakeWindow(c.op(), spatial, kernel);
@@ -252,6 +257,7 @@ Status Conv(KernelContext& c) {
     return c.Error("Conv channels do not match the weights and groups");
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
+  if (channels_last) out_shape = {N, w->out[0], w->out[1], M};
   // FusedConv (made by the compiler): a residual added before the activation, as input 3.
   auto act = ReadFusedActivation(c.op());
   if (!act.ok()) return act.status();
@@ -261,16 +267,30 @@ Status Conv(KernelContext& c) {
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
   const bool all_float = x.dtype() == DataType::kFloat && wt.dtype() == DataType::kFloat &&
                          (!c.has_input(2) || c.in(2).dtype() == DataType::kFloat);
+  if (channels_last && !all_float) return c.Error("a channels_last Conv must be float");
   if (all_float && spatial.size() <= 3) {
-    ConvGeometry g{
-        N,           C,     M, group, spatial, kernel, w->strides, w->dilations, w->pads_begin,
-        w->pads_end, w->out};
+    ConvGeometry g{N,
+                   C,
+                   M,
+                   group,
+                   spatial,
+                   kernel,
+                   w->strides,
+                   w->dilations,
+                   w->pads_begin,
+                   w->pads_end,
+                   w->out,
+                   channels_last};
     bool handled = false;
     Status st = OneDnnConv(
         c.op(), dynamic_cast<OneDnnConvCache*>(c.op().cache.get()), g, x.data<float>(),
         wt.data<float>(), c.has_input(2) ? c.in(2).data<float>() : nullptr,
         residual ? residual->data<float>() : nullptr, *act, y.mutable_data<float>(), &handled);
     if (!st.ok() || handled) return st;
+    if (channels_last)
+      return c.Error(
+          "oneDNN has no convolution for this channels_last Conv; recompile the model "
+          "for this machine");
   }
   const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
                 isize = Product(spatial);

@@ -26,7 +26,8 @@ memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
 }
 
-tag PlainActivationTag(size_t spatial) {
+tag PlainActivationTag(size_t spatial, bool channels_last) {
+  if (channels_last) return tag::nhwc;
   return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw;
 }
 tag PlainWeightTag(size_t spatial, bool grouped) {
@@ -48,8 +49,8 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   else
     wei = {g.out_channels, g.in_channels};
   wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
-  plan->src_plain = memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp));
-  plan->dst_plain = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp));
+  plan->src_plain = memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last));
+  plan->dst_plain = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp, g.channels_last));
   plan->wei_plain = memory::desc(Dims(wei), dt::f32, PlainWeightTag(nsp, grouped));
   plan->bias_md = memory::desc({g.out_channels}, dt::f32, tag::x);
   std::vector<int64_t> dil(g.dilations);
@@ -102,7 +103,8 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
                   const float* w, const float* bias, const float* residual,
                   const FusedActivation& act, float* y, bool* handled) {
   *handled = false;
-  if (!cache || g.in.empty() || g.in.size() > 3) return Status::Ok();
+  if (!cache || g.in.empty() || g.in.size() > 3 || (g.channels_last && g.in.size() != 2))
+    return Status::Ok();
   std::vector<int64_t> key = {g.batch, g.in_channels};
   key.insert(key.end(), g.in.begin(), g.in.end());
   std::shared_ptr<const ConvPlan> plan;

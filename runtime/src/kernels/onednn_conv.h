@@ -17,6 +17,7 @@ namespace ortc::exec {
 struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
   std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
+  bool channels_last = false;  // x, residual and y are NHWC (2-D only); weights stay OIHW
 };
 
 // Per-op cache of oneDNN plans; created when kernels are bound (the op is shared by every run,
@@ -28,9 +29,9 @@ struct OneDnnConvCache : KernelCache {
   std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
 };
 
-// Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, its
-// shape already set). residual may be nullptr. Returns false in *handled when oneDNN cannot
-// take this case (the caller then runs its own loops).
+// Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, or
+// NHWC with channels_last; its shape already set). residual may be nullptr. Returns false in
+// *handled when oneDNN cannot take this case (the caller then runs its own loops).
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
                   const float* w, const float* bias, const float* residual,
                   const FusedActivation& act, float* y, bool* handled);

@@ -111,6 +111,39 @@ Status Unsqueeze(KernelContext& c) {
   return Status::Ok();
 }
 
+// Per image, a [rows, cols] matrix of 4-byte elements written as [cols, rows], in tiles so
+// both sides stay in cache.
+void Transpose2d4Bytes(const uint32_t* src, int64_t rows, int64_t cols, uint32_t* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t col = c0; col < c1; ++col) dst[col * rows + r] = src[r * cols + col];
+    }
+}
+
+// The channels-last layout changes (NCHW -> NHWC: perm 0,2,3,1; NHWC -> NCHW: 0,3,1,2) are a
+// 2-D transpose per image. Returns false for other permutations.
+bool TransposeRotation4Bytes(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
+  const auto& d = x.shape();
+  int64_t rows, cols;
+  if (perm == std::vector<int64_t>{0, 2, 3, 1}) {
+    rows = d[1];
+    cols = d[2] * d[3];
+  } else if (perm == std::vector<int64_t>{0, 3, 1, 2}) {
+    rows = d[1] * d[2];
+    cols = d[3];
+  } else {
+    return false;
+  }
+  const auto* src = static_cast<const uint32_t*>(x.raw());
+  auto* dst = static_cast<uint32_t*>(y.mutable_raw());
+  for (int64_t n = 0; n < d[0]; ++n)
+    Transpose2d4Bytes(src + n * rows * cols, rows, cols, dst + n * rows * cols);
+  return true;
+}
+
 Status Transpose(KernelContext& c) {
   const Tensor& x = c.in(0);
   const int64_t rank = x.rank();
@@ -126,6 +159,9 @@ Status Transpose(KernelContext& c) {
     shape[i] = x.shape()[perm[i]];
     src_strides[i] = in_strides[perm[i]];
   }
+  if (Es(x) == 4 && rank == 4 && perm[0] == 0 &&
+      TransposeRotation4Bytes(x, perm, c.OutputUninit(0, x.dtype(), shape)))
+    return Status::Ok();
   Tensor& y = c.Output(0, x.dtype(), shape);
   ForEachBroadcast(shape, {src_strides},
                    [&](int64_t i, const std::vector<int64_t>& o) { CopyElement(x, o[0], y, i); });

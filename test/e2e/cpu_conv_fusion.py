@@ -1,0 +1,159 @@
+"""The CPU backend's convolution rewrites against ONNX Runtime: a generated model where every
+Conv epilogue the compiler fuses appears (residual Add, Relu, LeakyRelu, Clip with constant
+bounds, Sigmoid, HardSigmoid, HardSwish, Tanh), chains that keep tensors channels-last between
+convolutions, and the places where the layout must change back (a broadcast Add across channels,
+a Concat, a convolution result that is also a model output, a 1-D convolution that stays NCHW).
+
+Checks: the compile report's counts of fused epilogues and channels-last convolutions (so a
+rewrite that silently stops happening fails), then outputs against ONNX Runtime 1.30 at 1 and
+at 2 intra-op threads, to 1e-4.
+Usage: cpu_conv_fusion.py ORTC_BINARY WORK_DIR
+Exit 77 (skip) when onnxruntime-node is not installed.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import compare_outputs  # noqa: E402
+
+TOLERANCE = 1e-4
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"FAILED ({r.returncode}): {' '.join(cmd)}\n{r.stdout}")
+    return r.stdout
+
+
+def make_model(path):
+    rng = np.random.default_rng(7)
+    inits, nodes = [], []
+
+    def weight(name, shape, scale=0.3):
+        inits.append(numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name))
+        return name
+
+    def conv(name, x, cin, cout, k=3, stride=1, group=1, bias=True):
+        ins = [x, weight(name + "_w", [cout, cin // group, k, k])]
+        if bias:
+            ins.append(weight(name + "_b", [cout]))
+        nodes.append(helper.make_node("Conv", ins, [name], pads=[k // 2] * 4, strides=[stride] * 2,
+                                      group=group))
+        return name
+
+    def act(op, x, **attrs):
+        nodes.append(helper.make_node(op, [x], [x + "_" + op.lower()], **attrs))
+        return x + "_" + op.lower()
+
+    c0 = act("Relu", conv("c0", "x", 3, 16, stride=2))                   # Conv + Relu
+    c1 = conv("c1", c0, 16, 16)
+    nodes.append(helper.make_node("Add", [c1, c0], ["res1"]))             # residual Add
+    r1 = act("Relu", "res1")
+    c2 = act("HardSwish", conv("c2", r1, 16, 16, group=16))               # depthwise + HardSwish
+    inits.append(numpy_helper.from_array(np.array(-0.5, np.float32), "lo"))
+    inits.append(numpy_helper.from_array(np.array(0.75, np.float32), "hi"))
+    c3 = conv("c3", c2, 16, 24, k=1, bias=False)
+    nodes.append(helper.make_node("Clip", [c3, "lo", "hi"], ["c3_clip"]))  # Clip, constant bounds
+    c4 = act("LeakyRelu", conv("c4", "c3_clip", 24, 24, stride=2), alpha=0.2)
+    c5 = act("Sigmoid", conv("c5", c4, 24, 24, group=4))
+    c6 = act("HardSigmoid", conv("c6", c5, 24, 24), alpha=0.3, beta=0.4)
+    c7 = act("Tanh", conv("c7", c6, 24, 24))
+    # An Add broadcasting a per-channel constant: must see NCHW.
+    weight("chan", [1, 24, 1, 1])
+    nodes.append(helper.make_node("Add", [c7, "chan"], ["biased"]))
+    c8 = conv("c8", "biased", 24, 8, k=1)
+    # Concat on channels of two NHWC results; a Conv result also a model output.
+    c9 = conv("c9", c8, 8, 8)
+    nodes.append(helper.make_node("Concat", [c8, c9], ["cat"], axis=1))
+    nodes.append(helper.make_node("GlobalAveragePool", ["cat"], ["pooled"]))
+    # A 1-D convolution (stays NCHW) with a residual.
+    weight("k1d_w", [4, 4, 3])
+    nodes.append(helper.make_node("Conv", ["seq", "k1d_w"], ["k1d"], pads=[1, 1]))
+    nodes.append(helper.make_node("Add", ["k1d", "seq"], ["k1d_res"]))
+    r = act("Relu", "k1d_res")
+    graph = helper.make_graph(
+        nodes, "cpu_conv_fusion",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32]),
+         helper.make_tensor_value_info("seq", TensorProto.FLOAT, [2, 4, 10])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 16, 1, 1]),
+         helper.make_tensor_value_info(c9, TensorProto.FLOAT, [1, 8, 8, 8]),
+         helper.make_tensor_value_info(r, TensorProto.FLOAT, [2, 4, 10])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def stats_of(report):
+    """Sums the CPU programs' rewrite counts over the compile report."""
+    totals = {}
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in ("residual_adds_fused", "activations_fused", "channels_last_convolutions",
+                         "layout_transposes") and isinstance(v, int):
+                    totals[k] = totals.get(k, 0) + v
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(report)
+    return totals
+
+
+def main(ortc, work):
+    if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
+        print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = os.path.join(work, "fusion.onnx")
+    make_model(model)
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.uniform(-1, 1, [1, 3, 32, 32]).astype(np.float32),
+             "seq": rng.uniform(-1, 1, [2, 4, 10]).astype(np.float32)}
+    args = []
+    for k, v in feeds.items():
+        np.save(os.path.join(work, k + ".npy"), v)
+        args += [f"{k}={os.path.join(work, k + '.npy')}"]
+    out = os.path.join(work, "bundle")
+    os.makedirs(out)
+    report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "-o", out + "/", "--json"]))
+    stats = stats_of(report)
+    print("compile stats:", stats)
+    # 10 convolutions carry an epilogue (c0..c7 activations, c1 and the 1-D one a residual,
+    # the 1-D one also a Relu); the 2-D ones (c0..c9) run channels-last.
+    assert stats.get("activations_fused") == 9, stats
+    assert stats.get("residual_adds_fused") == 2, stats
+    assert stats.get("channels_last_convolutions") == 10, stats
+    # Layout changes: x in, c7 out (broadcast Add), biased in (c8), c8 and c9 out (Concat),
+    # and the output c9 itself.
+    assert 0 < stats.get("layout_transposes", 0) <= 7, stats
+    want = os.path.join(work, "ort")
+    run(["node", os.path.join(ROOT, "test", "reference", "ort_run.js"), model, want] + args)
+    worst = 0.0
+    for threads in ("1", "2"):
+        got = os.path.join(work, "ortc_t" + threads)
+        run([ortc, "run", os.path.join(out, "fusion_ctx.onnx"), "--output-dir", got,
+             "--threads", threads] + [a for f in args for a in ("--input", f)])
+        worst = max(worst, compare_outputs.main(f"fusion, {threads} thread(s)", want, got,
+                                                TOLERANCE, TOLERANCE))
+    print(f"cpu conv fusion: matches ONNX Runtime at 1 and 2 threads (worst {worst:.3g})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
