@@ -74,6 +74,8 @@ class Rewriter {
       for (auto& v : ReadsOf(op))
         if (*v >= 0 && nhwc_[*v]) *v = InLayout(*v, false, k);
     }
+    for (auto& t : pending_) ir_->ops.push_back(std::move(t));
+    pending_.clear();
     // Program outputs keep their declared layout: the producer writes an NHWC copy and a
     // Transpose writes the output itself.
     for (int out : ir_->outputs) {
@@ -91,6 +93,7 @@ class Rewriter {
       ir_->values[out].info.shape = Permuted(ir_->values[inner].info.shape, kToNchw);
       nhwc_[out] = false;
     }
+    for (auto& t : pending_) ir_->ops.push_back(std::move(t));
     if (counts_.convolutions > 0) ir_->SortTopologically();
     return counts_;
   }
@@ -183,13 +186,15 @@ class Rewriter {
     t.inputs = {from};
     t.outputs = {to};
     t.SetIntsAttr("perm", perm);
-    ir_->ops.push_back(std::move(t));
+    // Appended after the walk: adding to ir_->ops now would move the op being rewritten.
+    pending_.push_back(std::move(t));
     ++counts_.transposes;
   }
 
   SubgraphIr* ir_;
   std::vector<bool> nhwc_;
   std::map<int, int> as_nhwc_, as_nchw_;
+  std::vector<IrOp> pending_;
   ChannelsLastCounts counts_;
 };
 

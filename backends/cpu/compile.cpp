@@ -263,6 +263,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["gemm_weights_pretransposed"] = *gemm;
   out.stats["residual_adds_fused"] = fused->residual_adds;
   out.stats["activations_fused"] = fused->activations;
+  out.stats["affine_steps_fused"] = fused->affine_steps;
   out.stats["channels_last_convolutions"] = nhwc->convolutions;
   out.stats["layout_transposes"] = nhwc->transposes;
   out.stats["ops"] = static_cast<int>(ir->ops.size());

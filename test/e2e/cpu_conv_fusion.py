@@ -69,6 +69,18 @@ def make_model(path):
     c5 = act("Sigmoid", conv("c5", c4, 24, 24, group=4))
     c6 = act("HardSigmoid", conv("c6", c5, 24, 24), alpha=0.3, beta=0.4)
     c7 = act("Tanh", conv("c7", c6, 24, 24))
+    # As PaddleOCR's exporter writes a learnable affine around HardSwish: scalar Mul and Add,
+    # x * clip(x + 3, 0, 6) / 6, scalar Mul and Sub.
+    for name, value in (("s1", 1.7), ("t1", 0.2), ("three", 3.0), ("zero", 0.0), ("six", 6.0),
+                        ("s2", 0.6), ("t2", 0.1)):
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), name))
+    a = conv("ca", c7, 24, 24)
+    nodes += [helper.make_node("Mul", ["s1", a], ["a1"]), helper.make_node("Add", ["a1", "t1"], ["a2"]),
+              helper.make_node("Add", ["a2", "three"], ["a3"]),
+              helper.make_node("Clip", ["a3", "zero", "six"], ["a4"]),
+              helper.make_node("Mul", ["a2", "a4"], ["a5"]), helper.make_node("Div", ["a5", "six"], ["a6"]),
+              helper.make_node("Mul", ["a6", "s2"], ["a7"]), helper.make_node("Sub", ["a7", "t2"], ["a8"])]
+    c7 = "a8"
     # An Add broadcasting a per-channel constant: must see NCHW.
     weight("chan", [1, 24, 1, 1])
     nodes.append(helper.make_node("Add", [c7, "chan"], ["biased"]))
@@ -103,7 +115,8 @@ def stats_of(report):
     def walk(x):
         if isinstance(x, dict):
             for k, v in x.items():
-                if k in ("residual_adds_fused", "activations_fused", "channels_last_convolutions",
+                if k in ("residual_adds_fused", "activations_fused", "affine_steps_fused",
+                         "channels_last_convolutions",
                          "layout_transposes") and isinstance(v, int):
                     totals[k] = totals.get(k, 0) + v
                 walk(v)
@@ -134,11 +147,13 @@ def main(ortc, work):
     report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "-o", out + "/", "--json"]))
     stats = stats_of(report)
     print("compile stats:", stats)
-    # 10 convolutions carry an epilogue (c0..c7 activations, c1 and the 1-D one a residual,
-    # the 1-D one also a Relu); the 2-D ones (c0..c9) run channels-last.
-    assert stats.get("activations_fused") == 9, stats
+    # Activations: c0..c7 (8), the decomposed HardSwish after ca, and the 1-D one's Relu; scalar
+    # steps: Mul, Add before the HardSwish and Mul, Sub after it; residuals: c1 and the 1-D one.
+    # The 2-D convolutions (c0..c9 and ca) run channels-last.
+    assert stats.get("activations_fused") == 10, stats
+    assert stats.get("affine_steps_fused") == 4, stats
     assert stats.get("residual_adds_fused") == 2, stats
-    assert stats.get("channels_last_convolutions") == 10, stats
+    assert stats.get("channels_last_convolutions") == 11, stats
     # Layout changes: x in, c7 out (broadcast Add), biased in (c8), c8 and c9 out (Concat),
     # and the output c9 itself.
     assert 0 < stats.get("layout_transposes", 0) <= 7, stats

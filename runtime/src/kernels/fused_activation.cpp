@@ -1,4 +1,4 @@
-// Activations of fused ops, for the kernels that do not hand them to oneDNN as post-ops.
+// Elementwise steps of fused ops, for the kernels that do not hand them to oneDNN as post-ops.
 #include "kernels/fused_activation.h"
 
 #include <algorithm>
@@ -8,66 +8,63 @@ namespace ortc::exec {
 
 Result<FusedActivation> ReadFusedActivation(const ExecOp& op) {
   FusedActivation act;
-  const std::string name = op.String("activation", "");
+  if (!op.Has("activations")) return act;
+  const auto it = op.attrs.find("activations");
+  const std::vector<std::string>& names = it->second.strings;
   const std::vector<float> params = op.Floats("activation_params");
-  auto param = [&](size_t i, float fallback) { return i < params.size() ? params[i] : fallback; };
-  using K = FusedActivation::Kind;
-  if (name.empty()) {
-    act.kind = K::kNone;
-  } else if (name == "Relu") {
-    act.kind = K::kRelu;
-  } else if (name == "LeakyRelu") {
-    act.kind = K::kLeakyRelu;
-    act.alpha = param(0, 0.01f);
-  } else if (name == "Clip") {
-    act.kind = K::kClip;
-    act.alpha = param(0, -INFINITY);
-    act.beta = param(1, INFINITY);
-  } else if (name == "Sigmoid") {
-    act.kind = K::kSigmoid;
-  } else if (name == "HardSigmoid") {
-    act.kind = K::kHardSigmoid;
-    act.alpha = param(0, 0.2f);
-    act.beta = param(1, 0.5f);
-  } else if (name == "HardSwish") {
-    act.kind = K::kHardSwish;
-  } else if (name == "Tanh") {
-    act.kind = K::kTanh;
-  } else {
-    return InvalidArgument("node '" + op.name + "' fuses the unknown activation '" + name +
-                           "'; recompile the model with this version of ortc");
+  if (params.size() != 2 * names.size())
+    return InvalidArgument("node '" + op.name +
+                           "': activation_params must hold two values per activation");
+  using K = FusedStep::Kind;
+  static const std::pair<const char*, K> kKinds[] = {{"Relu", K::kRelu},
+                                                     {"LeakyRelu", K::kLeakyRelu},
+                                                     {"Clip", K::kClip},
+                                                     {"Sigmoid", K::kSigmoid},
+                                                     {"HardSigmoid", K::kHardSigmoid},
+                                                     {"HardSwish", K::kHardSwish},
+                                                     {"Tanh", K::kTanh},
+                                                     {"Linear", K::kLinear}};
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto* found = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                     [&](const auto& k) { return names[i] == k.first; });
+    if (found == std::end(kKinds))
+      return InvalidArgument("node '" + op.name + "' fuses the unknown activation '" + names[i] +
+                             "'; recompile the model with this version of ortc");
+    act.steps.push_back({found->second, params[2 * i], params[2 * i + 1]});
   }
   return act;
 }
 
-void ApplyFusedActivation(const FusedActivation& act, float* y, int64_t n) {
-  using K = FusedActivation::Kind;
-  switch (act.kind) {
-    case K::kNone:
-      return;
+namespace {
+
+float Step(const FusedStep& s, float v) {
+  using K = FusedStep::Kind;
+  switch (s.kind) {
     case K::kRelu:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
-      return;
+      return std::max(v, 0.f);
     case K::kLeakyRelu:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.f ? y[i] * act.alpha : y[i];
-      return;
+      return v < 0.f ? v * s.alpha : v;
     case K::kClip:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], act.alpha), act.beta);
-      return;
+      return std::min(std::max(v, s.alpha), s.beta);
     case K::kSigmoid:
-      for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + std::exp(-y[i]));
-      return;
+      return 1.f / (1.f + std::exp(-v));
     case K::kHardSigmoid:
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = std::min(std::max(act.alpha * y[i] + act.beta, 0.f), 1.f);
-      return;
+      return std::min(std::max(s.alpha * v + s.beta, 0.f), 1.f);
     case K::kHardSwish:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(std::max(y[i] / 6.f + 0.5f, 0.f), 1.f);
-      return;
+      return v * std::min(std::max(v / 6.f + 0.5f, 0.f), 1.f);
     case K::kTanh:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
-      return;
+      return std::tanh(v);
+    case K::kLinear:
+      return s.alpha * v + s.beta;
   }
+  return v;
+}
+
+}  // namespace
+
+void ApplyFusedActivation(const FusedActivation& act, float* y, int64_t n) {
+  for (const FusedStep& s : act.steps)
+    for (int64_t i = 0; i < n; ++i) y[i] = Step(s, y[i]);
 }
 
 }  // namespace ortc::exec

@@ -36,33 +36,36 @@ OneDnnScratch& OneDnnThreadScratch() {
 }
 
 void AppendActivation(const FusedActivation& act, dnnl::post_ops* ops) {
-  using K = FusedActivation::Kind;
+  using K = FusedStep::Kind;
   using A = dnnl::algorithm;
-  switch (act.kind) {
-    case K::kNone:
-      return;
-    case K::kRelu:
-      ops->append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
-      return;
-    case K::kLeakyRelu:
-      ops->append_eltwise(1.f, A::eltwise_relu, act.alpha, 0.f);
-      return;
-    case K::kClip:
-      ops->append_eltwise(1.f, A::eltwise_clip, act.alpha, act.beta);
-      return;
-    case K::kSigmoid:
-      ops->append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
-      return;
-    case K::kHardSigmoid:
-      ops->append_eltwise(1.f, A::eltwise_linear, act.alpha, act.beta);
-      ops->append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
-      return;
-    case K::kHardSwish:
-      ops->append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);
-      return;
-    case K::kTanh:
-      ops->append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
-      return;
+  for (const FusedStep& step : act.steps) {
+    switch (step.kind) {
+      case K::kRelu:
+        ops->append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+        break;
+      case K::kLeakyRelu:
+        ops->append_eltwise(1.f, A::eltwise_relu, step.alpha, 0.f);
+        break;
+      case K::kClip:
+        ops->append_eltwise(1.f, A::eltwise_clip, step.alpha, step.beta);
+        break;
+      case K::kSigmoid:
+        ops->append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+        break;
+      case K::kHardSigmoid:
+        ops->append_eltwise(1.f, A::eltwise_linear, step.alpha, step.beta);
+        ops->append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
+        break;
+      case K::kHardSwish:
+        ops->append_eltwise(1.f, A::eltwise_hardswish, 1.f / 6.f, 0.5f);
+        break;
+      case K::kTanh:
+        ops->append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+        break;
+      case K::kLinear:
+        ops->append_eltwise(1.f, A::eltwise_linear, step.alpha, step.beta);
+        break;
+    }
   }
 }
 
