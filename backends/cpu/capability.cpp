@@ -49,6 +49,11 @@ std::string NestedRefusal(const onnx::GraphProto& g, int64_t opset) {
   return "";
 }
 
+std::string CpuPrecision(const ProviderOptions& options) {
+  auto it = options.find("precision");
+  return it == options.end() ? "fp32" : it->second;
+}
+
 class Cpu final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -59,19 +64,33 @@ class Cpu final : public Backend {
   bool is_fallback() const override { return true; }
   bool can_compile() const override { return true; }
 
-  BinaryIdentity Identity(const ProviderOptions&) const override {
+  Status ValidateOptions(const ProviderOptions& options) const override {
+    for (const auto& [key, value] : options) {
+      if (key != "precision")
+        return InvalidArgument("unknown cpu option '" + key + "' (known: precision)");
+      if (value != "fp32" && value != "bf16")
+        return InvalidArgument("cpu precision must be fp32 or bf16, got '" + value + "'");
+    }
+    return Status::Ok();
+  }
+
+  BinaryIdentity Identity(const ProviderOptions& options) const override {
+    const bool bf16 = CpuPrecision(options) == "bf16";
     BinaryIdentity id;
     id.sdk_version = "ortc-cpu 1";
     id.hardware_architecture = std::string("cpu:") + kCpuIsa;
     id.versions = {{"ortc-cpu", "1"}};
     id.hardware_targets = {kCpuIsa};
-    id.properties = {{"layouts", "plain"}};
+    // bf16 convolutions need the bf16 dot-product instructions; the version gate refuses the
+    // binary on a CPU without them.
+    if (bf16) id.hardware_targets.push_back(kCpuBf16Isa);
+    id.properties = {{"layouts", "plain"}, {"precision", bf16 ? "bf16" : "fp32"}};
     return id;
   }
 
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
-                                const ProviderOptions&) const override {
-    return CompileCpuSubgraph(model, subgraph);
+                                const ProviderOptions& options) const override {
+    return CompileCpuSubgraph(model, subgraph, CpuPrecision(options));
   }
 
   NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {

@@ -64,6 +64,14 @@ class Rewriter {
         MarkNhwc(op.outputs[0]);
         continue;
       }
+      if (IsPoolCandidate(op)) {
+        // Windowed pooling reads and writes NHWC; global pooling reads NHWC and writes the
+        // [N, C, 1, 1] result, whose bytes are the same in both layouts.
+        op.SetIntAttr("channels_last", 1);
+        ++counts_.pools;
+        if (op.op_type == "MaxPool" || op.op_type == "AveragePool") MarkNhwc(op.outputs[0]);
+        continue;
+      }
       if (IsLayoutFree(op) && CanStayNhwc(op)) {
         for (auto& v : op.inputs)
           if (v >= 0 && !IsScalar(*ir_, v)) v = InLayout(v, true, k);
@@ -107,6 +115,17 @@ class Rewriter {
     const int w = op.inputs[1];
     return IsStatic4dFloat(*ir_, op.inputs[0]) && IsStatic4dFloat(*ir_, op.outputs[0]) &&
            IsStatic4dFloat(*ir_, w) && ir_->values[w].kind == ValueKind::kWeight;
+  }
+
+  // A float 2-D pooling whose input is already NHWC (it is not worth a layout change itself).
+  bool IsPoolCandidate(const IrOp& op) const {
+    static const std::set<std::string> kPools = {"MaxPool", "AveragePool", "GlobalAveragePool",
+                                                 "GlobalMaxPool"};
+    if (!op.domain.empty() || !kPools.count(op.op_type) || op.inputs.empty() ||
+        op.outputs.empty() || op.inputs[0] < 0 || !nhwc_[op.inputs[0]])
+      return false;
+    if (op.outputs.size() > 1 && op.outputs[1] >= 0) return false;  // MaxPool's indices
+    return IsStatic4dFloat(*ir_, op.outputs[0]);
   }
 
   // The op's inputs that are its own (not outer values captured by subgraphs).

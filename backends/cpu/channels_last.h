@@ -12,6 +12,7 @@ namespace ortc::backends::cpu {
 
 struct ChannelsLastCounts {
   int convolutions = 0;  // convolutions switched to NHWC
+  int pools = 0;         // poolings reading NHWC
   int transposes = 0;    // layout changes inserted
 };
 

@@ -244,7 +244,8 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   return out;
 }
 
-Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& sg) {
+Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& sg,
+                                         const std::string& precision) {
   auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
   if (!ir.ok()) return ir.status();
   auto folded = lowering::FoldConstants(&ir.value());
@@ -257,6 +258,16 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   if (!fused.ok()) return fused.status();
   auto nhwc = UseChannelsLast(&ir.value());
   if (!nhwc.ok()) return nhwc.status();
+  int bf16_convolutions = 0;
+  if (precision == "bf16") {
+    for (auto& op : ir->ops) {
+      if ((op.op_type != "Conv" && op.op_type != "FusedConv") || !op.domain.empty() ||
+          ir->values[op.inputs[0]].info.dtype != onnx::TensorProto::FLOAT)
+        continue;
+      op.SetStringAttr("compute_precision", "bf16");
+      ++bf16_convolutions;
+    }
+  }
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
   out.stats["batchnorms_folded"] = *bn;
@@ -265,7 +276,9 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["activations_fused"] = fused->activations;
   out.stats["affine_steps_fused"] = fused->affine_steps;
   out.stats["channels_last_convolutions"] = nhwc->convolutions;
+  out.stats["channels_last_pools"] = nhwc->pools;
   out.stats["layout_transposes"] = nhwc->transposes;
+  out.stats["bf16_convolutions"] = bf16_convolutions;
   out.stats["ops"] = static_cast<int>(ir->ops.size());
   return out;
 }

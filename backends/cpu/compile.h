@@ -7,7 +7,10 @@
 namespace ortc::backends::cpu {
 
 // Folding, fusion and packing passes, then the static memory plan and serialization.
-Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& subgraph);
+// precision "bf16": float convolutions compute on bf16 inputs and weights (fp32 accumulation
+// and outputs); "fp32": everything in fp32.
+Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& subgraph,
+                                         const std::string& precision = "fp32");
 
 // Serializes a lowered subgraph (exposed for tests).
 CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa);
@@ -15,5 +18,7 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
 // The ISA level CPU programs assume. Format 1 programs use plain layouts only, which every
 // little-endian CPU reads; the field exists so packed layouts can name their ISA later.
 inline constexpr const char* kCpuIsa = "generic-le";
+// The ISA a CPU program compiled with precision bf16 needs (AVX512-BF16).
+inline constexpr const char* kCpuBf16Isa = "avx512_bf16";
 
 }  // namespace ortc::backends::cpu

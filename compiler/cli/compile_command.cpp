@@ -143,8 +143,10 @@ int Run(CompileArgs& args) {
   o.output = args.output;
   Status s = ParseProviderOptions(args.provider_options, &o.provider_options);
   if (!s.ok()) return Fail(args, s);
-  // --precision and --target-arch are shorthands for CUDA provider options.
+  // --precision and --target-arch are shorthands for provider options: CUDA takes every
+  // precision, the CPU backend bf16 (it keeps fp32 for the others).
   if (!args.precision.empty()) o.provider_options["cuda"]["precision"] = args.precision;
+  if (args.precision == "bf16") o.provider_options["cpu"]["precision"] = "bf16";
   if (!args.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = args.target_arch;
   for (const auto& text : args.input_shapes) {
     s = graph::ParseInputShape(text, &o.input_shapes);
@@ -220,10 +222,12 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                   "accelerators can take the branch. The ctx model keeps the input; running with "
                   "another value is refused");
   cmd->add_option("--precision", args->precision,
-                  "CUDA precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (fp32 storage, "
-                  "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (weights and "
+                  "Precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (CUDA: fp32 storage, "
+                  "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (CUDA: weights and "
                   "activations stored in that type); inputs and outputs keep the model's types "
-                  "and accumulation stays fp32")
+                  "and accumulation stays fp32. bf16 also makes the CPU backend's float "
+                  "convolutions compute on bf16 (the binary then needs a CPU with AVX512-BF16; "
+                  "others keep fp32 there)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd->add_option("--target-arch", args->target_arch,
                   "CUDA architectures to build cubins for, comma-separated (default "

@@ -57,6 +57,12 @@ def make_model(path):
         return x + "_" + op.lower()
 
     c0 = act("Relu", conv("c0", "x", 3, 16, stride=2))                   # Conv + Relu
+    # Pooling on a channels-last tensor stays channels-last (global pooling writes [N,C,1,1]).
+    nodes += [helper.make_node("MaxPool", [c0], ["mp"], kernel_shape=[3, 3], strides=[2, 2],
+                               pads=[1, 1, 1, 1]),
+              helper.make_node("AveragePool", ["mp"], ["ap"], kernel_shape=[3, 3], strides=[2, 2],
+                               pads=[1, 1, 1, 1], count_include_pad=1, ceil_mode=1),
+              helper.make_node("GlobalMaxPool", ["ap"], ["gmp"])]
     c1 = conv("c1", c0, 16, 16)
     nodes.append(helper.make_node("Add", [c1, c0], ["res1"]))             # residual Add
     r1 = act("Relu", "res1")
@@ -100,7 +106,8 @@ def make_model(path):
          helper.make_tensor_value_info("seq", TensorProto.FLOAT, [2, 4, 10])],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 16, 1, 1]),
          helper.make_tensor_value_info(c9, TensorProto.FLOAT, [1, 8, 8, 8]),
-         helper.make_tensor_value_info(r, TensorProto.FLOAT, [2, 4, 10])],
+         helper.make_tensor_value_info(r, TensorProto.FLOAT, [2, 4, 10]),
+         helper.make_tensor_value_info("gmp", TensorProto.FLOAT, [1, 16, 1, 1])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
@@ -108,16 +115,18 @@ def make_model(path):
     onnx.save(model, path)
 
 
-def stats_of(report):
+REWRITES = ("residual_adds_fused", "activations_fused", "affine_steps_fused",
+            "channels_last_convolutions", "channels_last_pools", "layout_transposes")
+
+
+def stats_of(report, keys=REWRITES):
     """Sums the CPU programs' rewrite counts over the compile report."""
     totals = {}
 
     def walk(x):
         if isinstance(x, dict):
             for k, v in x.items():
-                if k in ("residual_adds_fused", "activations_fused", "affine_steps_fused",
-                         "channels_last_convolutions",
-                         "layout_transposes") and isinstance(v, int):
+                if k in keys and isinstance(v, int):
                     totals[k] = totals.get(k, 0) + v
                 walk(v)
         elif isinstance(x, list):
@@ -154,6 +163,7 @@ def main(ortc, work):
     assert stats.get("affine_steps_fused") == 4, stats
     assert stats.get("residual_adds_fused") == 2, stats
     assert stats.get("channels_last_convolutions") == 11, stats
+    assert stats.get("channels_last_pools") == 3, stats
     # Layout changes: x in, c7 out (broadcast Add), biased in (c8), c8 and c9 out (Concat),
     # and the output c9 itself.
     assert 0 < stats.get("layout_transposes", 0) <= 7, stats
@@ -167,7 +177,40 @@ def main(ortc, work):
         worst = max(worst, compare_outputs.main(f"fusion, {threads} thread(s)", want, got,
                                                 TOLERANCE, TOLERANCE))
     print(f"cpu conv fusion: matches ONNX Runtime at 1 and 2 threads (worst {worst:.3g})")
+    check_bf16(ortc, work, model, args, want)
     return 0
+
+
+def check_bf16(ortc, work, model, args, want):
+    """--precision bf16: every float convolution computes on bf16; the binary names the ISA it
+    needs, and the version gate refuses it on a CPU without AVX512-BF16."""
+    out = os.path.join(work, "bf16")
+    os.makedirs(out)
+    report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "--precision", "bf16",
+                             "-o", out + "/", "--json"]))
+    assert stats_of(report, ("bf16_convolutions",)).get("bf16_convolutions") == 12, report
+    ctx = os.path.join(out, "fusion_ctx.onnx")
+    without = os.path.join(work, "no_bf16.json")
+    with open(without, "w") as f:
+        json.dump({"cpu": {"arch": "x86_64", "little_endian": True,
+                           "isa": ["sse4.2", "avx2", "fma", "avx512f"]}}, f)
+    r = subprocess.run([ortc, "check", ctx, "--device", without], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert r.returncode != 0 and "avx512_bf16" in r.stdout, r.stdout
+    print("bf16 bundle refused on a CPU without AVX512-BF16:", r.stdout.strip().splitlines()[-1])
+    with open("/proc/cpuinfo") as f:
+        if "avx512_bf16" not in f.read():
+            print("note: this CPU has no AVX512-BF16; the bf16 bundle was not run")
+            return
+    got = os.path.join(work, "ortc_bf16")
+    run([ortc, "run", ctx, "--output-dir", got] + [a for f in args for a in ("--input", f)])
+    # bf16 keeps 8 bits of mantissa: errors relative to the output's scale, not 1e-4.
+    for name in sorted(os.listdir(want)):
+        a, b = np.load(os.path.join(got, name)), np.load(os.path.join(want, name))
+        scale = float(np.max(np.abs(b)))
+        err = float(np.max(np.abs(a - b)))
+        assert err <= 0.05 * scale, f"bf16 {name}: max abs error {err} vs scale {scale}"
+        print(f"bf16 {name[:-4]}: max abs error {err:.3g} (max |value| {scale:.3g})")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@
 namespace ortc::exec {
 namespace {
 
+// Below this many elements a loop runs on the calling thread: starting the pool costs more.
+constexpr int64_t kParallelElements = 1 << 15;
+
 // Applies f (in double, or in T for exact integer ops) to every element.
 template <typename F>
 Status Unary(KernelContext& c, F f, bool ints_ok = false) {
@@ -22,6 +25,7 @@ Status Unary(KernelContext& c, F f, bool ints_ok = false) {
   if (x.dtype() == DataType::kFloat) {
     const float* a = x.data<float>();
     float* b = y.mutable_data<float>();
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(f(a[i]));
     return Status::Ok();
   }
@@ -191,9 +195,23 @@ bool BinaryFloat(KernelContext& c, F f) {
   const float* pb = b.data<float>();
   float* py = y.mutable_data<float>();
   if (y.elements() == 0) return true;
+  const int64_t n = y.elements();
   if (a.shape() == b.shape()) {
-    const int64_t n = y.elements();
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+    return true;
+  }
+  // One side a single value: a tight loop with the scalar hoisted.
+  if (b.elements() == 1 && a.elements() == n) {
+    const float k = pb[0];
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], k);
+    return true;
+  }
+  if (a.elements() == 1 && b.elements() == n) {
+    const float k = pa[0];
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+    for (int64_t i = 0; i < n; ++i) py[i] = f(k, pb[i]);
     return true;
   }
   if (shape->empty()) {

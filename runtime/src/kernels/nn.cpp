@@ -269,18 +269,11 @@ Status Conv(KernelContext& c) {
                          (!c.has_input(2) || c.in(2).dtype() == DataType::kFloat);
   if (channels_last && !all_float) return c.Error("a channels_last Conv must be float");
   if (all_float && spatial.size() <= 3) {
-    ConvGeometry g{N,
-                   C,
-                   M,
-                   group,
-                   spatial,
-                   kernel,
-                   w->strides,
-                   w->dilations,
-                   w->pads_begin,
-                   w->pads_end,
-                   w->out,
-                   channels_last};
+    ConvGeometry g{
+        N,           C,     M, group, spatial, kernel, w->strides, w->dilations, w->pads_begin,
+        w->pads_end, w->out};
+    g.channels_last = channels_last;
+    g.bf16 = c.op().String("compute_precision", "fp32") == "bf16";
     bool handled = false;
     Status st = OneDnnConv(
         c.op(), dynamic_cast<OneDnnConvCache*>(c.op().cache.get()), g, x.data<float>(),
@@ -502,9 +495,60 @@ void Pool2dFloat(const float* x, float* y, int64_t planes, int64_t H, int64_t W,
   }
 }
 
+// Float NHWC MaxPool / AveragePool: each output pixel is a run of C channels, so the inner loop
+// is over contiguous channels.
+void Pool2dFloatNhwc(const float* x, float* y, int64_t N, int64_t H, int64_t W, int64_t C,
+                     const Window& w, PoolKind kind, bool count_pad) {
+  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+#pragma omp parallel for collapse(2) if (N * OH * OW * C >= (1 << 15)) schedule(static)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float* out = y + ((n * OH + oh) * OW + ow) * C;
+        std::fill(out, out + C, kind == PoolKind::kMax ? -INFINITY : 0.f);
+        int64_t count = 0;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+              if (count_pad && ih < H + w.pads_end[0] && iw < W + w.pads_end[1]) ++count;
+              continue;
+            }
+            const float* in = x + ((n * H + ih) * W + iw) * C;
+            if (kind == PoolKind::kMax) {
+              for (int64_t ch = 0; ch < C; ++ch) out[ch] = std::max(out[ch], in[ch]);
+            } else {
+              for (int64_t ch = 0; ch < C; ++ch) out[ch] += in[ch];
+            }
+            ++count;
+          }
+        }
+        if (kind != PoolKind::kMax) {
+          const float inv = count ? 1.f / static_cast<float>(count) : 0.f;
+          for (int64_t ch = 0; ch < C; ++ch) out[ch] *= inv;
+        }
+      }
+}
+
 Status Pool(KernelContext& c, PoolKind kind) {
   const Tensor& x = c.in(0);
   if (x.rank() < 3) return c.Error("pooling input must have rank >= 3");
+  // channels_last (set by the compiler): x and y are NHWC, float, 2-D, without indices.
+  if (c.op().Int("channels_last", 0) != 0) {
+    if (x.rank() != 4 || x.dtype() != DataType::kFloat || kind == PoolKind::kLp ||
+        c.wants_output(1))
+      return c.Error("a channels_last pooling must be a float 2-D MaxPool or AveragePool");
+    const std::vector<int64_t> spatial = {x.shape()[1], x.shape()[2]};
+    auto w =
+        MakeWindow(c.op(), spatial, c.op().Ints("kernel_shape"), c.op().Int("ceil_mode", 0) != 0);
+    if (!w.ok()) return w.status();
+    const int64_t N = x.shape()[0], C = x.shape()[3];
+    Tensor& y = c.OutputUninit(0, x.dtype(), {N, w->out[0], w->out[1], C});
+    Pool2dFloatNhwc(x.data<float>(), y.mutable_data<float>(), N, spatial[0], spatial[1], C, *w,
+                    kind, c.op().Int("count_include_pad", 0) != 0);
+    return Status::Ok();
+  }
   const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
   auto w =
       MakeWindow(c.op(), spatial, c.op().Ints("kernel_shape"), c.op().Int("ceil_mode", 0) != 0);
@@ -573,6 +617,26 @@ Status Pool(KernelContext& c, PoolKind kind) {
 
 Status GlobalPool(KernelContext& c, bool max) {
   const Tensor& x = c.in(0);
+  // channels_last (set by the compiler): x is NHWC float; y is [N, C, 1, 1] as usual.
+  if (c.op().Int("channels_last", 0) != 0) {
+    if (x.rank() != 4 || x.dtype() != DataType::kFloat)
+      return c.Error("a channels_last global pooling must read a float 4-D tensor");
+    const int64_t N = x.shape()[0], HW = x.shape()[1] * x.shape()[2], C = x.shape()[3];
+    Tensor& y = c.OutputUninit(0, x.dtype(), {N, C, 1, 1});
+    std::vector<double> acc(static_cast<size_t>(C));
+    for (int64_t n = 0; n < N; ++n) {
+      std::fill(acc.begin(), acc.end(), max ? -INFINITY : 0.0);
+      for (int64_t i = 0; i < HW; ++i) {
+        const float* row = x.data<float>() + (n * HW + i) * C;
+        for (int64_t ch = 0; ch < C; ++ch)
+          acc[ch] = max ? std::max<double>(acc[ch], row[ch]) : acc[ch] + row[ch];
+      }
+      for (int64_t ch = 0; ch < C; ++ch)
+        y.mutable_data<float>()[n * C + ch] =
+            static_cast<float>(max ? acc[ch] : acc[ch] / static_cast<double>(HW));
+    }
+    return Status::Ok();
+  }
   std::vector<int64_t> shape = {x.shape()[0], x.shape()[1]};
   for (int64_t d = 2; d < x.rank(); ++d) shape.push_back(1);
   Tensor& y = c.Output(0, x.dtype(), shape);

@@ -55,8 +55,9 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   plan->bias_md = memory::desc({g.out_channels}, dt::f32, tag::x);
   std::vector<int64_t> dil(g.dilations);
   for (auto& d : dil) d -= 1;  // oneDNN counts the gaps between taps
-  const memory::desc any_src(Dims(src), dt::f32, tag::any), any_dst(Dims(dst), dt::f32, tag::any),
-      any_wei(Dims(wei), dt::f32, tag::any);
+  const dt compute = g.bf16 ? dt::bf16 : dt::f32;
+  const memory::desc any_src(Dims(src), compute, tag::any), any_dst(Dims(dst), dt::f32, tag::any),
+      any_wei(Dims(wei), compute, tag::any);
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_wei,
       has_bias ? plan->bias_md : memory::desc(), any_dst, Dims(g.strides), Dims(dil),

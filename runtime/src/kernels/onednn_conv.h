@@ -18,6 +18,7 @@ struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
   std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
   bool channels_last = false;  // x, residual and y are NHWC (2-D only); weights stay OIHW
+  bool bf16 = false;           // x and weights rounded to bf16; fp32 accumulation and output
 };
 
 // Per-op cache of oneDNN plans; created when kernels are bound (the op is shared by every run,

@@ -115,6 +115,7 @@ Status Unsqueeze(KernelContext& c) {
 // both sides stay in cache.
 void Transpose2d4Bytes(const uint32_t* src, int64_t rows, int64_t cols, uint32_t* dst) {
   constexpr int64_t kTile = 32;
+#pragma omp parallel for if (rows * cols >= (1 << 15)) schedule(static)
   for (int64_t r0 = 0; r0 < rows; r0 += kTile)
     for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
       const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);

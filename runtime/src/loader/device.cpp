@@ -86,6 +86,8 @@ DeviceDescription DeviceDescription::DetectHost() {
   if (__builtin_cpu_supports("avx2")) d.cpu_isa.push_back("avx2");
   if (__builtin_cpu_supports("fma")) d.cpu_isa.push_back("fma");
   if (__builtin_cpu_supports("avx512f")) d.cpu_isa.push_back("avx512f");
+  // bf16 dot products (AVX512-BF16): what CPU programs compiled with precision bf16 need.
+  if (__builtin_cpu_supports("avx512bf16")) d.cpu_isa.push_back("avx512_bf16");
 #elif defined(__aarch64__)
   d.cpu_arch = "aarch64";
 #else

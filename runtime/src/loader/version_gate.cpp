@@ -34,8 +34,11 @@ Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
     if (std::find(device.cpu_isa.begin(), device.cpu_isa.end(), target) == device.cpu_isa.end()) {
       std::string have;
       for (const auto& isa : device.cpu_isa) have += (have.empty() ? "" : ", ") + isa;
+      const std::string how = target == "avx512_bf16"
+                                  ? "recompile without --precision bf16 for this CPU"
+                                  : "recompile for this CPU";
       return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
-                          have + "]: recompile for this CPU");
+                          have + "]: " + how);
     }
     if (rank(target) >= 0 && rank(target) < device_best) {
       v.verdict = Verdict::kPreferRecompilation;
