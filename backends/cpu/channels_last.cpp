@@ -73,9 +73,14 @@ class Rewriter {
         continue;
       }
       if (IsLayoutFree(op) && CanStayNhwc(op)) {
-        for (auto& v : op.inputs)
-          if (v >= 0 && !IsScalar(*ir_, v)) v = InLayout(v, true, k);
-        MarkNhwc(op.outputs[0]);
+        const int out = op.outputs[0];
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          const int v = op.inputs[i];
+          if (v < 0 || IsScalar(*ir_, v)) continue;
+          op.inputs[i] = !nhwc_[v] && IsPerChannel(v, out) ? PerChannelAsNhwc(v, k)
+                                                           : InLayout(v, true, k);
+        }
+        MarkNhwc(out);
         continue;
       }
       // Every other reader sees NCHW.
@@ -148,7 +153,7 @@ class Rewriter {
         any_nhwc = true;
         continue;
       }
-      if (IsScalar(*ir_, v)) continue;
+      if (IsScalar(*ir_, v) || IsPerChannel(v, out)) continue;
       if (!IsStatic4dFloat(*ir_, v)) return false;
       const auto& a = ir_->values[v].info.shape.dims;
       const auto& b = ir_->values[out].info.shape.dims;
@@ -164,6 +169,66 @@ class Rewriter {
         if (a[d].value != nhwc_out[d].value) return false;
     }
     return any_nhwc;
+  }
+
+  // An NCHW operand holding one value per channel of out: [1 or N, C, 1, 1] or [C, 1, 1].
+  // Its bytes are already the NHWC operand's ([1 or N, 1, 1, C] or [1, 1, C]).
+  bool IsPerChannel(int v, int out) const {
+    if (v < 0 || nhwc_[v]) return false;
+    const auto& s = ir_->values[v].info.shape;
+    const auto& o = ir_->values[out].info.shape.dims;
+    if (ir_->values[v].info.dtype != onnx::TensorProto::FLOAT || !s.rank_known ||
+        !s.is_static() || o.size() != 4)
+      return false;
+    const auto& d = s.dims;
+    if (d.size() == 4)
+      return (d[0].value == 1 || d[0].value == o[0].value) && d[1].value == o[1].value &&
+             d[2].value == 1 && d[3].value == 1;
+    if (d.size() == 3) return d[0].value == o[1].value && d[1].value == 1 && d[2].value == 1;
+    return false;
+  }
+
+  // The per-channel operand v with its NHWC shape: a constant is re-declared (same bytes), a
+  // computed value goes through a Reshape.
+  int PerChannelAsNhwc(int v, size_t reader) {
+    auto it = per_channel_.find(v);
+    if (it != per_channel_.end()) return it->second;
+    graph::TensorInfo info = ir_->values[v].info;
+    const auto d = info.shape.dims;
+    info.shape.dims = d.size() == 4 ? std::vector<graph::Dim>{d[0], d[2], d[3], d[1]}
+                                    : std::vector<graph::Dim>{d[1], d[2], d[0]};
+    int result;
+    if (ir_->values[v].kind == ValueKind::kWeight && ir_->values[v].bytes) {
+      result = static_cast<int>(ir_->values.size());
+      IrValue copy = ir_->values[v];
+      copy.name += "/nhwc";
+      copy.info = info;
+      ir_->values.push_back(std::move(copy));
+      nhwc_.push_back(false);
+    } else {
+      std::vector<int64_t> dims;
+      for (const auto& dim : info.shape.dims) dims.push_back(dim.value);
+      graph::TensorInfo shape_info;
+      shape_info.dtype = onnx::TensorProto::INT64;
+      shape_info.shape.rank_known = true;
+      shape_info.shape.dims = {graph::Dim{static_cast<int64_t>(dims.size()), ""}};
+      const int shape = ir_->AddWeight(
+          ir_->values[v].name + "/nhwc_shape", shape_info,
+          std::make_shared<const std::string>(reinterpret_cast<const char*>(dims.data()),
+                                              dims.size() * sizeof(int64_t)));
+      nhwc_.push_back(false);
+      result = NewValue(ir_->values[v].name + "/nhwc", info);
+      IrOp reshape;
+      reshape.name = ir_->values[result].name;
+      reshape.op_type = "Reshape";
+      reshape.since_version = 14;
+      reshape.inputs = {v, shape};
+      reshape.outputs = {result};
+      pending_.push_back(std::move(reshape));
+      ++counts_.reshapes;
+    }
+    per_channel_[v] = result;
+    return result;
   }
 
   void MarkNhwc(int v) {
@@ -212,7 +277,7 @@ class Rewriter {
 
   SubgraphIr* ir_;
   std::vector<bool> nhwc_;
-  std::map<int, int> as_nhwc_, as_nchw_;
+  std::map<int, int> as_nhwc_, as_nchw_, per_channel_;
   std::vector<IrOp> pending_;
   ChannelsLastCounts counts_;
 };

@@ -14,6 +14,7 @@ struct ChannelsLastCounts {
   int convolutions = 0;  // convolutions switched to NHWC
   int pools = 0;         // poolings reading NHWC
   int transposes = 0;    // layout changes inserted
+  int reshapes = 0;      // per-channel operands re-declared channels-last by a Reshape
 };
 
 Result<ChannelsLastCounts> UseChannelsLast(lowering::SubgraphIr* ir);

@@ -278,6 +278,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["channels_last_convolutions"] = nhwc->convolutions;
   out.stats["channels_last_pools"] = nhwc->pools;
   out.stats["layout_transposes"] = nhwc->transposes;
+  out.stats["layout_reshapes"] = nhwc->reshapes;
   out.stats["bf16_convolutions"] = bf16_convolutions;
   out.stats["ops"] = static_cast<int>(ir->ops.size());
   return out;

@@ -227,7 +227,19 @@ bool BinaryFloat(KernelContext& c, F f) {
     float* yo = py + i * last;
     const float* ap = pa + o[0];
     const float* bp = pb + o[1];
-    for (int64_t k = 0; k < last; ++k) yo[k] = f(ap[k * la], bp[k * lb]);
+    // Unit and zero strides get their own loops so they vectorise (a per-channel operand of a
+    // channels-last tensor is a contiguous row; a per-row value a broadcast scalar).
+    if (la == 1 && lb == 1) {
+      for (int64_t k = 0; k < last; ++k) yo[k] = f(ap[k], bp[k]);
+    } else if (la == 1 && lb == 0) {
+      const float bv = bp[0];
+      for (int64_t k = 0; k < last; ++k) yo[k] = f(ap[k], bv);
+    } else if (la == 0 && lb == 1) {
+      const float av = ap[0];
+      for (int64_t k = 0; k < last; ++k) yo[k] = f(av, bp[k]);
+    } else {
+      for (int64_t k = 0; k < last; ++k) yo[k] = f(ap[k * la], bp[k * lb]);
+    }
   });
   return true;
 }
