@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -16,11 +17,18 @@ using lowering::ValueKind;
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
 
-bool IsStatic4dFloat(const SubgraphIr& ir, int v) {
+// A float tensor of known rank 4 (sizes may be symbolic: a dynamic batch or image size).
+bool Is4dFloat(const SubgraphIr& ir, int v) {
   if (v < 0) return false;
   const auto& info = ir.values[v].info;
   return info.dtype == onnx::TensorProto::FLOAT && info.shape.rank_known &&
-         info.shape.dims.size() == 4 && info.shape.is_static();
+         info.shape.dims.size() == 4;
+}
+
+// Two sizes provably equal: the same number, or the same named symbol.
+bool SameDim(const graph::Dim& a, const graph::Dim& b) {
+  if (a.known() || b.known()) return a.value == b.value;
+  return !a.symbol.empty() && a.symbol == b.symbol;
 }
 
 bool IsScalar(const SubgraphIr& ir, int v) {
@@ -72,13 +80,27 @@ class Rewriter {
         if (op.op_type == "MaxPool" || op.op_type == "AveragePool") MarkNhwc(op.outputs[0]);
         continue;
       }
+      if (IsChannelConcat(op)) {
+        for (auto& v : op.inputs) v = InLayout(v, true, k);
+        op.SetIntAttr("axis", 3);
+        MarkNhwc(op.outputs[0]);
+        ++counts_.concats;
+        continue;
+      }
+      if (int scales = NhwcResizeScales(op); scales >= 0) {
+        op.inputs[0] = InLayout(op.inputs[0], true, k);
+        op.inputs[2] = scales;
+        MarkNhwc(op.outputs[0]);
+        ++counts_.resizes;
+        continue;
+      }
       if (IsLayoutFree(op) && CanStayNhwc(op)) {
         const int out = op.outputs[0];
         for (size_t i = 0; i < op.inputs.size(); ++i) {
           const int v = op.inputs[i];
           if (v < 0 || IsScalar(*ir_, v)) continue;
-          op.inputs[i] = !nhwc_[v] && IsPerChannel(v, out) ? PerChannelAsNhwc(v, k)
-                                                           : InLayout(v, true, k);
+          op.inputs[i] =
+              !nhwc_[v] && IsPerChannel(v, out) ? PerChannelAsNhwc(v, k) : InLayout(v, true, k);
         }
         MarkNhwc(out);
         continue;
@@ -118,8 +140,53 @@ class Rewriter {
         op.outputs.size() != 1 || op.inputs.size() < 2)
       return false;
     const int w = op.inputs[1];
-    return IsStatic4dFloat(*ir_, op.inputs[0]) && IsStatic4dFloat(*ir_, op.outputs[0]) &&
-           IsStatic4dFloat(*ir_, w) && ir_->values[w].kind == ValueKind::kWeight;
+    return Is4dFloat(*ir_, op.inputs[0]) && Is4dFloat(*ir_, op.outputs[0]) && Is4dFloat(*ir_, w) &&
+           ir_->values[w].kind == ValueKind::kWeight;
+  }
+
+  // A Concat of 4-D floats along channels with some input already NHWC: it concatenates
+  // along NHWC's last axis instead.
+  bool IsChannelConcat(const IrOp& op) const {
+    if (op.op_type != "Concat" || !op.domain.empty() || op.outputs.size() != 1 ||
+        !Is4dFloat(*ir_, op.outputs[0]))
+      return false;
+    const int64_t axis = op.IntAttr("axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    bool any_nhwc = false;
+    for (int v : op.inputs) {
+      if (!Is4dFloat(*ir_, v)) return false;
+      any_nhwc = any_nhwc || nhwc_[v];
+    }
+    return any_nhwc;
+  }
+
+  // A Resize of an NHWC tensor by constant scales that keep batch and channels ([1, 1, h, w]):
+  // returns the scales for the NHWC tensor ([1, h, w, 1]), or -1.
+  int NhwcResizeScales(const IrOp& op) {
+    if (op.op_type != "Resize" || !op.domain.empty() || op.since_version < 11 ||
+        op.inputs.size() != 3 || op.outputs.size() != 1 || op.inputs[0] < 0 ||
+        !nhwc_[op.inputs[0]] || !Is4dFloat(*ir_, op.outputs[0]))
+      return -1;
+    if (op.inputs[1] >= 0) {  // roi: only an empty one (it is read for tf_crop_and_resize)
+      const auto& roi = ir_->values[op.inputs[1]].info.shape;
+      if (!roi.is_static() || roi.dims.size() != 1 || roi.dims[0].value != 0) return -1;
+    }
+    const int sv = op.inputs[2];
+    if (sv < 0 || ir_->values[sv].kind != ValueKind::kWeight || !ir_->values[sv].bytes ||
+        ir_->values[sv].info.dtype != onnx::TensorProto::FLOAT)
+      return -1;
+    auto bytes = ir_->values[sv].bytes->ReadAll();
+    if (!bytes.ok() || (*bytes)->size() != 4 * sizeof(float)) return -1;
+    float sc[4];
+    std::memcpy(sc, (*bytes)->data(), sizeof sc);
+    if (sc[0] != 1.f || sc[1] != 1.f) return -1;
+    const std::vector<float> permuted = {1.f, sc[2], sc[3], 1.f};
+    const int result = ir_->AddWeight(
+        ir_->values[sv].name + "/nhwc", ir_->values[sv].info,
+        std::make_shared<const std::string>(reinterpret_cast<const char*>(permuted.data()),
+                                            permuted.size() * sizeof(float)));
+    nhwc_.push_back(false);
+    return result;
   }
 
   // A float 2-D pooling whose input is already NHWC (it is not worth a layout change itself).
@@ -130,7 +197,7 @@ class Rewriter {
         op.outputs.empty() || op.inputs[0] < 0 || !nhwc_[op.inputs[0]])
       return false;
     if (op.outputs.size() > 1 && op.outputs[1] >= 0) return false;  // MaxPool's indices
-    return IsStatic4dFloat(*ir_, op.outputs[0]);
+    return Is4dFloat(*ir_, op.outputs[0]);
   }
 
   // The op's inputs that are its own (not outer values captured by subgraphs).
@@ -140,33 +207,22 @@ class Rewriter {
     return reads;
   }
 
-  // An elementwise op stays NHWC when some operand is NHWC and every operand is either a
-  // scalar or a 4-D float of exactly the output's shape (no broadcast across channels).
+  // An elementwise op stays NHWC when some operand is NHWC and every other operand is a
+  // scalar, a per-channel value, or any 4-D float. Broadcasting works dimension by dimension,
+  // so permuting every 4-D operand the same way permutes the result the same way: 4-D NCHW
+  // operands are transposed, per-channel ones re-declared, scalars read as they are.
   bool CanStayNhwc(const IrOp& op) {
     bool any_nhwc = false;
     const int out = op.outputs[0];
-    if (!IsStatic4dFloat(*ir_, out)) return false;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const int v = op.inputs[i];
+    if (!Is4dFloat(*ir_, out)) return false;
+    for (int v : op.inputs) {
       if (v < 0) continue;
       if (nhwc_[v]) {
         any_nhwc = true;
         continue;
       }
       if (IsScalar(*ir_, v) || IsPerChannel(v, out)) continue;
-      if (!IsStatic4dFloat(*ir_, v)) return false;
-      const auto& a = ir_->values[v].info.shape.dims;
-      const auto& b = ir_->values[out].info.shape.dims;
-      for (size_t d = 0; d < 4; ++d)
-        if (a[d].value != b[d].value) return false;
-    }
-    // Every NHWC operand must also be the output's full shape (in NHWC order).
-    for (int v : op.inputs) {
-      if (v < 0 || !nhwc_[v]) continue;
-      const auto& a = ir_->values[v].info.shape.dims;
-      const auto nhwc_out = Permuted(ir_->values[out].info.shape, kToNhwc).dims;
-      for (size_t d = 0; d < 4; ++d)
-        if (a[d].value != nhwc_out[d].value) return false;
+      if (!Is4dFloat(*ir_, v)) return false;
     }
     return any_nhwc;
   }
@@ -177,12 +233,12 @@ class Rewriter {
     if (v < 0 || nhwc_[v]) return false;
     const auto& s = ir_->values[v].info.shape;
     const auto& o = ir_->values[out].info.shape.dims;
-    if (ir_->values[v].info.dtype != onnx::TensorProto::FLOAT || !s.rank_known ||
-        !s.is_static() || o.size() != 4)
+    if (ir_->values[v].info.dtype != onnx::TensorProto::FLOAT || !s.rank_known || o.size() != 4 ||
+        !o[1].known())
       return false;
     const auto& d = s.dims;
     if (d.size() == 4)
-      return (d[0].value == 1 || d[0].value == o[0].value) && d[1].value == o[1].value &&
+      return (d[0].value == 1 || SameDim(d[0], o[0])) && d[1].value == o[1].value &&
              d[2].value == 1 && d[3].value == 1;
     if (d.size() == 3) return d[0].value == o[1].value && d[1].value == 1 && d[2].value == 1;
     return false;
@@ -207,7 +263,8 @@ class Rewriter {
       nhwc_.push_back(false);
     } else {
       std::vector<int64_t> dims;
-      for (const auto& dim : info.shape.dims) dims.push_back(dim.value);
+      // A dynamic batch is the only size not known here: -1 lets Reshape infer it.
+      for (const auto& dim : info.shape.dims) dims.push_back(dim.known() ? dim.value : -1);
       graph::TensorInfo shape_info;
       shape_info.dtype = onnx::TensorProto::INT64;
       shape_info.shape.rank_known = true;

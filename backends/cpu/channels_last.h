@@ -13,6 +13,8 @@ namespace ortc::backends::cpu {
 struct ChannelsLastCounts {
   int convolutions = 0;  // convolutions switched to NHWC
   int pools = 0;         // poolings reading NHWC
+  int concats = 0;       // channel Concats done on NHWC's last axis
+  int resizes = 0;       // Resizes of NHWC tensors
   int transposes = 0;    // layout changes inserted
   int reshapes = 0;      // per-channel operands re-declared channels-last by a Reshape
 };

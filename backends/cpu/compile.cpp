@@ -277,6 +277,8 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["affine_steps_fused"] = fused->affine_steps;
   out.stats["channels_last_convolutions"] = nhwc->convolutions;
   out.stats["channels_last_pools"] = nhwc->pools;
+  out.stats["channels_last_concats"] = nhwc->concats;
+  out.stats["channels_last_resizes"] = nhwc->resizes;
   out.stats["layout_transposes"] = nhwc->transposes;
   out.stats["layout_reshapes"] = nhwc->reshapes;
   out.stats["bf16_convolutions"] = bf16_convolutions;

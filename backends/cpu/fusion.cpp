@@ -31,10 +31,18 @@ IrOp* SoleReader(SubgraphIr* ir, int v) {
   return reader;
 }
 
-bool SameStaticShape(const graph::Shape& a, const graph::Shape& b) {
-  if (!a.is_static() || !b.is_static() || a.dims.size() != b.dims.size()) return false;
-  for (size_t i = 0; i < a.dims.size(); ++i)
-    if (a.dims[i].value != b.dims[i].value) return false;
+// Provably the same shape: every size the same number or the same named symbol.
+bool SameShape(const graph::Shape& a, const graph::Shape& b) {
+  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const auto& x = a.dims[i];
+    const auto& y = b.dims[i];
+    if (x.known() || y.known()) {
+      if (x.value != y.value) return false;
+    } else if (x.symbol.empty() || x.symbol != y.symbol) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -238,7 +246,7 @@ Result<FusionCounts> FuseConvEpilogues(SubgraphIr* ir) {
         reader->inputs.size() == 2 && reader->outputs.size() == 1) {
       const int other = reader->inputs[0] == result ? reader->inputs[1] : reader->inputs[0];
       if (other >= 0 && other != result && IsFloat(*ir, other) &&
-          SameStaticShape(ir->values[other].info.shape, out_shape)) {
+          SameShape(ir->values[other].info.shape, out_shape)) {
         residual = other;
         reader->removed = true;
         result = reader->outputs[0];

@@ -99,6 +99,11 @@ def make_model(path):
     c9 = conv("c9", c8, 8, 8)
     nodes.append(helper.make_node("Concat", [c8, c9], ["cat"], axis=1))
     nodes.append(helper.make_node("GlobalAveragePool", ["cat"], ["pooled"]))
+    # Nearest upsampling by constant scales that keep batch and channels: stays channels-last.
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "up_scales"))
+    nodes.append(helper.make_node("Resize", [c8, "", "up_scales"], ["up"], mode="nearest",
+                                  coordinate_transformation_mode="asymmetric",
+                                  nearest_mode="floor"))
     # A 1-D convolution (stays NCHW) with a residual.
     weight("k1d_w", [4, 4, 3])
     nodes.append(helper.make_node("Conv", ["seq", "k1d_w"], ["k1d"], pads=[1, 1]))
@@ -111,7 +116,8 @@ def make_model(path):
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 16, 1, 1]),
          helper.make_tensor_value_info(c9, TensorProto.FLOAT, [1, 8, 8, 8]),
          helper.make_tensor_value_info(r, TensorProto.FLOAT, [2, 4, 10]),
-         helper.make_tensor_value_info("gmp", TensorProto.FLOAT, [1, 16, 1, 1])],
+         helper.make_tensor_value_info("gmp", TensorProto.FLOAT, [1, 16, 1, 1]),
+         helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 8, 16, 16])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
@@ -120,8 +126,8 @@ def make_model(path):
 
 
 REWRITES = ("residual_adds_fused", "activations_fused", "affine_steps_fused",
-            "channels_last_convolutions", "channels_last_pools", "layout_transposes",
-            "layout_reshapes")
+            "channels_last_convolutions", "channels_last_pools", "channels_last_concats",
+            "channels_last_resizes", "layout_transposes", "layout_reshapes")
 
 
 def stats_of(report, keys=REWRITES):
@@ -168,12 +174,15 @@ def main(ortc, work):
     assert stats.get("affine_steps_fused") == 4, stats
     assert stats.get("residual_adds_fused") == 2, stats
     assert stats.get("channels_last_convolutions") == 11, stats
-    assert stats.get("channels_last_pools") == 4, stats
+    # MaxPool, AveragePool, GlobalMaxPool, the SE gate's and the final GlobalAveragePool (the
+    # Concat before it runs on NHWC's last axis); the Resize too.
+    assert stats.get("channels_last_pools") == 5, stats
+    assert stats.get("channels_last_concats") == 1, stats
+    assert stats.get("channels_last_resizes") == 1, stats
     # The SE gate through a Reshape; the constant per-channel bias re-declared without one.
     assert stats.get("layout_reshapes") == 1, stats
-    # Layout changes: x in, c7 out (broadcast Add), biased in (c8), c8 and c9 out (Concat),
-    # and the output c9 itself.
-    assert 0 < stats.get("layout_transposes", 0) <= 7, stats
+    # Layout changes: x in, and out to the model outputs c9 and up.
+    assert stats.get("layout_transposes") == 3, stats
     want = os.path.join(work, "ort")
     run(["node", os.path.join(ROOT, "test", "reference", "ort_run.js"), model, want] + args)
     worst = 0.0

@@ -15,7 +15,7 @@ namespace ortc::exec {
 // kPoolCapBytes of idle buffers (the rest is freed). Thread-safe.
 std::shared_ptr<void> AcquireBuffer(size_t bytes, bool zero);
 
-inline constexpr size_t kPoolMinBytes = size_t{64} << 10;
+inline constexpr size_t kPoolMinBytes = size_t{4} << 10;
 inline constexpr size_t kPoolCapBytes = size_t{512} << 20;
 
 // Idle bytes the pool holds now (for tests and reports).

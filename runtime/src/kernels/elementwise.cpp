@@ -33,6 +33,21 @@ Status Unary(KernelContext& c, F f, bool ints_ok = false) {
   return Status::Ok();
 }
 
+// Float tensors computed in float (vectorisable, as the model's type), others through
+// Unary's double path. For ops whose float and double forms differ only in rounding.
+template <typename FF, typename F>
+Status UnaryFloatFirst(KernelContext& c, FF ff, F f) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() != DataType::kFloat) return Unary(c, f);
+  Tensor& y = c.OutputUninit(0, x.dtype(), x.shape());
+  const int64_t n = x.elements();
+  const float* a = x.data<float>();
+  float* b = y.mutable_data<float>();
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+  for (int64_t i = 0; i < n; ++i) b[i] = ff(a[i]);
+  return Status::Ok();
+}
+
 double Sigmoid(double v) {
   return v >= 0 ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v) / (1.0 + std::exp(v));
 }
@@ -44,9 +59,21 @@ double Sigmoid(double v) {
     return Unary(c, [&](double v) { return (EXPR); }); \
   }
 
-UNARY(Exp, std::exp(v))
+// Computed in the tensor's own type for float (g is generic), in double for the others.
+#define UNARY_FLOAT_FIRST(NAME, EXPR)                                      \
+  Status NAME(KernelContext& c) {                                          \
+    auto g = [](auto v) -> decltype(v) {                                   \
+      using T = decltype(v);                                               \
+      (void)sizeof(T);                                                     \
+      return (EXPR);                                                       \
+    };                                                                     \
+    return UnaryFloatFirst(                                                \
+        c, [&](float v) { return g(v); }, [&](double v) { return g(v); }); \
+  }
+
+UNARY_FLOAT_FIRST(Exp, std::exp(v))
 UNARY(Log, std::log(v))
-UNARY(Sqrt, std::sqrt(v))
+UNARY_FLOAT_FIRST(Sqrt, std::sqrt(v))
 UNARY(Reciprocal, 1.0 / v)
 UNARY(Sin, std::sin(v))
 UNARY(Cos, std::cos(v))
@@ -59,9 +86,10 @@ UNARY(Cosh, std::cosh(v))
 UNARY(Asinh, std::asinh(v))
 UNARY(Acosh, std::acosh(v))
 UNARY(Atanh, std::atanh(v))
-UNARY(Tanh, std::tanh(v))
-UNARY(SigmoidK, Sigmoid(v))
-UNARY(Erf, std::erf(v))
+UNARY_FLOAT_FIRST(Tanh, std::tanh(v))
+UNARY_FLOAT_FIRST(SigmoidK,
+                  v >= T(0) ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v)))
+UNARY_FLOAT_FIRST(Erf, std::erf(v))
 UNARY(Floor, std::floor(v))
 UNARY(Ceil, std::ceil(v))
 UNARY(Round, std::nearbyint(v))
@@ -69,7 +97,7 @@ UNARY(Softplus, v > 20 ? v : std::log1p(std::exp(v)))
 UNARY(Softsign, v / (1 + std::fabs(v)))
 UNARY(HardSigmoid,
       std::max(0.0, std::min(1.0, op.Float("alpha", 0.2f) * v + op.Float("beta", 0.5f))))
-UNARY(HardSwish, v* std::max(0.0, std::min(1.0, v / 6.0 + 0.5)))
+UNARY_FLOAT_FIRST(HardSwish, v* std::max(T(0), std::min(T(1), v / T(6) + T(0.5))))
 UNARY(Elu, v >= 0 ? v : op.Float("alpha", 1.0f) * (std::exp(v) - 1))
 UNARY(Selu, op.Float("gamma", 1.05070102214813232421875f) *
                 (v > 0 ? v : op.Float("alpha", 1.67326319217681884765625f) * (std::exp(v) - 1)))
@@ -220,6 +248,21 @@ bool BinaryFloat(KernelContext& c, F f) {
   }
   auto sa = BroadcastStrides(a.shape(), *shape), sb = BroadcastStrides(b.shape(), *shape);
   const int64_t last = shape->back(), la = sa.back(), lb = sb.back();
+  // One side full, the other one row repeated (a per-channel operand of a channels-last
+  // tensor): rows without the per-row index bookkeeping.
+  const int64_t rows = n / std::max<int64_t>(last, 1);
+  if (a.elements() == n && b.elements() == last && lb == 1) {
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < last; ++k) py[r * last + k] = f(pa[r * last + k], pb[k]);
+    return true;
+  }
+  if (b.elements() == n && a.elements() == last && la == 1) {
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < last; ++k) py[r * last + k] = f(pa[k], pb[r * last + k]);
+    return true;
+  }
   std::vector<int64_t> outer(shape->begin(), shape->end() - 1);
   sa.pop_back();
   sb.pop_back();

@@ -241,6 +241,21 @@ Status Conv(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& wt = c.in(1);
   if (x.rank() < 3) return c.Error("Conv input must have rank >= 3");
+  auto* cache = dynamic_cast<OneDnnConvCache*>(c.op().cache.get());
+  const Tensor* residual = c.input(3);
+  const bool bias_float = !c.has_input(2) || c.in(2).dtype() == DataType::kFloat;
+  if (cache && x.dtype() == DataType::kFloat && wt.dtype() == DataType::kFloat && bias_float) {
+    // A shape seen before: its plan knows the output shape and holds the primitive.
+    const std::vector<int64_t>* out_shape = nullptr;
+    if (const void* plan = FindConvPlan(cache, x.shape(), &out_shape)) {
+      if (residual && (residual->shape() != *out_shape || residual->dtype() != x.dtype()))
+        return c.Error("FusedConv residual does not match the output's shape and type");
+      Tensor& y = c.OutputUninit(0, x.dtype(), *out_shape);
+      return RunConvPlan(c.op(), plan, x.data<float>(), wt.data<float>(),
+                         c.has_input(2) ? c.in(2).data<float>() : nullptr,
+                         residual ? residual->data<float>() : nullptr, y.mutable_data<float>());
+    }
+  }
   // channels_last (set by the compiler on float 2-D convolutions): x, residual and y are NHWC.
   const bool channels_last = c.op().Int("channels_last", 0) != 0;
   if (channels_last && x.rank() != 4) return c.Error("a channels_last Conv must be 2-D");
@@ -261,7 +276,6 @@ Status Conv(KernelContext& c) {
   // FusedConv (made by the compiler): a residual added before the activation, as input 3.
   auto act = ReadFusedActivation(c.op());
   if (!act.ok()) return act.status();
-  const Tensor* residual = c.input(3);
   if (residual && (residual->shape() != out_shape || residual->dtype() != x.dtype()))
     return c.Error("FusedConv residual does not match the output's shape and type");
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
@@ -275,10 +289,10 @@ Status Conv(KernelContext& c) {
     g.channels_last = channels_last;
     g.bf16 = c.op().String("compute_precision", "fp32") == "bf16";
     bool handled = false;
-    Status st = OneDnnConv(
-        c.op(), dynamic_cast<OneDnnConvCache*>(c.op().cache.get()), g, x.data<float>(),
-        wt.data<float>(), c.has_input(2) ? c.in(2).data<float>() : nullptr,
-        residual ? residual->data<float>() : nullptr, *act, y.mutable_data<float>(), &handled);
+    Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.data<float>(),
+                           c.has_input(2) ? c.in(2).data<float>() : nullptr,
+                           residual ? residual->data<float>() : nullptr, *act, x.shape(), out_shape,
+                           y.mutable_data<float>(), &handled);
     if (!st.ok() || handled) return st;
     if (channels_last)
       return c.Error(
@@ -424,16 +438,27 @@ Status ConvTranspose(KernelContext& c) {
   out_shape.insert(out_shape.end(), out.begin(), out.end());
   Tensor& y = c.Output(0, x.dtype(), out_shape);
   const int64_t isize = Product(spatial), ksize = Product(kernel), osize = Product(out);
-  const auto xf = AsFloats(x), wf = AsFloats(wt);
-  std::vector<float> result(static_cast<size_t>(N * M * osize), 0.f),
-      col(static_cast<size_t>(mg * ksize * isize));
+  const FloatView xv(x), wv(wt);
+  const float* xf = xv.data;
+  const float* wf = wv.data;
+  // Float outputs are accumulated in place (Output zero-filled them); the column buffer is
+  // per thread and kept, so no run allocates (and page-faults) these large buffers again.
+  std::vector<float> result_copy;
+  float* result = y.dtype() == DataType::kFloat ? y.mutable_data<float>() : nullptr;
+  if (!result) {
+    result_copy.assign(static_cast<size_t>(N * M * osize), 0.f);
+    result = result_copy.data();
+  }
+  thread_local std::vector<float> col;
+  if (col.size() < static_cast<size_t>(mg * ksize * isize))
+    col.resize(static_cast<size_t>(mg * ksize * isize));
   const auto is = Strides(spatial), ks = Strides(kernel), os = Strides(out);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < group; ++g) {
       // col[mg*ksize, isize] = W_g^T [mg*ksize, cg] x X_g [cg, isize]
-      Sgemm(true, false, mg * ksize, isize, cg, 1.f, wf.data() + g * cg * mg * ksize, mg * ksize,
-            xf.data() + (n * C + g * cg) * isize, isize, 0.f, col.data(), isize);
-      float* res = result.data() + (n * M + g * mg) * osize;
+      Sgemm(true, false, mg * ksize, isize, cg, 1.f, wf + g * cg * mg * ksize, mg * ksize,
+            xf + (n * C + g * cg) * isize, isize, 0.f, col.data(), isize);
+      float* res = result + (n * M + g * mg) * osize;
       if (nsp == 2) {
         Col2Im2d(col.data(), mg, spatial, kernel, strides, dil, pads, out, res);
         continue;
@@ -454,12 +479,12 @@ Status ConvTranspose(KernelContext& c) {
           }
     }
   if (c.has_input(2)) {
-    const auto bf = AsFloats(c.in(2));
+    const FloatView bv(c.in(2));
     for (int64_t n = 0; n < N; ++n)
       for (int64_t m = 0; m < M; ++m)
-        for (int64_t o = 0; o < osize; ++o) result[(n * M + m) * osize + o] += bf[m];
+        for (int64_t o = 0; o < osize; ++o) result[(n * M + m) * osize + o] += bv.data[m];
   }
-  StoreFloats(y, result);
+  if (!result_copy.empty()) StoreFloats(y, result_copy);
   return Status::Ok();
 }
 
@@ -689,6 +714,21 @@ Status BatchNormalization(KernelContext& c) {
       mean[ch] = static_cast<float>(m);
       var[ch] = static_cast<float>(v);
     }
+  }
+  if (x.dtype() == DataType::kFloat) {
+    // y = x * k + (bias - mean * k): one float multiply-add per element (k in double first).
+    const float* in = x.data<float>();
+    float* out = y.mutable_data<float>();
+#pragma omp parallel for collapse(2) if (N * C * inner >= (1 << 15)) schedule(static)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch) {
+        const double kd = scale[ch] / std::sqrt(var[ch] + eps);
+        const float k = static_cast<float>(kd), b = static_cast<float>(bias[ch] - mean[ch] * kd);
+        const float* xi = in + (n * C + ch) * inner;
+        float* yi = out + (n * C + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) yi[i] = xi[i] * k + b;
+      }
+    return Status::Ok();
   }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ch = 0; ch < C; ++ch) {

@@ -2,6 +2,7 @@
 #include "kernels/onednn_conv.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -14,13 +15,110 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
+constexpr size_t kMaxPlansPerOp = 8;
+
+// The memory objects and argument map of one execution, kept on the plan so a repeated run
+// only swaps data pointers (creating them costs more than a small convolution). One set per
+// plan, taken by whichever run finds it free; concurrent runs build their own.
+struct BoundArgs {
+  memory src_plain, src_blocked, dst_plain, dst_blocked, residual, wei_plain, wei_packed, bias,
+      scratch;
+  std::unordered_map<int, memory> args;
+};
+
 struct ConvPlan {
   dnnl::convolution_forward prim;
   memory::desc src_plain, src_md, dst_plain, dst_md, wei_plain, wei_md, bias_md, scratch_md;
   dnnl::reorder src_in, dst_in, dst_out, wei_in;  // layout changes, where the layouts differ
   memory packed_weights;                          // constant weights, reordered once
   bool has_packed = false;
+  std::vector<int64_t> out_shape;  // of y, in the op's layout
+  mutable std::atomic_flag bound_busy = ATOMIC_FLAG_INIT;
+  mutable std::unique_ptr<BoundArgs> bound;
 };
+
+// Sets m to desc over data, creating it the first time.
+void Bind(memory& m, const memory::desc& desc, void* data) {
+  if (!m)
+    m = memory(desc, OneDnnEngine(), data);
+  else
+    m.set_data_handle(data);
+}
+
+// Runs a plan: layout changes in, the convolution with its post-ops, layout change out.
+void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const float* w, const float* bias,
+             const float* residual, float* y) {
+  dnnl::stream& s = OneDnnStream();
+  OneDnnScratch& scratch = OneDnnThreadScratch();
+  Bind(b.src_plain, plan.src_plain, const_cast<float*>(x));
+  memory* src = &b.src_plain;
+  if (plan.src_md != plan.src_plain) {
+    Bind(b.src_blocked, plan.src_md, scratch.src.Get(plan.src_md.get_size()));
+    plan.src_in.execute(s, b.src_plain, b.src_blocked);
+    src = &b.src_blocked;
+  }
+  Bind(b.dst_plain, plan.dst_plain, y);
+  memory* dst = &b.dst_plain;
+  const bool dst_blocked = plan.dst_md != plan.dst_plain;
+  if (dst_blocked) {
+    Bind(b.dst_blocked, plan.dst_md, scratch.dst.Get(plan.dst_md.get_size()));
+    dst = &b.dst_blocked;
+  }
+  if (residual) {
+    // The sum post-op adds what dst holds: put the residual there first.
+    if (dst_blocked) {
+      Bind(b.residual, plan.dst_plain, const_cast<float*>(residual));
+      plan.dst_in.execute(s, b.residual, b.dst_blocked);
+    } else if (residual != y) {
+      std::memcpy(y, residual, plan.dst_plain.get_size());
+    }
+  }
+  memory* wei;
+  if (plan.has_packed) {
+    wei = const_cast<memory*>(&plan.packed_weights);
+  } else {
+    Bind(b.wei_plain, plan.wei_plain, const_cast<float*>(w));
+    wei = &b.wei_plain;
+    if (plan.wei_md != plan.wei_plain) {
+      Bind(b.wei_packed, plan.wei_md, scratch.weights.Get(plan.wei_md.get_size()));
+      plan.wei_in.execute(s, b.wei_plain, b.wei_packed);
+      wei = &b.wei_packed;
+    }
+  }
+  Bind(b.scratch, plan.scratch_md, scratch.pad.Get(plan.scratch_md.get_size()));
+  b.args[DNNL_ARG_SRC] = *src;
+  b.args[DNNL_ARG_WEIGHTS] = *wei;
+  b.args[DNNL_ARG_DST] = *dst;
+  b.args[DNNL_ARG_SCRATCHPAD] = b.scratch;
+  if (bias) {
+    Bind(b.bias, plan.bias_md, const_cast<float*>(bias));
+    b.args[DNNL_ARG_BIAS] = b.bias;
+  }
+  plan.prim.execute(s, b.args);
+  if (dst_blocked) plan.dst_out.execute(s, b.dst_blocked, b.dst_plain);
+  s.wait();
+}
+
+Status Run(const ExecOp& op, const ConvPlan& plan, const float* x, const float* w,
+           const float* bias, const float* residual, float* y) {
+  try {
+    if (!plan.bound_busy.test_and_set(std::memory_order_acquire)) {
+      if (!plan.bound) plan.bound = std::make_unique<BoundArgs>();
+      struct Release {
+        const ConvPlan& p;
+        ~Release() { p.bound_busy.clear(std::memory_order_release); }
+      } release{plan};
+      Execute(plan, *plan.bound, x, w, bias, residual, y);
+    } else {
+      BoundArgs fresh;
+      Execute(plan, fresh, x, w, bias, residual, y);
+    }
+  } catch (const dnnl::error& e) {
+    return Status(StatusCode::kEpFail,
+                  "oneDNN failed to run the convolution of node '" + op.name + "': " + e.what());
+  }
+  return Status::Ok();
+}
 
 memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
@@ -36,10 +134,12 @@ tag PlainWeightTag(size_t spatial, bool grouped) {
 }
 
 std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool has_residual,
-                                   const FusedActivation& act, const float* constant_w) {
+                                   const FusedActivation& act, const float* constant_w,
+                                   const std::vector<int64_t>& out_shape) {
   const dnnl::engine& eng = OneDnnEngine();
   const size_t nsp = g.in.size();
   auto plan = std::make_shared<ConvPlan>();
+  plan->out_shape = out_shape;
   std::vector<int64_t> src = {g.batch, g.in_channels}, dst = {g.batch, g.out_channels}, wei;
   src.insert(src.end(), g.in.begin(), g.in.end());
   dst.insert(dst.end(), g.out.begin(), g.out.end());
@@ -100,14 +200,32 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
 
 }  // namespace
 
+const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
+                         const std::vector<int64_t>** out_shape) {
+  std::lock_guard<std::mutex> lock(cache->mu);
+  // Most recent first: a model run at one size finds its plan at once.
+  for (auto it = cache->plans.rbegin(); it != cache->plans.rend(); ++it) {
+    if (it->first != x_shape || !it->second) continue;
+    const auto* plan = static_cast<const ConvPlan*>(it->second.get());
+    *out_shape = &plan->out_shape;
+    return plan;
+  }
+  return nullptr;
+}
+
+Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const float* w,
+                   const float* bias, const float* residual, float* y) {
+  return Run(op, *static_cast<const ConvPlan*>(plan), x, w, bias, residual, y);
+}
+
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
                   const float* w, const float* bias, const float* residual,
-                  const FusedActivation& act, float* y, bool* handled) {
+                  const FusedActivation& act, const std::vector<int64_t>& x_shape,
+                  const std::vector<int64_t>& out_shape, float* y, bool* handled) {
   *handled = false;
   if (!cache || g.in.empty() || g.in.size() > 3 || (g.channels_last && g.in.size() != 2))
     return Status::Ok();
-  std::vector<int64_t> key = {g.batch, g.in_channels};
-  key.insert(key.end(), g.in.begin(), g.in.end());
+  const std::vector<int64_t>& key = x_shape;
   std::shared_ptr<const ConvPlan> plan;
   {
     std::lock_guard<std::mutex> lock(cache->mu);
@@ -116,60 +234,18 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
     if (!plan) {
       try {
         plan = MakePlan(g, bias != nullptr, residual != nullptr, act,
-                        cache->weights_constant ? w : nullptr);
+                        cache->weights_constant ? w : nullptr, out_shape);
       } catch (const dnnl::error&) {
         plan = nullptr;  // oneDNN has no implementation: remember that and use our own loops
       }
+      // A model run at many input sizes keeps the most recent plans only (each holds a copy
+      // of the packed weights); runs still using an evicted plan hold it alive.
+      if (cache->plans.size() >= kMaxPlansPerOp) cache->plans.erase(cache->plans.begin());
       cache->plans.emplace_back(key, plan);
     }
   }
   if (!plan) return Status::Ok();
-  try {
-    const dnnl::engine& eng = OneDnnEngine();
-    dnnl::stream& s = OneDnnStream();
-    OneDnnScratch& scratch = OneDnnThreadScratch();
-    memory src(plan->src_plain, eng, const_cast<float*>(x));
-    if (plan->src_md != plan->src_plain) {
-      memory blocked(plan->src_md, eng, scratch.src.Get(plan->src_md.get_size()));
-      plan->src_in.execute(s, src, blocked);
-      src = blocked;
-    }
-    memory dst_plain(plan->dst_plain, eng, y);
-    memory dst = dst_plain;
-    const bool dst_blocked = plan->dst_md != plan->dst_plain;
-    if (dst_blocked) dst = memory(plan->dst_md, eng, scratch.dst.Get(plan->dst_md.get_size()));
-    if (residual) {
-      // The sum post-op adds what dst holds: put the residual there first.
-      if (dst_blocked) {
-        memory res(plan->dst_plain, eng, const_cast<float*>(residual));
-        plan->dst_in.execute(s, res, dst);
-      } else if (residual != y) {
-        std::memcpy(y, residual, plan->dst_plain.get_size());
-      }
-    }
-    memory wei;
-    if (plan->has_packed) {
-      wei = plan->packed_weights;
-    } else {
-      wei = memory(plan->wei_plain, eng, const_cast<float*>(w));
-      if (plan->wei_md != plan->wei_plain) {
-        memory packed(plan->wei_md, eng, scratch.weights.Get(plan->wei_md.get_size()));
-        plan->wei_in.execute(s, wei, packed);
-        wei = packed;
-      }
-    }
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (bias) args[DNNL_ARG_BIAS] = memory(plan->bias_md, eng, const_cast<float*>(bias));
-    args[DNNL_ARG_SCRATCHPAD] =
-        memory(plan->scratch_md, eng, scratch.pad.Get(plan->scratch_md.get_size()));
-    plan->prim.execute(s, args);
-    if (dst_blocked) plan->dst_out.execute(s, dst, dst_plain);
-    s.wait();
-  } catch (const dnnl::error& e) {
-    return Status(StatusCode::kEpFail,
-                  "oneDNN failed to run the convolution of node '" + op.name + "': " + e.what());
-  }
+  ORTC_RETURN_IF_ERROR(Run(op, *plan, x, w, bias, residual, y));
   *handled = true;
   return Status::Ok();
 }

@@ -31,10 +31,19 @@ struct OneDnnConvCache : KernelCache {
 };
 
 // Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, or
-// NHWC with channels_last; its shape already set). residual may be nullptr. Returns false in
-// *handled when oneDNN cannot take this case (the caller then runs its own loops).
+// NHWC with channels_last; its shape already set, out_shape). residual may be nullptr. Sets
+// *handled to false when oneDNN cannot take this case (the caller then runs its own loops).
+// The plan made is kept under x_shape.
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
                   const float* w, const float* bias, const float* residual,
-                  const FusedActivation& act, float* y, bool* handled);
+                  const FusedActivation& act, const std::vector<int64_t>& x_shape,
+                  const std::vector<int64_t>& out_shape, float* y, bool* handled);
+
+// The plan an earlier run made for this input shape (and its output shape), or nullptr: the
+// fast path of repeated runs, which skips reading the op's attributes again.
+const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
+                         const std::vector<int64_t>** out_shape);
+Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const float* w,
+                   const float* bias, const float* residual, float* y);
 
 }  // namespace ortc::exec
