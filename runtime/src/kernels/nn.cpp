@@ -781,9 +781,36 @@ Status LayerNormalization(KernelContext& c) {
   if (static_cast<int64_t>(sf.size()) != size)
     return c.Error("scale does not match the normalised shape");
   Tensor& y = c.Output(0, x.dtype(), x.shape());
-  NormaliseRows(
-      x, y, rows, size, c.op().Float("epsilon", 1e-5f),
-      [&](int64_t, int64_t i, double v) { return v * sf[i] + (bf.empty() ? 0.0 : bf[i]); });
+  const double eps = c.op().Float("epsilon", 1e-5f);
+  if (x.dtype() == DataType::kFloat) {
+    // Float rows: statistics accumulate in double (a row's mean and variance are long sums),
+    // the per-element normalisation and affine run in float.
+    const float* in = x.data<float>();
+    float* out = y.mutable_data<float>();
+#pragma omp parallel for if (rows * size >= (1 << 15)) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = in + r * size;
+      float* yr = out + r * size;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < size; ++i) sum += xr[i];
+      const double mean = sum / static_cast<double>(size);
+      for (int64_t i = 0; i < size; ++i) {
+        const double d = xr[i] - mean;
+        sq += d * d;
+      }
+      const float m = static_cast<float>(mean),
+                  inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(size) + eps));
+      if (bf.empty()) {
+        for (int64_t i = 0; i < size; ++i) yr[i] = (xr[i] - m) * inv * sf[i];
+      } else {
+        for (int64_t i = 0; i < size; ++i) yr[i] = (xr[i] - m) * inv * sf[i] + bf[i];
+      }
+    }
+  } else {
+    NormaliseRows(x, y, rows, size, eps, [&](int64_t, int64_t i, double v) {
+      return v * sf[i] + (bf.empty() ? 0.0 : bf[i]);
+    });
+  }
   if (c.wants_output(1) || c.wants_output(2)) {
     std::vector<int64_t> stat_shape = x.shape();
     for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
