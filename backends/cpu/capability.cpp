@@ -6,10 +6,13 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <set>
 
 #include "cpu/compile.h"
+#include "cpu/weight_packing.h"
 #include "graph/opset_support.h"
 #include "kernels/kernel.h"
+#include "kernels/onednn_conv.h"
 
 namespace ortc::backends::cpu {
 namespace {
@@ -54,6 +57,11 @@ std::string CpuPrecision(const ProviderOptions& options) {
   return it == options.end() ? "fp32" : it->second;
 }
 
+std::string TargetIsa(const ProviderOptions& options) {
+  auto it = options.find("target_isa");
+  return it == options.end() ? "portable" : it->second;
+}
+
 class Cpu final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -66,10 +74,20 @@ class Cpu final : public Backend {
 
   Status ValidateOptions(const ProviderOptions& options) const override {
     for (const auto& [key, value] : options) {
-      if (key != "precision")
-        return InvalidArgument("unknown cpu option '" + key + "' (known: precision)");
-      if (value != "fp32" && value != "bf16")
-        return InvalidArgument("cpu precision must be fp32 or bf16, got '" + value + "'");
+      if (key == "precision") {
+        if (value != "fp32" && value != "bf16")
+          return InvalidArgument("cpu precision must be fp32 or bf16, got '" + value + "'");
+      } else if (key == "target_isa") {
+        static const std::set<std::string> kIsas = {
+            "portable", "native", "avx2", "avx512_core", "avx512_core_bf16", "avx512_core_amx"};
+        if (!kIsas.count(value))
+          return InvalidArgument(
+              "cpu target_isa must be portable, native, avx2, avx512_core, "
+              "avx512_core_bf16 or avx512_core_amx, got '" +
+              value + "'");
+      } else {
+        return InvalidArgument("unknown cpu option '" + key + "' (known: precision, target_isa)");
+      }
     }
     return Status::Ok();
   }
@@ -84,13 +102,23 @@ class Cpu final : public Backend {
     // bf16 convolutions need the bf16 dot-product instructions; the version gate refuses the
     // binary on a CPU without them.
     if (bf16) id.hardware_targets.push_back(kCpuBf16Isa);
-    id.properties = {{"layouts", "plain"}, {"precision", bf16 ? "bf16" : "fp32"}};
+    // Packed weights name the ISA they were laid out for: another CPU repacks them at its first
+    // run (the version gate says to prefer recompilation), and only the oneDNN version that
+    // described the layout reads it.
+    auto resolved = ResolveTargetIsa(TargetIsa(options));
+    const std::string isa = resolved.ok() ? *resolved : std::string();
+    if (!isa.empty()) {
+      id.hardware_targets.push_back(std::string(kPackedIsaPrefix) + isa);
+      id.versions.emplace_back("oneDNN", exec::OneDnnVersion());
+    }
+    id.properties = {{"layouts", isa.empty() ? "plain" : "oneDNN blocked for " + isa},
+                     {"precision", bf16 ? "bf16" : "fp32"}};
     return id;
   }
 
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                 const ProviderOptions& options) const override {
-    return CompileCpuSubgraph(model, subgraph, CpuPrecision(options));
+    return CompileCpuSubgraph(model, subgraph, CpuPrecision(options), TargetIsa(options));
   }
 
   NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {

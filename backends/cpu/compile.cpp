@@ -7,6 +7,7 @@
 #include "cpu/channels_last.h"
 #include "cpu/fusion.h"
 #include "cpu/packing.h"
+#include "cpu/weight_packing.h"
 #include "cpu_program_generated.h"
 #include "lowering/constant_folding.h"
 #include "lowering/memory_plan.h"
@@ -245,7 +246,8 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
 }
 
 Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& sg,
-                                         const std::string& precision) {
+                                         const std::string& precision,
+                                         const std::string& target_isa) {
   auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
   if (!ir.ok()) return ir.status();
   auto folded = lowering::FoldConstants(&ir.value());
@@ -268,6 +270,8 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
       ++bf16_convolutions;
     }
   }
+  auto packed = PackConvWeightsForIsa(&ir.value(), target_isa);
+  if (!packed.ok()) return packed.status();
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
   out.stats["batchnorms_folded"] = *bn;
@@ -282,6 +286,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["layout_transposes"] = nhwc->transposes;
   out.stats["layout_reshapes"] = nhwc->reshapes;
   out.stats["bf16_convolutions"] = bf16_convolutions;
+  out.stats["packed_convolutions"] = *packed;
   out.stats["ops"] = static_cast<int>(ir->ops.size());
   return out;
 }

@@ -27,6 +27,7 @@ struct CompileArgs {
   std::vector<std::string> input_values;
   std::string precision;    // cuda:precision
   std::string target_arch;  // cuda:target_arch
+  std::string target_isa;   // cpu:target_isa
   bool json = false;
   bool quiet = false;
 };
@@ -148,6 +149,7 @@ int Run(CompileArgs& args) {
   if (!args.precision.empty()) o.provider_options["cuda"]["precision"] = args.precision;
   if (args.precision == "bf16") o.provider_options["cpu"]["precision"] = "bf16";
   if (!args.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = args.target_arch;
+  if (!args.target_isa.empty()) o.provider_options["cpu"]["target_isa"] = args.target_isa;
   for (const auto& text : args.input_shapes) {
     s = graph::ParseInputShape(text, &o.input_shapes);
     if (!s.ok()) return Fail(args, s);
@@ -229,6 +231,15 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                   "convolutions compute on bf16 (the binary then needs a CPU with AVX512-BF16; "
                   "others keep fp32 there)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  cmd->add_option("--target-isa", args->target_isa,
+                  "CPU instruction set to pack convolution weights for: portable (default; plain "
+                  "weights, laid out at the first run), native (this machine's), avx2, "
+                  "avx512_core, avx512_core_bf16 or avx512_core_amx (the compiling machine must "
+                  "have it). Packed weights skip the first run's reordering; a CPU without the "
+                  "ISA still runs the binary (it repacks them once; the version check says to "
+                  "prefer recompilation)")
+      ->check(CLI::IsMember(
+          {"portable", "native", "avx2", "avx512_core", "avx512_core_bf16", "avx512_core_amx"}));
   cmd->add_option("--target-arch", args->target_arch,
                   "CUDA architectures to build cubins for, comma-separated (default "
                   "sm_80,sm_86,sm_89,sm_90); PTX of the newest is added for newer GPUs");
@@ -244,6 +255,7 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile model.onnx -o out/ --json         # into out/, report for CI\n"
       "  ortc compile model.onnx --embed-mode 1         # one self-contained model_ctx.onnx\n"
       "  ortc compile model.onnx --ep cuda,cpu --input-shape x=1x3x224x224 --precision fp16\n"
+      "  ortc compile model.onnx --ep cpu --input-shape x=1x3x224x224 --target-isa native\n"
       "  ortc compile vad.onnx --ep cuda,cpu --input-value sr=16000   # resolve If on sr\n"
       "  ortc compile model.onnx --external-initializers-file weights.data\n"
       "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n\n"

@@ -194,7 +194,54 @@ def main(ortc, work):
                                                 TOLERANCE, TOLERANCE))
     print(f"cpu conv fusion: matches ONNX Runtime at 1 and 2 threads (worst {worst:.3g})")
     check_bf16(ortc, work, model, args, want)
+    check_packed(ortc, work, model, args, want)
     return 0
+
+
+def check_packed(ortc, work, model, args, want):
+    """--target-isa: weights packed at compile time, read in place at run time; on a CPU whose
+    oneDNN picks another layout (forced here with DNNL_MAX_CPU_ISA) they are repacked from the
+    stored layout, and the version check says to prefer recompilation."""
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    out = os.path.join(work, "packed")
+    os.makedirs(out)
+    report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "--target-isa", "native",
+                             "-o", out + "/", "--json"]))
+    packed = stats_of(report, ("packed_convolutions",)).get("packed_convolutions", 0)
+    # Every convolution here has static shapes and explicit pads; those whose primitive reads a
+    # blocked layout are packed (which ones depends on the CPU: some read plain weights).
+    assert 0 < packed <= 12, report
+    print(f"--target-isa native: {packed} of 12 convolutions packed")
+    ctx = os.path.join(out, "fusion_ctx.onnx")
+    args_flat = [a for f in args for a in ("--input", f)]
+    got = os.path.join(work, "ortc_packed")
+    run([ortc, "run", ctx, "--output-dir", got] + args_flat)
+    compare_outputs.main("packed weights", want, got, TOLERANCE, TOLERANCE)
+    if "avx512f" in flags:
+        env = dict(os.environ, DNNL_MAX_CPU_ISA="AVX2")
+        got = os.path.join(work, "ortc_repacked")
+        r = subprocess.run([ortc, "run", ctx, "--output-dir", got] + args_flat, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
+        compare_outputs.main("packed weights repacked for AVX2", want, got, TOLERANCE, TOLERANCE)
+        device = os.path.join(work, "avx2_device.json")
+        with open(device, "w") as f:
+            json.dump({"cpu": {"arch": "x86_64", "little_endian": True,
+                               "isa": ["sse4.2", "avx2", "fma", "avx2_fma"]}}, f)
+        verdict = run([ortc, "check", ctx, "--device", device])
+        assert "prefer recompilation" in verdict and "repacked" in verdict, verdict
+        print("packed bundle on an AVX2 CPU:", verdict.strip().splitlines()[-1].strip())
+    if "amx_tile" not in flags:
+        # Packing needs the ISA on the compiling machine: a clear refusal, nothing written.
+        refused = os.path.join(work, "amx")
+        os.makedirs(refused)
+        r = subprocess.run([ortc, "compile", model, "--ep", "cpu", "--target-isa",
+                            "avx512_core_amx", "-o", refused + "/"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode != 0 and "avx512_core_amx" in r.stdout, r.stdout
+        assert os.listdir(refused) == [], os.listdir(refused)
+        print("--target-isa avx512_core_amx refused here:", r.stdout.strip().splitlines()[-1])
 
 
 def check_bf16(ortc, work, model, args, want):

@@ -58,7 +58,9 @@ Status BindKernels(ExecGraph* graph) {
                             " (version " + std::to_string(op.version) + "), used by node '" +
                             op.name + "'");
     }
-    op.cache = MakeKernelCache(op, *graph);
+    auto cache = MakeKernelCache(op, *graph);
+    if (!cache.ok()) return cache.status();
+    op.cache = std::move(cache).value();
   }
   return Status::Ok();
 }

@@ -94,7 +94,8 @@ class KernelContext {
 // Returns the kernel for an op of the default domain, or nullptr.
 KernelFn FindKernel(const std::string& domain, const std::string& op_type);
 std::vector<std::string> KernelOps();
-// The cache the op's kernel keeps between runs, or nullptr when it keeps none.
-std::shared_ptr<KernelCache> MakeKernelCache(const ExecOp& op, const ExecGraph& graph);
+// The cache the op's kernel keeps between runs, or nullptr when it keeps none; fails when the
+// op's prepared data cannot be used by this runtime.
+Result<std::shared_ptr<KernelCache>> MakeKernelCache(const ExecOp& op, const ExecGraph& graph);
 
 }  // namespace ortc::exec

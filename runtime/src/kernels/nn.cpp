@@ -244,31 +244,37 @@ Status Conv(KernelContext& c) {
   auto* cache = dynamic_cast<OneDnnConvCache*>(c.op().cache.get());
   const Tensor* residual = c.input(3);
   const bool bias_float = !c.has_input(2) || c.in(2).dtype() == DataType::kFloat;
-  if (cache && x.dtype() == DataType::kFloat && wt.dtype() == DataType::kFloat && bias_float) {
+  // Weights the compiler packed for oneDNN (--target-isa): raw bytes in oneDNN's layout, with
+  // their logical OIHW shape in weight_shape.
+  const bool packed = cache && !cache->packed_desc.empty();
+  const bool weights_ok = packed || wt.dtype() == DataType::kFloat;
+  if (cache && x.dtype() == DataType::kFloat && weights_ok && bias_float) {
     // A shape seen before: its plan knows the output shape and holds the primitive.
     const std::vector<int64_t>* out_shape = nullptr;
     if (const void* plan = FindConvPlan(cache, x.shape(), &out_shape)) {
       if (residual && (residual->shape() != *out_shape || residual->dtype() != x.dtype()))
         return c.Error("FusedConv residual does not match the output's shape and type");
       Tensor& y = c.OutputUninit(0, x.dtype(), *out_shape);
-      return RunConvPlan(c.op(), plan, x.data<float>(), wt.data<float>(),
+      return RunConvPlan(c.op(), plan, x.data<float>(), wt.raw(),
                          c.has_input(2) ? c.in(2).data<float>() : nullptr,
                          residual ? residual->data<float>() : nullptr, y.mutable_data<float>());
     }
   }
+  const std::vector<int64_t> w_shape = packed ? c.op().Ints("weight_shape") : wt.shape();
+  if (w_shape.size() != x.rank()) return c.Error("Conv weights must have the input's rank");
   // channels_last (set by the compiler on float 2-D convolutions): x, residual and y are NHWC.
   const bool channels_last = c.op().Int("channels_last", 0) != 0;
   if (channels_last && x.rank() != 4) return c.Error("a channels_last Conv must be 2-D");
-  const int64_t N = x.shape()[0], C = x.shape()[channels_last ? 3 : 1], M = wt.shape()[0];
+  const int64_t N = x.shape()[0], C = x.shape()[channels_last ? 3 : 1], M = w_shape[0];
   const int64_t group = c.op().Int("group", 1);
   const std::vector<int64_t> spatial =
       channels_last ? std::vector<int64_t>{x.shape()[1], x.shape()[2]}
                     : std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel =
-      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+      c.op().Ints("kernel_shape", std::vector<int64_t>(w_shape.begin() + 2, w_shape.end()));
   auto w = MakeWindow(c.op(), spatial, kernel);
   if (!w.ok()) return w.status();
-  if (group <= 0 || C % group != 0 || M % group != 0 || wt.shape()[1] != C / group)
+  if (group <= 0 || C % group != 0 || M % group != 0 || w_shape[1] != C / group)
     return c.Error("Conv channels do not match the weights and groups");
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
@@ -279,8 +285,7 @@ Status Conv(KernelContext& c) {
   if (residual && (residual->shape() != out_shape || residual->dtype() != x.dtype()))
     return c.Error("FusedConv residual does not match the output's shape and type");
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
-  const bool all_float = x.dtype() == DataType::kFloat && wt.dtype() == DataType::kFloat &&
-                         (!c.has_input(2) || c.in(2).dtype() == DataType::kFloat);
+  const bool all_float = x.dtype() == DataType::kFloat && weights_ok && bias_float;
   if (channels_last && !all_float) return c.Error("a channels_last Conv must be float");
   if (all_float && spatial.size() <= 3) {
     ConvGeometry g{
@@ -289,11 +294,15 @@ Status Conv(KernelContext& c) {
     g.channels_last = channels_last;
     g.bf16 = c.op().String("compute_precision", "fp32") == "bf16";
     bool handled = false;
-    Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.data<float>(),
+    Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.raw(),
                            c.has_input(2) ? c.in(2).data<float>() : nullptr,
                            residual ? residual->data<float>() : nullptr, *act, x.shape(), out_shape,
                            y.mutable_data<float>(), &handled);
     if (!st.ok() || handled) return st;
+    if (packed)
+      return c.Error(
+          "oneDNN has no convolution for this Conv's packed weights; recompile the "
+          "model with --target-isa portable");
     if (channels_last)
       return c.Error(
           "oneDNN has no convolution for this channels_last Conv; recompile the model "

@@ -46,7 +46,7 @@ void Bind(memory& m, const memory::desc& desc, void* data) {
 }
 
 // Runs a plan: layout changes in, the convolution with its post-ops, layout change out.
-void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const float* w, const float* bias,
+void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const void* w, const float* bias,
              const float* residual, float* y) {
   dnnl::stream& s = OneDnnStream();
   OneDnnScratch& scratch = OneDnnThreadScratch();
@@ -77,7 +77,7 @@ void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const float* w,
   if (plan.has_packed) {
     wei = const_cast<memory*>(&plan.packed_weights);
   } else {
-    Bind(b.wei_plain, plan.wei_plain, const_cast<float*>(w));
+    Bind(b.wei_plain, plan.wei_plain, const_cast<void*>(w));
     wei = &b.wei_plain;
     if (plan.wei_md != plan.wei_plain) {
       Bind(b.wei_packed, plan.wei_md, scratch.weights.Get(plan.wei_md.get_size()));
@@ -99,8 +99,8 @@ void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const float* w,
   s.wait();
 }
 
-Status Run(const ExecOp& op, const ConvPlan& plan, const float* x, const float* w,
-           const float* bias, const float* residual, float* y) {
+Status Run(const ExecOp& op, const ConvPlan& plan, const float* x, const void* w, const float* bias,
+           const float* residual, float* y) {
   try {
     if (!plan.bound_busy.test_and_set(std::memory_order_acquire)) {
       if (!plan.bound) plan.bound = std::make_unique<BoundArgs>();
@@ -133,13 +133,17 @@ tag PlainWeightTag(size_t spatial, bool grouped) {
   return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
 }
 
-std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool has_residual,
-                                   const FusedActivation& act, const float* constant_w,
-                                   const std::vector<int64_t>& out_shape) {
-  const dnnl::engine& eng = OneDnnEngine();
+struct PlainDescs {
+  memory::desc src, dst, wei, bias;
+};
+
+// The primitive descriptor of g (layouts left to oneDNN, post-ops from the fused steps), and
+// the plain layouts of its tensors as the graph holds them.
+dnnl::convolution_forward::primitive_desc DescribeConv(const ConvGeometry& g, bool has_bias,
+                                                       bool has_residual,
+                                                       const FusedActivation& act,
+                                                       PlainDescs* plain) {
   const size_t nsp = g.in.size();
-  auto plan = std::make_shared<ConvPlan>();
-  plan->out_shape = out_shape;
   std::vector<int64_t> src = {g.batch, g.in_channels}, dst = {g.batch, g.out_channels}, wei;
   src.insert(src.end(), g.in.begin(), g.in.end());
   dst.insert(dst.end(), g.out.begin(), g.out.end());
@@ -149,10 +153,10 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   else
     wei = {g.out_channels, g.in_channels};
   wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
-  plan->src_plain = memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last));
-  plan->dst_plain = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp, g.channels_last));
-  plan->wei_plain = memory::desc(Dims(wei), dt::f32, PlainWeightTag(nsp, grouped));
-  plan->bias_md = memory::desc({g.out_channels}, dt::f32, tag::x);
+  plain->src = memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last));
+  plain->dst = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp, g.channels_last));
+  plain->wei = memory::desc(Dims(wei), dt::f32, PlainWeightTag(nsp, grouped));
+  plain->bias = memory::desc({g.out_channels}, dt::f32, tag::x);
   std::vector<int64_t> dil(g.dilations);
   for (auto& d : dil) d -= 1;  // oneDNN counts the gaps between taps
   const dt compute = g.bf16 ? dt::bf16 : dt::f32;
@@ -160,7 +164,7 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
       any_wei(Dims(wei), compute, tag::any);
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_wei,
-      has_bias ? plan->bias_md : memory::desc(), any_dst, Dims(g.strides), Dims(dil),
+      has_bias ? plain->bias : memory::desc(), any_dst, Dims(g.strides), Dims(dil),
       Dims(g.pads_begin), Dims(g.pads_end));
   dnnl::post_ops ops;
   if (has_residual) ops.append_sum(1.f);
@@ -168,7 +172,40 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnEngine());
+}
+
+// A memory descriptor from the bytes PackConvWeights stored (oneDNN 2.x's plain struct).
+memory::desc DescFromBytes(const std::string& bytes) {
+  dnnl_memory_desc_t raw;
+  if (bytes.size() != sizeof raw)
+    throw dnnl::error(dnnl_invalid_arguments, "the packed weights' layout description is damaged");
+  std::memcpy(&raw, bytes.data(), sizeof raw);
+  // A damaged description must not reach oneDNN: check what it would index with.
+  bool sane = raw.ndims >= 1 && raw.ndims <= DNNL_MAX_NDIMS && raw.format_kind == dnnl_blocked &&
+              (raw.data_type == dnnl_f32 || raw.data_type == dnnl_bf16) &&
+              raw.format_desc.blocking.inner_nblks >= 0 &&
+              raw.format_desc.blocking.inner_nblks <= DNNL_MAX_NDIMS;
+  for (int d = 0; sane && d < raw.ndims; ++d)
+    sane = raw.dims[d] > 0 && raw.padded_dims[d] >= raw.dims[d] && raw.padded_dims[d] < (1 << 24);
+  if (!sane)
+    throw dnnl::error(dnnl_invalid_arguments, "the packed weights' layout description is damaged");
+  return memory::desc(raw);
+}
+
+std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool has_residual,
+                                   const FusedActivation& act, const void* constant_w,
+                                   const std::string& packed_desc,
+                                   const std::vector<int64_t>& out_shape) {
+  const dnnl::engine& eng = OneDnnEngine();
+  auto plan = std::make_shared<ConvPlan>();
+  plan->out_shape = out_shape;
+  PlainDescs plain;
+  auto pd = DescribeConv(g, has_bias, has_residual, act, &plain);
+  plan->src_plain = plain.src;
+  plan->dst_plain = plain.dst;
+  plan->wei_plain = plain.wei;
+  plan->bias_md = plain.bias;
   plan->prim = dnnl::convolution_forward(pd);
   plan->src_md = pd.src_desc();
   plan->dst_md = pd.dst_desc();
@@ -184,14 +221,19 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   if (plan->wei_md != plan->wei_plain)
     plan->wei_in = dnnl::reorder(memory(plan->wei_plain, eng), memory(plan->wei_md, eng));
   if (constant_w) {
-    plan->packed_weights = memory(plan->wei_md, eng);
-    memory plain(plan->wei_plain, eng, const_cast<float*>(constant_w));
-    if (plan->wei_md != plan->wei_plain) {
-      dnnl::stream& s = OneDnnStream();
-      plan->wei_in.execute(s, plain, plan->packed_weights);
-      s.wait();
+    // Constant weights: in the layout they are stored in (plain, or packed by the compiler), or
+    // reordered once into the one this primitive reads. The constants outlive the plan (the
+    // graph holds them), so a matching layout is read in place.
+    void* data = const_cast<void*>(constant_w);
+    const memory::desc stored = packed_desc.empty() ? plan->wei_plain : DescFromBytes(packed_desc);
+    if (stored == plan->wei_md) {
+      plan->packed_weights = memory(plan->wei_md, eng, data);
     } else {
-      std::memcpy(plan->packed_weights.get_data_handle(), constant_w, plan->wei_md.get_size());
+      plan->packed_weights = memory(plan->wei_md, eng);
+      memory from(stored, eng, data);
+      dnnl::stream& s = OneDnnStream();
+      dnnl::reorder(from, plan->packed_weights).execute(s, from, plan->packed_weights);
+      s.wait();
     }
     plan->has_packed = true;
   }
@@ -213,13 +255,13 @@ const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_s
   return nullptr;
 }
 
-Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const float* w,
+Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const void* w,
                    const float* bias, const float* residual, float* y) {
   return Run(op, *static_cast<const ConvPlan*>(plan), x, w, bias, residual, y);
 }
 
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
-                  const float* w, const float* bias, const float* residual,
+                  const void* w, const float* bias, const float* residual,
                   const FusedActivation& act, const std::vector<int64_t>& x_shape,
                   const std::vector<int64_t>& out_shape, float* y, bool* handled) {
   *handled = false;
@@ -234,7 +276,7 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
     if (!plan) {
       try {
         plan = MakePlan(g, bias != nullptr, residual != nullptr, act,
-                        cache->weights_constant ? w : nullptr, out_shape);
+                        cache->weights_constant ? w : nullptr, cache->packed_desc, out_shape);
       } catch (const dnnl::error&) {
         plan = nullptr;  // oneDNN has no implementation: remember that and use our own loops
       }
@@ -248,6 +290,81 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
   ORTC_RETURN_IF_ERROR(Run(op, *plan, x, w, bias, residual, y));
   *handled = true;
   return Status::Ok();
+}
+
+Result<PackedConvWeights> PackConvWeights(const ConvGeometry& g, bool has_bias, bool has_residual,
+                                          const FusedActivation& act, const float* weights) {
+  PackedConvWeights out;
+  try {
+    PlainDescs plain;
+    auto pd = DescribeConv(g, has_bias, has_residual, act, &plain);
+    const memory::desc packed = pd.weights_desc();
+    out.impl = pd.impl_info_str();
+    if (packed == plain.wei) return out;
+    const dnnl::engine& eng = OneDnnEngine();
+    out.bytes.resize(packed.get_size());
+    memory from(plain.wei, eng, const_cast<float*>(weights)), to(packed, eng, out.bytes.data());
+    dnnl::stream& s = OneDnnStream();
+    dnnl::reorder(from, to).execute(s, from, to);
+    s.wait();
+    out.desc.assign(reinterpret_cast<const char*>(&packed.data), sizeof packed.data);
+    out.changed = true;
+  } catch (const dnnl::error& e) {
+    return NotImplemented(std::string("oneDNN has no convolution for these weights: ") + e.what());
+  }
+  return out;
+}
+
+namespace {
+
+const std::pair<const char*, dnnl::cpu_isa> kIsas[] = {
+    {"avx2", dnnl::cpu_isa::avx2},
+    {"avx512_core", dnnl::cpu_isa::avx512_core},
+    {"avx512_core_bf16", dnnl::cpu_isa::avx512_core_bf16},
+    {"avx512_core_amx", dnnl::cpu_isa::avx512_core_amx}};
+
+}  // namespace
+
+Status LimitOneDnnIsa(const std::string& isa) {
+  const auto* it = std::find_if(std::begin(kIsas), std::end(kIsas),
+                                [&](const auto& k) { return isa == k.first; });
+  if (it == std::end(kIsas))
+    return InvalidArgument("unknown CPU ISA '" + isa +
+                           "' (known: avx2, avx512_core, avx512_core_bf16, avx512_core_amx)");
+  // Fails once oneDNN has generated code; then the limit already in force must be this one.
+  (void)dnnl::set_max_cpu_isa(it->second);
+  const std::string effective = OneDnnEffectiveIsa();
+  if (effective != isa)
+    return InvalidArgument("cannot pack weights for " + isa + ": oneDNN generates code for " +
+                           (effective.empty() ? std::string("an older ISA") : effective) +
+                           " in this process (this CPU lacks " + isa +
+                           ", or another ISA was chosen first); compile on a machine with " + isa +
+                           ", or with --target-isa native or portable");
+  return Status::Ok();
+}
+
+std::string OneDnnEffectiveIsa() {
+  const dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+  std::string best;
+  // The names above are ordered by capability; the effective ISA is the largest one included.
+  for (const auto& [name, isa] : kIsas)
+    if ((static_cast<unsigned>(effective) & static_cast<unsigned>(isa)) ==
+        static_cast<unsigned>(isa))
+      best = name;
+  return best;
+}
+
+size_t PackedWeightsBytes(const std::string& desc) {
+  try {
+    return DescFromBytes(desc).get_size();
+  } catch (const dnnl::error&) {
+    return 0;
+  }
+}
+
+std::string OneDnnVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
 }  // namespace ortc::exec

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "kernels/fused_activation.h"
@@ -24,8 +25,12 @@ struct ConvGeometry {
 // Per-op cache of oneDNN plans; created when kernels are bound (the op is shared by every run,
 // so it is guarded by a mutex).
 struct OneDnnConvCache : KernelCache {
-  explicit OneDnnConvCache(bool weights_constant) : weights_constant(weights_constant) {}
+  OneDnnConvCache(bool weights_constant, std::string packed_desc)
+      : weights_constant(weights_constant), packed_desc(std::move(packed_desc)) {}
   const bool weights_constant;
+  // Weights the compiler packed (--target-isa): oneDNN's description of their layout; empty
+  // for plain OIHW weights.
+  const std::string packed_desc;
   std::mutex mu;
   std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
 };
@@ -35,7 +40,7 @@ struct OneDnnConvCache : KernelCache {
 // *handled to false when oneDNN cannot take this case (the caller then runs its own loops).
 // The plan made is kept under x_shape.
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
-                  const float* w, const float* bias, const float* residual,
+                  const void* w, const float* bias, const float* residual,
                   const FusedActivation& act, const std::vector<int64_t>& x_shape,
                   const std::vector<int64_t>& out_shape, float* y, bool* handled);
 
@@ -43,7 +48,29 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
 // fast path of repeated runs, which skips reading the op's attributes again.
 const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
                          const std::vector<int64_t>** out_shape);
-Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const float* w,
+Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const void* w,
                    const float* bias, const float* residual, float* y);
+
+// Compile-time packing (ortc compile --target-isa): the weights in the layout the primitive for
+// g reads on the ISA oneDNN is limited to, and oneDNN's description of that layout.
+struct PackedConvWeights {
+  std::string bytes;     // the weights in the primitive's layout (f32, or bf16 for g.bf16)
+  std::string desc;      // oneDNN's memory descriptor of that layout
+  std::string impl;      // the implementation oneDNN chose, e.g. "brgconv:avx512_core"
+  bool changed = false;  // false: the primitive reads plain OIHW weights (nothing to pack)
+};
+Result<PackedConvWeights> PackConvWeights(const ConvGeometry& g, bool has_bias, bool has_residual,
+                                          const FusedActivation& act, const float* weights);
+
+// oneDNN's instruction-set limit for this process: "avx2", "avx512_core", "avx512_core_bf16"
+// or "avx512_core_amx". Must come before oneDNN generates any code; fails when this CPU lacks
+// the ISA (packing for it needs a machine that has it).
+Status LimitOneDnnIsa(const std::string& isa);
+// The ISA oneDNN generates code for in this process, in the names above ("" if older).
+std::string OneDnnEffectiveIsa();
+// Bytes the packed layout described by desc occupies; 0 when desc is not a valid description.
+size_t PackedWeightsBytes(const std::string& desc);
+// "major.minor.patch" of the oneDNN library in use.
+std::string OneDnnVersion();
 
 }  // namespace ortc::exec

@@ -41,15 +41,38 @@ KernelFn FindKernel(const std::string& domain, const std::string& op_type) {
   return it == Table().end() ? nullptr : it->second;
 }
 
-std::shared_ptr<KernelCache> MakeKernelCache(const ExecOp& op, const ExecGraph& graph) {
-  if (!op.domain.empty() && op.domain != "ai.onnx") return nullptr;
+Result<std::shared_ptr<KernelCache>> MakeKernelCache(const ExecOp& op, const ExecGraph& graph) {
+  if (!op.domain.empty() && op.domain != "ai.onnx") return std::shared_ptr<KernelCache>();
   if (op.op_type == "Conv" || op.op_type == "FusedConv") {
+    const std::string packed = op.String("packed_weights_desc", "");
+    if (!packed.empty()) {
+      // The layout description is oneDNN's own struct: only the version that wrote it reads it.
+      const std::string by = op.String("packed_by", "");
+      if (by != "oneDNN " + OneDnnVersion())
+        return InvalidGraph("node '" + op.name + "' has weights packed by " +
+                            (by.empty() ? std::string("an unknown library") : by) +
+                            "; this runtime has oneDNN " + OneDnnVersion() +
+                            ": recompile the model with this ortc (or --target-isa portable)");
+      if (!op.Has("weight_shape"))
+        return InvalidGraph("node '" + op.name + "' has packed weights but no weight_shape");
+    }
     const bool constant_weights = op.inputs.size() > 1 && op.inputs[1] >= 0 &&
                                   static_cast<size_t>(op.inputs[1]) < graph.constants.size() &&
                                   !graph.constants[op.inputs[1]].empty();
-    return std::make_shared<OneDnnConvCache>(constant_weights);
+    if (!packed.empty() && !constant_weights)
+      return InvalidGraph("node '" + op.name + "' has packed weights that are not a constant");
+    if (!packed.empty()) {
+      const size_t want = PackedWeightsBytes(packed);
+      const size_t have = graph.constants[op.inputs[1]].byte_size();
+      if (want == 0 || have != want)
+        return InvalidGraph("node '" + op.name + "': its packed weights hold " +
+                            std::to_string(have) + " bytes, their layout needs " +
+                            std::to_string(want) + "; the binary is damaged: recompile");
+    }
+    return std::shared_ptr<KernelCache>(
+        std::make_shared<OneDnnConvCache>(constant_weights, packed));
   }
-  return nullptr;
+  return std::shared_ptr<KernelCache>();
 }
 
 std::vector<std::string> KernelOps() {

@@ -88,6 +88,16 @@ DeviceDescription DeviceDescription::DetectHost() {
   if (__builtin_cpu_supports("avx512f")) d.cpu_isa.push_back("avx512f");
   // bf16 dot products (AVX512-BF16): what CPU programs compiled with precision bf16 need.
   if (__builtin_cpu_supports("avx512bf16")) d.cpu_isa.push_back("avx512_bf16");
+  // oneDNN's ISA levels, which packed weights (--target-isa) name.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    d.cpu_isa.push_back("avx2_fma");
+  const bool core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (core) d.cpu_isa.push_back("avx512_core");
+  if (core && __builtin_cpu_supports("avx512bf16")) d.cpu_isa.push_back("avx512_core_bf16");
+  if (core && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+      __builtin_cpu_supports("amx-int8"))
+    d.cpu_isa.push_back("avx512_core_amx");
 #elif defined(__aarch64__)
   d.cpu_arch = "aarch64";
 #else

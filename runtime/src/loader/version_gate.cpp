@@ -23,6 +23,17 @@ Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
   int device_best = -1;
   for (const auto& isa : device.cpu_isa) device_best = std::max(device_best, rank(isa));
   for (const auto& target : targets) {
+    // Weights packed for an ISA: a CPU without it reorders them once at the first run.
+    if (target.rfind("packed:", 0) == 0) {
+      const std::string isa = target.substr(7);
+      if (std::find(device.cpu_isa.begin(), device.cpu_isa.end(), isa) == device.cpu_isa.end()) {
+        v.verdict = Verdict::kPreferRecompilation;
+        v.reason = "convolution weights packed for " + isa +
+                   ", which this CPU lacks: they are repacked at the first run; recompile with "
+                   "--target-isa native (or portable) for this CPU";
+      }
+      continue;
+    }
     if (target == "generic-le") {
       if (!device.little_endian) {
         return InvalidGraph(where + ": the binary needs a little-endian CPU (target " + target +
