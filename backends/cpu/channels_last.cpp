@@ -66,7 +66,12 @@ class Rewriter {
       if (IsConvCandidate(op)) {
         op.SetIntAttr("channels_last", 1);
         ++counts_.convolutions;
-        op.inputs[0] = InLayout(op.inputs[0], true, k);
+        // An NCHW input without an NHWC copy yet (the model's image) is read as it is: oneDNN
+        // takes NCHW in and NHWC out, which spares a Transpose.
+        if (!nhwc_[op.inputs[0]] && !as_nhwc_.count(op.inputs[0]))
+          op.SetIntAttr("input_channels_first", 1);
+        else
+          op.inputs[0] = InLayout(op.inputs[0], true, k);
         if (op.inputs.size() > 3 && op.inputs[3] >= 0)
           op.inputs[3] = InLayout(op.inputs[3], true, k);
         MarkNhwc(op.outputs[0]);

@@ -67,13 +67,14 @@ bool GeometryOf(const SubgraphIr& ir, const IrOp& op, exec::ConvGeometry* g) {
              y = StaticDims(ir, op.outputs[0]);
   if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) return false;
   const bool cl = op.IntAttr("channels_last", 0) != 0;
+  const bool x_nhwc = cl && op.IntAttr("input_channels_first", 0) == 0;
   if (cl && x.size() != 4) return false;
   const size_t nsp = x.size() - 2;
   g->batch = x[0];
-  g->in_channels = cl ? x[3] : x[1];
+  g->in_channels = x_nhwc ? x[3] : x[1];
   g->out_channels = wd[0];
   g->group = op.IntAttr("group", 1);
-  g->in = cl ? std::vector<int64_t>{x[1], x[2]} : std::vector<int64_t>(x.begin() + 2, x.end());
+  g->in = x_nhwc ? std::vector<int64_t>{x[1], x[2]} : std::vector<int64_t>(x.begin() + 2, x.end());
   g->out = cl ? std::vector<int64_t>{y[1], y[2]} : std::vector<int64_t>(y.begin() + 2, y.end());
   g->kernel.assign(wd.begin() + 2, wd.end());
   g->strides = IntsAttr(op, "strides", std::vector<int64_t>(nsp, 1));
@@ -85,6 +86,7 @@ bool GeometryOf(const SubgraphIr& ir, const IrOp& op, exec::ConvGeometry* g) {
   g->pads_begin.assign(pads.begin(), pads.begin() + nsp);
   g->pads_end.assign(pads.begin() + nsp, pads.end());
   g->channels_last = cl;
+  g->input_nchw = cl && !x_nhwc;
   const auto* precision = op.Attr("compute_precision");
   g->bf16 = precision && precision->s() == "bf16";
   return g->group > 0 && g->in_channels % g->group == 0 && g->out_channels % g->group == 0 &&

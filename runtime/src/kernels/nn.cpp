@@ -264,12 +264,14 @@ Status Conv(KernelContext& c) {
   if (w_shape.size() != x.rank()) return c.Error("Conv weights must have the input's rank");
   // channels_last (set by the compiler on float 2-D convolutions): x, residual and y are NHWC.
   const bool channels_last = c.op().Int("channels_last", 0) != 0;
+  // input_channels_first: a channels_last Conv reading an NCHW x (the model's image).
+  const bool x_nhwc = channels_last && c.op().Int("input_channels_first", 0) == 0;
   if (channels_last && x.rank() != 4) return c.Error("a channels_last Conv must be 2-D");
-  const int64_t N = x.shape()[0], C = x.shape()[channels_last ? 3 : 1], M = w_shape[0];
+  const int64_t N = x.shape()[0], C = x.shape()[x_nhwc ? 3 : 1], M = w_shape[0];
   const int64_t group = c.op().Int("group", 1);
   const std::vector<int64_t> spatial =
-      channels_last ? std::vector<int64_t>{x.shape()[1], x.shape()[2]}
-                    : std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
+      x_nhwc ? std::vector<int64_t>{x.shape()[1], x.shape()[2]}
+             : std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel =
       c.op().Ints("kernel_shape", std::vector<int64_t>(w_shape.begin() + 2, w_shape.end()));
   auto w = MakeWindow(c.op(), spatial, kernel);
@@ -292,6 +294,7 @@ Status Conv(KernelContext& c) {
         N,           C,     M, group, spatial, kernel, w->strides, w->dilations, w->pads_begin,
         w->pads_end, w->out};
     g.channels_last = channels_last;
+    g.input_nchw = channels_last && !x_nhwc;
     g.bf16 = c.op().String("compute_precision", "fp32") == "bf16";
     bool handled = false;
     Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.raw(),

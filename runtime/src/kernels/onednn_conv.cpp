@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
 
 #include "kernels/onednn_support.h"
 
@@ -31,6 +34,7 @@ struct ConvPlan {
   memory::desc src_plain, src_md, dst_plain, dst_md, wei_plain, wei_md, bias_md, scratch_md;
   dnnl::reorder src_in, dst_in, dst_out, wei_in;  // layout changes, where the layouts differ
   memory packed_weights;                          // constant weights, reordered once
+  std::shared_ptr<void> reordered;                // their bytes, when not read in place
   bool has_packed = false;
   std::vector<int64_t> out_shape;  // of y, in the op's layout
   mutable std::atomic_flag bound_busy = ATOMIC_FLAG_INIT;
@@ -153,7 +157,8 @@ dnnl::convolution_forward::primitive_desc DescribeConv(const ConvGeometry& g, bo
   else
     wei = {g.out_channels, g.in_channels};
   wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
-  plain->src = memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last));
+  plain->src =
+      memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last && !g.input_nchw));
   plain->dst = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp, g.channels_last));
   plain->wei = memory::desc(Dims(wei), dt::f32, PlainWeightTag(nsp, grouped));
   plain->bias = memory::desc({g.out_channels}, dt::f32, tag::x);
@@ -193,6 +198,40 @@ memory::desc DescFromBytes(const std::string& bytes) {
   return memory::desc(raw);
 }
 
+// Constant weights reordered into a primitive's layout, shared by every plan of the process
+// that reorders the same bytes into the same layout: sessions sharing a context binary map its
+// weights once (the binary cache), so they find each other here and keep one reordered copy.
+std::shared_ptr<void> SharedReorderedWeights(const memory::desc& from_md, void* from,
+                                             const memory::desc& to_md) {
+  struct Key {
+    const void* data;
+    std::string from, to;  // the two descriptors' bytes
+    bool operator<(const Key& o) const {
+      return std::tie(data, from, to) < std::tie(o.data, o.from, o.to);
+    }
+  };
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, std::weak_ptr<void>>;  // never destroyed: see below
+  const Key key{from,
+                std::string(reinterpret_cast<const char*>(&from_md.data), sizeof from_md.data),
+                std::string(reinterpret_cast<const char*>(&to_md.data), sizeof to_md.data)};
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache->find(key); it != cache->end()) {
+    if (auto alive = it->second.lock()) return alive;
+    cache->erase(it);
+  }
+  // Plans may be released by static destructors at exit, so the map outlives them.
+  std::shared_ptr<void> bytes(std::aligned_alloc(64, (to_md.get_size() + 63) / 64 * 64), std::free);
+  if (!bytes) throw std::bad_alloc();
+  const dnnl::engine& eng = OneDnnEngine();
+  memory src(from_md, eng, from), dst(to_md, eng, bytes.get());
+  dnnl::stream& s = OneDnnStream();
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  (*cache)[key] = bytes;
+  return bytes;
+}
+
 std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool has_residual,
                                    const FusedActivation& act, const void* constant_w,
                                    const std::string& packed_desc,
@@ -229,11 +268,8 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
     if (stored == plan->wei_md) {
       plan->packed_weights = memory(plan->wei_md, eng, data);
     } else {
-      plan->packed_weights = memory(plan->wei_md, eng);
-      memory from(stored, eng, data);
-      dnnl::stream& s = OneDnnStream();
-      dnnl::reorder(from, plan->packed_weights).execute(s, from, plan->packed_weights);
-      s.wait();
+      plan->reordered = SharedReorderedWeights(stored, data, plan->wei_md);
+      plan->packed_weights = memory(plan->wei_md, eng, plan->reordered.get());
     }
     plan->has_packed = true;
   }

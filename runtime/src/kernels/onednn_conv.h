@@ -19,6 +19,7 @@ struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
   std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
   bool channels_last = false;  // x, residual and y are NHWC (2-D only); weights stay OIHW
+  bool input_nchw = false;     // with channels_last: x is NCHW all the same
   bool bf16 = false;           // x and weights rounded to bf16; fp32 accumulation and output
 };
 
