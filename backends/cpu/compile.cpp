@@ -7,6 +7,7 @@
 #include "cpu/channels_last.h"
 #include "cpu/fusion.h"
 #include "cpu/packing.h"
+#include "cpu/quantized_fusion.h"
 #include "cpu/weight_packing.h"
 #include "cpu_program_generated.h"
 #include "lowering/constant_folding.h"
@@ -250,6 +251,9 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
                                          const std::string& target_isa) {
   auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
   if (!ir.ok()) return ir.status();
+  // Before folding: folding would turn the weights' DequantizeLinear into float constants.
+  auto qdq = FuseQdqConvolutions(&ir.value());
+  if (!qdq.ok()) return qdq.status();
   auto folded = lowering::FoldConstants(&ir.value());
   if (!folded.ok()) return folded.status();
   auto bn = FoldBatchNormIntoConv(&ir.value());
@@ -287,6 +291,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["layout_reshapes"] = nhwc->reshapes;
   out.stats["bf16_convolutions"] = bf16_convolutions;
   out.stats["packed_convolutions"] = *packed;
+  out.stats["qdq_convolutions_fused"] = *qdq;
   out.stats["ops"] = static_cast<int>(ir->ops.size());
   return out;
 }

@@ -947,6 +947,24 @@ Status Lrn(KernelContext& c) {
 
 // (x - x_zero) convolved with (w - w_zero), accumulated in 64 bits. w_zero is a scalar or one per
 // output channel. Padding contributes nothing (it stands for x_zero).
+Result<ConvGeometry> ResolveConvGeometry(const ExecOp& op, const std::vector<int64_t>& x_shape,
+                                         const std::vector<int64_t>& w_shape) {
+  if (x_shape.size() < 3 || x_shape.size() > 5 || w_shape.size() != x_shape.size())
+    return InvalidArgument(op.op_type + " input and weights must have the same rank, 3 to 5");
+  const std::vector<int64_t> spatial(x_shape.begin() + 2, x_shape.end());
+  const std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
+  if (op.Ints("kernel_shape", kernel) != kernel)
+    return InvalidArgument(op.op_type + " kernel_shape does not match the weights' spatial shape");
+  auto w = MakeWindow(op, spatial, kernel);
+  if (!w.ok()) return w.status();
+  ConvGeometry g{x_shape[0], x_shape[1],   w_shape[0],    op.Int("group", 1), spatial, kernel,
+                 w->strides, w->dilations, w->pads_begin, w->pads_end,        w->out};
+  if (g.group <= 0 || g.in_channels % g.group != 0 || g.out_channels % g.group != 0 ||
+      w_shape[1] != g.in_channels / g.group)
+    return InvalidArgument(op.op_type + " channels do not match the weights and groups");
+  return g;
+}
+
 Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const Tensor* x_zero,
                                       const Tensor& wt, const Tensor* w_zero) {
   const std::string& op = c.op().op_type;

@@ -52,6 +52,24 @@ const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_s
 Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const void* w,
                    const float* bias, const float* residual, float* y);
 
+// The geometry of a Conv-like op (NCHW x and OIHW w shapes, the op's window attributes).
+Result<ConvGeometry> ResolveConvGeometry(const ExecOp& op, const std::vector<int64_t>& x_shape,
+                                         const std::vector<int64_t>& w_shape);
+
+// Quantized convolution (QLinearConv) through oneDNN's int8 primitives (VNNI / AMX where the
+// CPU has them): y = saturate(round((conv(x - x_zero, w) + bias) * scale[m]) + y_zero), with
+// scale[m] = x_scale * w_scale[m] / y_scale, one value or one per output channel. x and y are
+// NCHW uint8 or int8, w int8 with zero point 0, bias int32 or null. Sets *handled to false
+// when oneDNN cannot take the case.
+struct QuantizedConvParams {
+  int32_t x_zero = 0, y_zero = 0;
+  std::vector<float> scales;  // 1 or out_channels values
+  bool x_signed = false, y_signed = false;
+};
+Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g,
+                           const QuantizedConvParams& q, const void* x, const int8_t* w,
+                           const int32_t* bias, void* y, bool* handled);
+
 // Compile-time packing (ortc compile --target-isa): the weights in the layout the primitive for
 // g reads on the ISA oneDNN is limited to, and oneDNN's description of that layout.
 struct PackedConvWeights {

@@ -11,6 +11,7 @@
 
 #include "kernels/integer_conv.h"
 #include "kernels/kernel_util.h"
+#include "kernels/onednn_conv.h"
 #include "kernels/registry.h"
 
 namespace ortc::exec {
@@ -18,6 +19,46 @@ namespace {
 
 bool IsQuantizedType(DataType t) {
   return t == DataType::kUint8 || t == DataType::kInt8;
+}
+
+// oneDNN's int8 convolution, when it can take the case: int8 weights with zero point 0 (the
+// symmetric quantization exporters write), scalar x zero point, NCHW of rank 3 to 5. Returns
+// whether it ran.
+Result<bool> TryOneDnn(KernelContext& c, DataType out_type, const Tensor* bias) {
+  auto* cache = dynamic_cast<OneDnnConvCache*>(c.op().cache.get());
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(3);
+  if (!cache || w.dtype() != DataType::kInt8 || x.rank() < 3 || x.rank() > 5) return false;
+  if (c.has_input(5)) {
+    const Tensor& wz = c.in(5);
+    for (int64_t i = 0; i < wz.elements(); ++i)
+      if (ReadAsDouble(wz, i) != 0) return false;
+  }
+  const Tensor* xz = c.has_input(2) && c.in(2).elements() > 0 ? c.input(2) : nullptr;
+  if (xz && xz->elements() != 1) return false;
+  auto g = ResolveConvGeometry(c.op(), x.shape(), w.shape());
+  if (!g.ok()) return g.status();
+  QuantizedConvParams q;
+  q.x_signed = x.dtype() == DataType::kInt8;
+  q.y_signed = out_type == DataType::kInt8;
+  q.x_zero = xz ? static_cast<int32_t>(ReadAsDouble(*xz, 0)) : 0;
+  const Tensor* yz = c.has_input(7) && c.in(7).elements() > 0 ? c.input(7) : nullptr;
+  q.y_zero = yz ? static_cast<int32_t>(ReadAsDouble(*yz, 0)) : 0;
+  // The scale each accumulator is multiplied by, in float32 as the loops below compute it.
+  const float x_scale = static_cast<float>(ReadAsDouble(c.in(1), 0));
+  const float y_scale = static_cast<float>(ReadAsDouble(c.in(6), 0));
+  const Tensor& w_scale = c.in(4);
+  for (int64_t m = 0; m < w_scale.elements(); ++m)
+    q.scales.push_back(x_scale * static_cast<float>(ReadAsDouble(w_scale, m)) / y_scale);
+  std::vector<int64_t> out_shape = {g->batch, g->out_channels};
+  out_shape.insert(out_shape.end(), g->out.begin(), g->out.end());
+  Tensor& y = c.OutputUninit(0, out_type, out_shape);
+  bool handled = false;
+  Status st =
+      OneDnnQuantizedConv(c.op(), cache, *g, q, x.raw(), w.data<int8_t>(),
+                          bias ? bias->data<int32_t>() : nullptr, y.mutable_raw(), &handled);
+  if (!st.ok()) return st;
+  return handled;
 }
 
 Status QLinearConv(KernelContext& c) {
@@ -50,6 +91,9 @@ Status QLinearConv(KernelContext& c) {
     return c.Error("QLinearConv B must be a 1-D int32 tensor with one value per output channel (" +
                    std::to_string(M) + ")");
 
+  auto fast = TryOneDnn(c, out_type, bias);
+  if (!fast.ok()) return fast.status();
+  if (*fast) return Status::Ok();
   auto conv = IntegerConv(c, x, c.input(2), w, c.input(5));
   if (!conv.ok()) return conv.status();
 

@@ -1,0 +1,169 @@
+// QLinearConv through oneDNN's int8 convolution: one plan per input shape and quantization
+// parameters (scales and zero points are part of the primitive), weights reordered once.
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/onednn_conv.h"
+#include "kernels/onednn_support.h"
+
+namespace ortc::exec {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct QuantizedPlan {
+  dnnl::convolution_forward prim;
+  memory::desc src_plain, src_md, dst_plain, dst_md, wei_md, bias_md, scratch_md;
+  dnnl::reorder src_in, dst_out;
+  memory weights;  // reordered once (constant weights) or per run
+  memory::desc wei_plain;
+  bool constant_weights = false;
+};
+
+memory::dims Dims(const std::vector<int64_t>& v) {
+  return memory::dims(v.begin(), v.end());
+}
+
+tag Plain(size_t spatial) {
+  return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw;
+}
+tag PlainWeights(size_t spatial, bool grouped) {
+  if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
+  return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
+}
+
+std::shared_ptr<QuantizedPlan> MakePlan(const ConvGeometry& g, const QuantizedConvParams& q,
+                                        bool has_bias, const int8_t* constant_w) {
+  const dnnl::engine& eng = OneDnnEngine();
+  const size_t nsp = g.in.size();
+  auto plan = std::make_shared<QuantizedPlan>();
+  std::vector<int64_t> src = {g.batch, g.in_channels}, dst = {g.batch, g.out_channels}, wei;
+  src.insert(src.end(), g.in.begin(), g.in.end());
+  dst.insert(dst.end(), g.out.begin(), g.out.end());
+  const bool grouped = g.group > 1;
+  if (grouped)
+    wei = {g.group, g.out_channels / g.group, g.in_channels / g.group};
+  else
+    wei = {g.out_channels, g.in_channels};
+  wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
+  const dt src_type = q.x_signed ? dt::s8 : dt::u8, dst_type = q.y_signed ? dt::s8 : dt::u8;
+  plan->src_plain = memory::desc(Dims(src), src_type, Plain(nsp));
+  plan->dst_plain = memory::desc(Dims(dst), dst_type, Plain(nsp));
+  plan->wei_plain = memory::desc(Dims(wei), dt::s8, PlainWeights(nsp, grouped));
+  plan->bias_md = memory::desc({g.out_channels}, dt::s32, tag::x);
+  std::vector<int64_t> dil(g.dilations);
+  for (auto& d : dil) d -= 1;
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      memory::desc(Dims(src), src_type, tag::any), memory::desc(Dims(wei), dt::s8, tag::any),
+      has_bias ? plan->bias_md : memory::desc(), memory::desc(Dims(dst), dst_type, tag::any),
+      Dims(g.strides), Dims(dil), Dims(g.pads_begin), Dims(g.pads_end));
+  dnnl::primitive_attr attr;
+  // Per output channel: the mask names dimension 1 (output channels; with groups, the product
+  // of dimensions 0 and 1 of the weights, which oneDNN maps onto the output channels too).
+  attr.set_output_scales(q.scales.size() == 1 ? 0 : 1 << 1, q.scales);
+  if (q.x_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {q.x_zero});
+  if (q.y_zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {q.y_zero});
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+  plan->prim = dnnl::convolution_forward(pd);
+  plan->src_md = pd.src_desc();
+  plan->dst_md = pd.dst_desc();
+  plan->wei_md = pd.weights_desc();
+  plan->scratch_md = pd.scratchpad_desc();
+  if (plan->src_md != plan->src_plain)
+    plan->src_in = dnnl::reorder(memory(plan->src_plain, eng), memory(plan->src_md, eng));
+  if (plan->dst_md != plan->dst_plain)
+    plan->dst_out = dnnl::reorder(memory(plan->dst_md, eng), memory(plan->dst_plain, eng));
+  if (constant_w) {
+    plan->weights = memory(plan->wei_md, eng);
+    memory from(plan->wei_plain, eng, const_cast<int8_t*>(constant_w));
+    dnnl::stream& s = OneDnnStream();
+    dnnl::reorder(from, plan->weights).execute(s, from, plan->weights);
+    s.wait();
+    plan->constant_weights = true;
+  }
+  return plan;
+}
+
+// The plan's key: the input shape and every quantization parameter baked into the primitive.
+std::vector<int64_t> KeyOf(const ConvGeometry& g, const QuantizedConvParams& q) {
+  std::vector<int64_t> key = {g.batch, g.in_channels, q.x_zero, q.y_zero, q.x_signed, q.y_signed};
+  key.insert(key.end(), g.in.begin(), g.in.end());
+  for (float s : q.scales) {
+    int32_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    key.push_back(bits);
+  }
+  return key;
+}
+
+}  // namespace
+
+Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g,
+                           const QuantizedConvParams& q, const void* x, const int8_t* w,
+                           const int32_t* bias, void* y, bool* handled) {
+  *handled = false;
+  if (!cache || g.in.empty() || g.in.size() > 3) return Status::Ok();
+  const std::vector<int64_t> key = KeyOf(g, q);
+  std::shared_ptr<const QuantizedPlan> plan;
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    for (auto it = cache->plans.rbegin(); it != cache->plans.rend(); ++it)
+      if (it->first == key) {
+        plan = std::static_pointer_cast<const QuantizedPlan>(it->second);
+        break;
+      }
+    if (!plan) {
+      bool found_empty = false;
+      for (const auto& [k, p] : cache->plans) found_empty = found_empty || (k == key && !p);
+      if (found_empty) return Status::Ok();
+      try {
+        plan = MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);
+      } catch (const dnnl::error&) {
+        plan = nullptr;  // no int8 implementation for this case: our own loops
+      }
+      if (cache->plans.size() >= 8) cache->plans.erase(cache->plans.begin());
+      cache->plans.emplace_back(key, plan);
+    }
+  }
+  if (!plan) return Status::Ok();
+  try {
+    const dnnl::engine& eng = OneDnnEngine();
+    dnnl::stream& s = OneDnnStream();
+    OneDnnScratch& scratch = OneDnnThreadScratch();
+    memory src_plain(plan->src_plain, eng, const_cast<void*>(x)), src = src_plain;
+    if (plan->src_md != plan->src_plain) {
+      src = memory(plan->src_md, eng, scratch.src.Get(plan->src_md.get_size()));
+      plan->src_in.execute(s, src_plain, src);
+    }
+    memory dst_plain(plan->dst_plain, eng, y), dst = dst_plain;
+    if (plan->dst_md != plan->dst_plain)
+      dst = memory(plan->dst_md, eng, scratch.dst.Get(plan->dst_md.get_size()));
+    memory wei = plan->weights;
+    if (!plan->constant_weights) {
+      memory from(plan->wei_plain, eng, const_cast<int8_t*>(w));
+      wei = memory(plan->wei_md, eng, scratch.weights.Get(plan->wei_md.get_size()));
+      dnnl::reorder(from, wei).execute(s, from, wei);
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_WEIGHTS, wei},
+        {DNNL_ARG_DST, dst},
+        {DNNL_ARG_SCRATCHPAD,
+         memory(plan->scratch_md, eng, scratch.pad.Get(plan->scratch_md.get_size()))}};
+    if (bias) args[DNNL_ARG_BIAS] = memory(plan->bias_md, eng, const_cast<int32_t*>(bias));
+    plan->prim.execute(s, args);
+    if (plan->dst_md != plan->dst_plain) plan->dst_out.execute(s, dst, dst_plain);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    return Status(StatusCode::kEpFail, "oneDNN failed to run the quantized convolution of node '" +
+                                           op.name + "': " + e.what());
+  }
+  *handled = true;
+  return Status::Ok();
+}
+
+}  // namespace ortc::exec
