@@ -502,30 +502,42 @@ Status ConvTranspose(KernelContext& c) {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
+// Calls tap(ih, iw) for each input position of output (oh, ow)'s 2-D window that lies inside
+// the H x W image, and returns the divisor AveragePool uses: those taps, plus the ones on the
+// padding when count_pad.
+template <typename F>
+int64_t ForEachTap(const Window& w, int64_t oh, int64_t ow, int64_t H, int64_t W, bool count_pad,
+                   F tap) {
+  int64_t count = 0;
+  for (int64_t kh = 0; kh < w.kernel[0]; ++kh) {
+    const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
+    for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
+      const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
+      if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+        if (count_pad && ih < H + w.pads_end[0] && iw < W + w.pads_end[1]) ++count;
+        continue;
+      }
+      tap(ih, iw);
+      ++count;
+    }
+  }
+  return count;
+}
+
 // Float NCHW fast path of MaxPool / AveragePool without indices.
 void Pool2dFloat(const float* x, float* y, int64_t planes, int64_t H, int64_t W, const Window& w,
                  PoolKind kind, bool count_pad) {
-  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  const int64_t OH = w.out[0], OW = w.out[1];
   for (int64_t p = 0; p < planes; ++p) {
     const float* plane = x + p * H * W;
     float* out = y + p * OH * OW;
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         float acc = kind == PoolKind::kMax ? -INFINITY : 0.f;
-        int64_t count = 0;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-              if (count_pad && ih < H + w.pads_end[0] && iw < W + w.pads_end[1]) ++count;
-              continue;
-            }
-            const float v = plane[ih * W + iw];
-            acc = kind == PoolKind::kMax ? std::max(acc, v) : acc + v;
-            ++count;
-          }
-        }
+        const int64_t count = ForEachTap(w, oh, ow, H, W, count_pad, [&](int64_t ih, int64_t iw) {
+          const float v = plane[ih * W + iw];
+          acc = kind == PoolKind::kMax ? std::max(acc, v) : acc + v;
+        });
         out[oh * OW + ow] =
             kind == PoolKind::kMax ? acc : (count ? acc / static_cast<float>(count) : 0.f);
       }
@@ -536,35 +548,25 @@ void Pool2dFloat(const float* x, float* y, int64_t planes, int64_t H, int64_t W,
 // is over contiguous channels.
 void Pool2dFloatNhwc(const float* x, float* y, int64_t N, int64_t H, int64_t W, int64_t C,
                      const Window& w, PoolKind kind, bool count_pad) {
-  const int64_t OH = w.out[0], OW = w.out[1], KH = w.kernel[0], KW = w.kernel[1];
+  const int64_t OH = w.out[0], OW = w.out[1];
 #pragma omp parallel for collapse(2) if (N * OH * OW * C >= (1 << 17)) schedule(static)
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         float* out = y + ((n * OH + oh) * OW + ow) * C;
         std::fill(out, out + C, kind == PoolKind::kMax ? -INFINITY : 0.f);
-        int64_t count = 0;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * w.strides[0] - w.pads_begin[0] + kh * w.dilations[0];
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * w.strides[1] - w.pads_begin[1] + kw * w.dilations[1];
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-              if (count_pad && ih < H + w.pads_end[0] && iw < W + w.pads_end[1]) ++count;
-              continue;
-            }
-            const float* __restrict in = x + ((n * H + ih) * W + iw) * C;
-            float* __restrict acc = out;
-            // (a > b ? a : b) is exactly what the vector max instruction computes.
-            if (kind == PoolKind::kMax) {
+        const int64_t count = ForEachTap(w, oh, ow, H, W, count_pad, [&](int64_t ih, int64_t iw) {
+          const float* __restrict in = x + ((n * H + ih) * W + iw) * C;
+          float* __restrict acc = out;
+          // (a > b ? a : b) is exactly what the vector max instruction computes.
+          if (kind == PoolKind::kMax) {
 #pragma omp simd
-              for (int64_t ch = 0; ch < C; ++ch) acc[ch] = acc[ch] > in[ch] ? acc[ch] : in[ch];
-            } else {
+            for (int64_t ch = 0; ch < C; ++ch) acc[ch] = acc[ch] > in[ch] ? acc[ch] : in[ch];
+          } else {
 #pragma omp simd
-              for (int64_t ch = 0; ch < C; ++ch) acc[ch] += in[ch];
-            }
-            ++count;
+            for (int64_t ch = 0; ch < C; ++ch) acc[ch] += in[ch];
           }
-        }
+        });
         if (kind != PoolKind::kMax) {
           const float inv = count ? 1.f / static_cast<float>(count) : 0.f;
           for (int64_t ch = 0; ch < C; ++ch) out[ch] *= inv;

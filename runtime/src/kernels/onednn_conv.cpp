@@ -128,15 +128,6 @@ memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
 }
 
-tag PlainActivationTag(size_t spatial, bool channels_last) {
-  if (channels_last) return tag::nhwc;
-  return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw;
-}
-tag PlainWeightTag(size_t spatial, bool grouped) {
-  if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
-  return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
-}
-
 struct PlainDescs {
   memory::desc src, dst, wei, bias;
 };
@@ -147,26 +138,16 @@ dnnl::convolution_forward::primitive_desc DescribeConv(const ConvGeometry& g, bo
                                                        bool has_residual,
                                                        const FusedActivation& act,
                                                        PlainDescs* plain) {
-  const size_t nsp = g.in.size();
-  std::vector<int64_t> src = {g.batch, g.in_channels}, dst = {g.batch, g.out_channels}, wei;
-  src.insert(src.end(), g.in.begin(), g.in.end());
-  dst.insert(dst.end(), g.out.begin(), g.out.end());
-  const bool grouped = g.group > 1;
-  if (grouped)
-    wei = {g.group, g.out_channels / g.group, g.in_channels / g.group};
-  else
-    wei = {g.out_channels, g.in_channels};
-  wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
-  plain->src =
-      memory::desc(Dims(src), dt::f32, PlainActivationTag(nsp, g.channels_last && !g.input_nchw));
-  plain->dst = memory::desc(Dims(dst), dt::f32, PlainActivationTag(nsp, g.channels_last));
-  plain->wei = memory::desc(Dims(wei), dt::f32, PlainWeightTag(nsp, grouped));
+  const ConvTensorDims d = DimsOf(g);
+  plain->src = memory::desc(d.src, dt::f32, d.src_tag);
+  plain->dst = memory::desc(d.dst, dt::f32, d.dst_tag);
+  plain->wei = memory::desc(d.wei, dt::f32, d.wei_tag);
   plain->bias = memory::desc({g.out_channels}, dt::f32, tag::x);
   std::vector<int64_t> dil(g.dilations);
   for (auto& d : dil) d -= 1;  // oneDNN counts the gaps between taps
   const dt compute = g.bf16 ? dt::bf16 : dt::f32;
-  const memory::desc any_src(Dims(src), compute, tag::any), any_dst(Dims(dst), dt::f32, tag::any),
-      any_wei(Dims(wei), compute, tag::any);
+  const memory::desc any_src(d.src, compute, tag::any), any_dst(d.dst, dt::f32, tag::any),
+      any_wei(d.wei, compute, tag::any);
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_wei,
       has_bias ? plain->bias : memory::desc(), any_dst, Dims(g.strides), Dims(dil),

@@ -26,39 +26,22 @@ memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
 }
 
-tag Plain(size_t spatial) {
-  return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw;
-}
-tag PlainWeights(size_t spatial, bool grouped) {
-  if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
-  return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
-}
-
 std::shared_ptr<QuantizedPlan> MakePlan(const ConvGeometry& g, const QuantizedConvParams& q,
                                         bool has_bias, const int8_t* constant_w) {
   const dnnl::engine& eng = OneDnnEngine();
-  const size_t nsp = g.in.size();
   auto plan = std::make_shared<QuantizedPlan>();
-  std::vector<int64_t> src = {g.batch, g.in_channels}, dst = {g.batch, g.out_channels}, wei;
-  src.insert(src.end(), g.in.begin(), g.in.end());
-  dst.insert(dst.end(), g.out.begin(), g.out.end());
-  const bool grouped = g.group > 1;
-  if (grouped)
-    wei = {g.group, g.out_channels / g.group, g.in_channels / g.group};
-  else
-    wei = {g.out_channels, g.in_channels};
-  wei.insert(wei.end(), g.kernel.begin(), g.kernel.end());
+  const ConvTensorDims d = DimsOf(g);
   const dt src_type = q.x_signed ? dt::s8 : dt::u8, dst_type = q.y_signed ? dt::s8 : dt::u8;
-  plan->src_plain = memory::desc(Dims(src), src_type, Plain(nsp));
-  plan->dst_plain = memory::desc(Dims(dst), dst_type, Plain(nsp));
-  plan->wei_plain = memory::desc(Dims(wei), dt::s8, PlainWeights(nsp, grouped));
+  plan->src_plain = memory::desc(d.src, src_type, d.src_tag);
+  plan->dst_plain = memory::desc(d.dst, dst_type, d.dst_tag);
+  plan->wei_plain = memory::desc(d.wei, dt::s8, d.wei_tag);
   plan->bias_md = memory::desc({g.out_channels}, dt::s32, tag::x);
   std::vector<int64_t> dil(g.dilations);
   for (auto& d : dil) d -= 1;
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      memory::desc(Dims(src), src_type, tag::any), memory::desc(Dims(wei), dt::s8, tag::any),
-      has_bias ? plan->bias_md : memory::desc(), memory::desc(Dims(dst), dst_type, tag::any),
+      memory::desc(d.src, src_type, tag::any), memory::desc(d.wei, dt::s8, tag::any),
+      has_bias ? plan->bias_md : memory::desc(), memory::desc(d.dst, dst_type, tag::any),
       Dims(g.strides), Dims(dil), Dims(g.pads_begin), Dims(g.pads_end));
   dnnl::primitive_attr attr;
   // Per output channel: the mask names dimension 1 (output channels; with groups, the product

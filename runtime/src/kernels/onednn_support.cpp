@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "kernels/onednn_conv.h"
+
 namespace ortc::exec {
 
 const dnnl::engine& OneDnnEngine() {
@@ -33,6 +35,33 @@ void* ScratchBuffer::Get(size_t bytes) {
 OneDnnScratch& OneDnnThreadScratch() {
   thread_local OneDnnScratch scratch;
   return scratch;
+}
+
+ConvTensorDims DimsOf(const ConvGeometry& g) {
+  using tag = dnnl::memory::format_tag;
+  const size_t nsp = g.in.size();
+  ConvTensorDims d;
+  d.src = {g.batch, g.in_channels};
+  d.dst = {g.batch, g.out_channels};
+  d.src.insert(d.src.end(), g.in.begin(), g.in.end());
+  d.dst.insert(d.dst.end(), g.out.begin(), g.out.end());
+  const bool grouped = g.group > 1;
+  if (grouped)
+    d.wei = {g.group, g.out_channels / g.group, g.in_channels / g.group};
+  else
+    d.wei = {g.out_channels, g.in_channels};
+  d.wei.insert(d.wei.end(), g.kernel.begin(), g.kernel.end());
+  auto plain = [&](bool nhwc) {
+    if (nhwc) return tag::nhwc;
+    return nsp == 1 ? tag::ncw : nsp == 2 ? tag::nchw : tag::ncdhw;
+  };
+  d.src_tag = plain(g.channels_last && !g.input_nchw);
+  d.dst_tag = plain(g.channels_last);
+  if (grouped)
+    d.wei_tag = nsp == 1 ? tag::goiw : nsp == 2 ? tag::goihw : tag::goidhw;
+  else
+    d.wei_tag = nsp == 1 ? tag::oiw : nsp == 2 ? tag::oihw : tag::oidhw;
+  return d;
 }
 
 void AppendActivation(const FusedActivation& act, dnnl::post_ops* ops) {

@@ -32,6 +32,17 @@ struct OneDnnScratch {
 };
 OneDnnScratch& OneDnnThreadScratch();
 
+struct ConvGeometry;
+
+// A convolution's tensors as oneDNN sees them: sizes ([N, C, spatial...], weights with a
+// leading group dimension when grouped) and the plain layouts the graph holds them in (x and y
+// NCHW, or NHWC under channels_last, x NCHW again with input_nchw).
+struct ConvTensorDims {
+  dnnl::memory::dims src, dst, wei;
+  dnnl::memory::format_tag src_tag, dst_tag, wei_tag;
+};
+ConvTensorDims DimsOf(const ConvGeometry& g);
+
 // Appends act as eltwise post-ops (none for kNone).
 void AppendActivation(const FusedActivation& act, dnnl::post_ops* ops);
 
