@@ -17,18 +17,8 @@ using lowering::ValueKind;
 
 // The live op that reads v, when exactly one op reads it (once) and it is not a program output.
 IrOp* SoleReader(SubgraphIr* ir, int v) {
-  for (int o : ir->outputs)
-    if (o == v) return nullptr;
-  IrOp* reader = nullptr;
-  for (auto& op : ir->ops) {
-    if (op.removed) continue;
-    for (int i : op.inputs) {
-      if (i != v) continue;
-      if (reader) return nullptr;
-      reader = &op;
-    }
-  }
-  return reader;
+  const auto readers = ir->RewritableReaders(v);
+  return readers.size() == 1 ? readers[0] : nullptr;
 }
 
 // Provably the same shape: every size the same number or the same named symbol.
@@ -170,23 +160,10 @@ bool FoldLinearIntoWeights(SubgraphIr* ir, IrOp* conv, const Step& step) {
   return true;
 }
 
-// The live ops reading v (each once), when v is not a program output.
-std::vector<IrOp*> Readers(SubgraphIr* ir, int v) {
-  std::vector<IrOp*> readers;
-  for (int o : ir->outputs)
-    if (o == v) return {};
-  for (auto& op : ir->ops) {
-    if (op.removed) continue;
-    for (int i : op.inputs)
-      if (i == v) readers.push_back(&op);
-  }
-  return readers;
-}
-
 // x * clip(x + 3, 0, 6) / 6, as exporters write HardSwish: the ops from the Add to the Div, or
 // empty. Every intermediate must be read only inside the pattern.
 std::vector<IrOp*> DecomposedHardSwish(SubgraphIr* ir, int x) {
-  auto readers = Readers(ir, x);
+  auto readers = ir->RewritableReaders(x);
   if (readers.size() != 2) return {};
   Step add_step;
   for (int order = 0; order < 2; ++order) {

@@ -14,27 +14,6 @@ using lowering::IrOp;
 using lowering::SubgraphIr;
 using lowering::ValueKind;
 
-// The live op producing v, or nullptr.
-IrOp* Producer(SubgraphIr* ir, int v) {
-  for (auto& op : ir->ops)
-    if (!op.removed)
-      for (int o : op.outputs)
-        if (o == v) return &op;
-  return nullptr;
-}
-
-// The live ops reading v; empty when v is a program output (it must stay).
-std::vector<IrOp*> Readers(SubgraphIr* ir, int v) {
-  for (int o : ir->outputs)
-    if (o == v) return {};
-  std::vector<IrOp*> readers;
-  for (auto& op : ir->ops)
-    if (!op.removed)
-      for (int i : op.inputs)
-        if (i == v) readers.push_back(&op);
-  return readers;
-}
-
 bool IsConst(const SubgraphIr& ir, int v) {
   return v >= 0 && ir.values[v].kind == ValueKind::kWeight && ir.values[v].bytes;
 }
@@ -80,7 +59,7 @@ struct Dequantize {
 };
 
 std::optional<Dequantize> AsDequantize(SubgraphIr* ir, int v) {
-  IrOp* op = Producer(ir, v);
+  IrOp* op = ir->Producer(v);
   if (!op || op->op_type != "DequantizeLinear" || !op->domain.empty() || op->inputs.size() < 2)
     return std::nullopt;
   Dequantize d;
@@ -140,13 +119,13 @@ Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
     if (!zero_w) continue;
     // The result: a QuantizeLinear with scalar constants, perhaps after a Relu its zero point
     // makes redundant (the lowest value of the type: negatives saturate there anyway).
-    std::vector<IrOp*> readers = Readers(ir, conv->outputs[0]);
+    std::vector<IrOp*> readers = ir->RewritableReaders(conv->outputs[0]);
     if (readers.size() != 1) continue;
     IrOp* relu = nullptr;
     IrOp* quant = readers[0];
     if (quant->op_type == "Relu" && quant->domain.empty()) {
       relu = quant;
-      readers = Readers(ir, relu->outputs[0]);
+      readers = ir->RewritableReaders(relu->outputs[0]);
       if (readers.size() != 1) continue;
       quant = readers[0];
     }

@@ -267,6 +267,27 @@ int SubgraphIr::UseCount(int v) const {
   return uses;
 }
 
+std::vector<IrOp*> SubgraphIr::RewritableReaders(int v) {
+  for (int o : outputs)
+    if (o == v) return {};
+  std::vector<IrOp*> readers;
+  for (auto& op : ops) {
+    if (op.removed) continue;
+    for (int i : op.inputs)
+      if (i == v) readers.push_back(&op);
+  }
+  return readers;
+}
+
+IrOp* SubgraphIr::Producer(int v) {
+  for (auto& op : ops) {
+    if (op.removed) continue;
+    for (int o : op.outputs)
+      if (o == v) return &op;
+  }
+  return nullptr;
+}
+
 void SubgraphIr::Compact() {
   std::vector<IrOp> kept;
   for (auto& op : ops) {

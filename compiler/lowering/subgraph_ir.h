@@ -74,6 +74,11 @@ struct SubgraphIr {
   int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
   // Number of live ops reading value v.
   int UseCount(int v) const;
+  // The live ops reading value v, one entry per input slot that reads it (an op reading v twice
+  // appears twice); empty when v is a program output, since such a value must stay as it is.
+  std::vector<IrOp*> RewritableReaders(int v);
+  // The live op producing value v, or nullptr (an input or a weight).
+  IrOp* Producer(int v);
   // Marks removed every op whose outputs nothing reads (no live op, not a program output),
   // repeatedly: what folding left behind (a Transpose that fed only a folded Shape). Returns
   // how many.
