@@ -44,6 +44,26 @@ Status QuantizeLinear(KernelContext& c) {
   if (c.op().Int("output_dtype", 0) != 0)
     out = static_cast<DataType>(c.op().Int("output_dtype", 0));
   Tensor& y = c.Output(0, out, x.shape());
+  if (x.dtype() == DataType::kFloat && scale.dtype() == DataType::kFloat && scale.elements() == 1 &&
+      (out == DataType::kUint8 || out == DataType::kInt8)) {
+    // Per tensor, float to 8 bits: the same float32 arithmetic in a loop that vectorises.
+    const float s = scale.data<float>()[0],
+                zero = zp ? static_cast<float>(ReadAsDouble(*zp, 0)) : 0;
+    const float lo = out == DataType::kUint8 ? 0.f : -128.f,
+                hi = out == DataType::kUint8 ? 255.f : 127.f;
+    const float* in = x.data<float>();
+    const int64_t n = x.elements();
+    if (out == DataType::kUint8) {
+      uint8_t* q = y.mutable_data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i)
+        q[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(in[i] / s) + zero, lo, hi));
+    } else {
+      int8_t* q = y.mutable_data<int8_t>();
+      for (int64_t i = 0; i < n; ++i)
+        q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(in[i] / s) + zero, lo, hi));
+    }
+    return Status::Ok();
+  }
   for (int64_t i = 0; i < x.elements(); ++i) {
     const int64_t k = ParamIndex(x, scale, axis, i);
     const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
@@ -62,6 +82,23 @@ Status DequantizeLinear(KernelContext& c) {
   int64_t axis = c.op().Int("axis", 1);
   if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
   Tensor& y = c.Output(0, scale.dtype(), x.shape());
+  if ((x.dtype() == DataType::kUint8 || x.dtype() == DataType::kInt8) &&
+      scale.dtype() == DataType::kFloat && scale.elements() == 1) {
+    // Per tensor, 8 bits to float: (x - zero) is exact in float and the float product is the
+    // double product correctly rounded, so this equals the general path below.
+    const float s = scale.data<float>()[0];
+    const int32_t zero = zp ? static_cast<int32_t>(ReadAsDouble(*zp, 0)) : 0;
+    float* out = y.mutable_data<float>();
+    const int64_t n = x.elements();
+    if (x.dtype() == DataType::kUint8) {
+      const uint8_t* in = x.data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i] - zero) * s;
+    } else {
+      const int8_t* in = x.data<int8_t>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i] - zero) * s;
+    }
+    return Status::Ok();
+  }
   for (int64_t i = 0; i < x.elements(); ++i) {
     const int64_t k = ParamIndex(x, scale, axis, i);
     const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
