@@ -32,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> provider_options;  // backend:key=value, the runtime's options
   std::string profile;                        // Chrome trace file
   int bench = 0;
+  int warmup = 0;   // untimed runs before the timed ones
   int threads = 0;  // intra-op threads; 0: one per physical core
   uint64_t seed = 0;
   bool json = false;
@@ -76,6 +77,10 @@ int Run(const RunArgs& a) {
   auto outs = (*session)->Run(*feeds);
   if (!outs.ok()) return Fail(a, outs.status());
   const double first_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  for (int i = 0; i < a.warmup; ++i) {
+    auto r = (*session)->Run(*feeds);
+    if (!r.ok()) return Fail(a, r.status());
+  }
   std::vector<double> lat;
   for (int i = 0; i < a.bench; ++i) {
     const auto s = Clock::now();
@@ -181,6 +186,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--output-format", a->output_format, "npy, or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));
   cmd->add_option("--bench", a->bench, "Also time N more runs and print latency percentiles")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", a->warmup,
+                  "Untimed runs between the first run and the --bench runs, so percentiles show "
+                  "the steady state (thread pools spun up, caches warm)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", a->threads,
                   "Threads each run uses inside its ops (0: one per physical core)")

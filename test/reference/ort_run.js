@@ -1,6 +1,7 @@
 // Runs an ONNX model in ONNX Runtime (onnxruntime-node) on .npy inputs and writes each output
 // as <out_dir>/<name>.npy. The reference side of ortc's comparison tests and benchmarks.
 // Usage: node ort_run.js MODEL.onnx OUT_DIR name=file.npy ... [--threads N] [--bench N]
+//        [--warmup N]   (untimed runs before the timed ones)
 // With --bench, prints JSON with session creation time and latency percentiles.
 'use strict';
 const fs = require('fs');
@@ -48,10 +49,12 @@ async function main() {
   const [model, outDir] = args;
   let threads = 1;
   let bench = 0;
+  let warmup = 0;
   const feeds = {};
   for (let i = 2; i < args.length; i++) {
     if (args[i] === '--threads') threads = Number(args[++i]);
     else if (args[i] === '--bench') bench = Number(args[++i]);
+    else if (args[i] === '--warmup') warmup = Number(args[++i]);
     else {
       const eq = args[i].indexOf('=');
       feeds[args[i].slice(0, eq)] = readNpy(args[i].slice(eq + 1));
@@ -65,6 +68,7 @@ async function main() {
   const firstMs = Number(process.hrtime.bigint() - t1) / 1e6;
   fs.mkdirSync(outDir, { recursive: true });
   for (const [name, tensor] of Object.entries(results)) writeNpy(path.join(outDir, name.replace(/[/\\]/g, '_') + '.npy'), tensor);
+  for (let i = 0; i < warmup; i++) await session.run(feeds);
   const lat = [];
   for (let i = 0; i < bench; i++) {
     const s = process.hrtime.bigint();
