@@ -190,11 +190,12 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--warmup", a->warmup,
                   "Untimed runs between the first run and the --bench runs, so percentiles show "
                   "the steady state (thread pools spun up, caches warm)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--threads", a->threads,
-                  "Threads each run uses inside its ops (0: one per physical core)")
+                  "Threads each run uses inside its ops (0: one per physical core; at most the "
+                  "machine's logical CPUs are used)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_option("--provider-option", a->provider_options,
                   "Backend run-time option, as backend:key=value (repeatable); cuda: "

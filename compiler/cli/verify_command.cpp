@@ -214,9 +214,10 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
                   "bf16 8e-2)");
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_option("--threads", a->threads,
-                  "Threads each run uses inside its ops (0: one per physical core)")
+                  "Threads each run uses inside its ops (0: one per physical core; at most the "
+                  "machine's logical CPUs are used)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_flag("--json", a->json, "Print a machine-readable report");
   cmd->footer(std::string("\nExamples:\n  ortc verify model.onnx\n  ortc verify model.onnx --input "
                           "x=x.npy --expected y=y.npy --json\n"

@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -38,7 +39,11 @@ int PhysicalCoreCount() {
 }
 
 int ResolveIntraOpThreads(int requested) {
-  return requested > 0 ? requested : PhysicalCoreCount();
+  if (requested <= 0) return PhysicalCoreCount();
+  // More threads than logical CPUs only oversubscribe; a huge count would start that many
+  // threads at the first parallel loop.
+  const int logical = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::min(requested, logical);
 }
 
 void UseIntraOpThreads(int n) {

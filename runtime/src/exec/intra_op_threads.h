@@ -9,7 +9,8 @@ namespace ortc::exec {
 // Physical cores of this machine (hyper-threads not counted), at least 1.
 int PhysicalCoreCount();
 
-// Resolves SessionOptions::intra_op_threads: 0 means PhysicalCoreCount().
+// Resolves SessionOptions::intra_op_threads: 0 (or less) means PhysicalCoreCount(); more than
+// the machine's logical CPUs means as many as it has.
 int ResolveIntraOpThreads(int requested);
 
 // Makes the calling thread's following runs use n threads (OpenMP and OpenBLAS).
