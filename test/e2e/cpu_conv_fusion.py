@@ -62,7 +62,11 @@ def make_model(path):
                                pads=[1, 1, 1, 1]),
               helper.make_node("AveragePool", ["mp"], ["ap"], kernel_shape=[3, 3], strides=[2, 2],
                                pads=[1, 1, 1, 1], count_include_pad=1, ceil_mode=1),
-              helper.make_node("GlobalMaxPool", ["ap"], ["gmp"])]
+              helper.make_node("GlobalMaxPool", ["ap"], ["gmp"]),
+              # ceil_mode averaging without the padding: oneDNN's pooling (the one above counts
+              # padding past what ceil_mode adds, which only the runtime's loops do).
+              helper.make_node("AveragePool", ["mp"], ["ap2"], kernel_shape=[3, 3],
+                               strides=[2, 2], ceil_mode=1)]
     c1 = conv("c1", c0, 16, 16)
     nodes.append(helper.make_node("Add", [c1, c0], ["res1"]))             # residual Add
     r1 = act("Relu", "res1")
@@ -117,7 +121,8 @@ def make_model(path):
          helper.make_tensor_value_info(c9, TensorProto.FLOAT, [1, 8, 8, 8]),
          helper.make_tensor_value_info(r, TensorProto.FLOAT, [2, 4, 10]),
          helper.make_tensor_value_info("gmp", TensorProto.FLOAT, [1, 16, 1, 1]),
-         helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 8, 16, 16])],
+         helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 8, 16, 16]),
+         helper.make_tensor_value_info("ap2", TensorProto.FLOAT, [1, 16, 4, 4])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
@@ -174,16 +179,16 @@ def main(ortc, work):
     assert stats.get("affine_steps_fused") == 4, stats
     assert stats.get("residual_adds_fused") == 2, stats
     assert stats.get("channels_last_convolutions") == 11, stats
-    # MaxPool, AveragePool, GlobalMaxPool, the SE gate's and the final GlobalAveragePool (the
-    # Concat before it runs on NHWC's last axis); the Resize too.
-    assert stats.get("channels_last_pools") == 5, stats
+    # MaxPool, two AveragePools, GlobalMaxPool, the SE gate's and the final GlobalAveragePool
+    # (the Concat before it runs on NHWC's last axis); the Resize too.
+    assert stats.get("channels_last_pools") == 6, stats
     assert stats.get("channels_last_concats") == 1, stats
     assert stats.get("channels_last_resizes") == 1, stats
     # The SE gate through a Reshape; the constant per-channel bias re-declared without one.
     assert stats.get("layout_reshapes") == 1, stats
-    # Layout changes: out to the model outputs c9 and up (the first convolution reads the NCHW
-    # image itself).
-    assert stats.get("layout_transposes") == 2, stats
+    # Layout changes: out to the model outputs c9, up and ap2 (the first convolution reads the
+    # NCHW image itself).
+    assert stats.get("layout_transposes") == 3, stats
     want = os.path.join(work, "ort")
     run(["node", os.path.join(ROOT, "test", "reference", "ort_run.js"), model, want] + args)
     worst = 0.0

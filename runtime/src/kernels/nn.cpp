@@ -588,6 +588,23 @@ Status Pool(KernelContext& c, PoolKind kind) {
     if (!w.ok()) return w.status();
     const int64_t N = x.shape()[0], C = x.shape()[3];
     Tensor& y = c.OutputUninit(0, x.dtype(), {N, w->out[0], w->out[1], C});
+    const bool count_pad = c.op().Int("count_include_pad", 0) != 0;
+    if (std::all_of(w->dilations.begin(), w->dilations.end(), [](int64_t d) { return d == 1; })) {
+      PoolGeometry g{N,
+                     C,
+                     spatial,
+                     w->out,
+                     w->kernel,
+                     w->strides,
+                     w->pads_begin,
+                     w->pads_end,
+                     kind == PoolKind::kMax,
+                     count_pad};
+      bool handled = false;
+      Status st = OneDnnPoolNhwc(c.op(), dynamic_cast<OneDnnPlanCache*>(c.op().cache.get()), g,
+                                 x.data<float>(), y.mutable_data<float>(), &handled);
+      if (!st.ok() || handled) return st;
+    }
     Pool2dFloatNhwc(x.data<float>(), y.mutable_data<float>(), N, spatial[0], spatial[1], C, *w,
                     kind, c.op().Int("count_include_pad", 0) != 0);
     return Status::Ok();

@@ -23,18 +23,32 @@ struct ConvGeometry {
   bool bf16 = false;           // x and weights rounded to bf16; fp32 accumulation and output
 };
 
-// Per-op cache of oneDNN plans; created when kernels are bound (the op is shared by every run,
-// so it is guarded by a mutex).
-struct OneDnnConvCache : KernelCache {
+// Per-op cache of oneDNN plans, by a key of the run's shapes; created when kernels are bound
+// (the op is shared by every run, so it is guarded by a mutex).
+struct OneDnnPlanCache : KernelCache {
+  std::mutex mu;
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
+};
+
+struct OneDnnConvCache : OneDnnPlanCache {
   OneDnnConvCache(bool weights_constant, std::string packed_desc)
       : weights_constant(weights_constant), packed_desc(std::move(packed_desc)) {}
   const bool weights_constant;
   // Weights the compiler packed (--target-isa): oneDNN's description of their layout; empty
   // for plain OIHW weights.
   const std::string packed_desc;
-  std::mutex mu;
-  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
 };
+
+// NHWC float MaxPool / AveragePool through oneDNN's pooling primitive. in / out: H, W and OH,
+// OW; the window's kernel, strides and pads (dilations must be 1). Sets *handled to false when
+// oneDNN's pooling cannot express the case (then the caller's loops run).
+struct PoolGeometry {
+  int64_t batch = 0, channels = 0;
+  std::vector<int64_t> in, out, kernel, strides, pads_begin, pads_end;
+  bool max = true, count_include_pad = false;
+};
+Status OneDnnPoolNhwc(const ExecOp& op, OneDnnPlanCache* cache, const PoolGeometry& g,
+                      const float* x, float* y, bool* handled);
 
 // Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, or
 // NHWC with channels_last; its shape already set, out_shape). residual may be nullptr. Sets

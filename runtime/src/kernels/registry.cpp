@@ -72,6 +72,8 @@ Result<std::shared_ptr<KernelCache>> MakeKernelCache(const ExecOp& op, const Exe
     return std::shared_ptr<KernelCache>(
         std::make_shared<OneDnnConvCache>(constant_weights, packed));
   }
+  if ((op.op_type == "MaxPool" || op.op_type == "AveragePool") && op.Int("channels_last", 0))
+    return std::shared_ptr<KernelCache>(std::make_shared<OneDnnPlanCache>());
   if (op.op_type == "QLinearConv") {
     const bool constant_weights = op.inputs.size() > 3 && op.inputs[3] >= 0 &&
                                   static_cast<size_t>(op.inputs[3]) < graph.constants.size() &&
