@@ -1,6 +1,7 @@
 // CPU lowering pipeline and program serialization.
 #include "cpu/compile.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -224,6 +225,24 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   }
   for (size_t v = 0; v < ir.values.size(); ++v) {
     if (buffer_of[v] >= 0) buffers[buffer_of[v]].last_use = last_use[v];
+  }
+  // A FusedConv's output takes its residual's buffer when nothing reads the residual later and
+  // the convolution reads it only as the residual: oneDNN's sum post-op adds what the output
+  // holds, so the runtime then has no residual to copy there first.
+  for (int op = 0; op < n_ops; ++op) {
+    const auto& o = ir.ops[op];
+    if (o.op_type != "FusedConv" || o.inputs.size() < 4 || o.inputs[3] < 0 || o.outputs.empty())
+      continue;
+    const int r = o.inputs[3], y = o.outputs[0];
+    if (y < 0 || buffer_of[r] < 0 || buffer_of[y] < 0 || buffer_of[r] == buffer_of[y] ||
+        last_use[r] != op || std::count(o.inputs.begin(), o.inputs.end(), r) != 1)
+      continue;
+    auto& shared = buffers[buffer_of[r]];
+    auto& own = buffers[buffer_of[y]];
+    if (shared.size != own.size) continue;
+    shared.last_use = std::max(shared.last_use, own.last_use);
+    own = {0, op, op};  // left empty
+    buffer_of[y] = buffer_of[r];
   }
   for (auto& b : buffers) {
     if (b.first_use == INT32_MAX) b.first_use = 0;

@@ -375,6 +375,12 @@ Status Conv(KernelContext& c) {
     }
   }
   if (residual) {
+    // The compiler may place y in the residual's buffer (the sum post-op's in-place form); these
+    // loops have overwritten it by now, so that case cannot run here.
+    if (residual->raw() == y.raw())
+      return c.Error(
+          "FusedConv's output shares its residual's buffer, which only oneDNN's "
+          "convolution supports; recompile the model with this version of ortc");
     const FloatView rv(*residual);
     for (int64_t i = 0; i < N * M * osize; ++i) out[i] += rv.data[i];
   }
