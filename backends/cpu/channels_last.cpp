@@ -71,9 +71,8 @@ class Rewriter {
         if (!nhwc_[op.inputs[0]] && !as_nhwc_.count(op.inputs[0]))
           op.SetIntAttr("input_channels_first", 1);
         else
-          op.inputs[0] = InLayout(op.inputs[0], true, k);
-        if (op.inputs.size() > 3 && op.inputs[3] >= 0)
-          op.inputs[3] = InLayout(op.inputs[3], true, k);
+          op.inputs[0] = InLayout(op.inputs[0], true);
+        if (op.inputs.size() > 3 && op.inputs[3] >= 0) op.inputs[3] = InLayout(op.inputs[3], true);
         MarkNhwc(op.outputs[0]);
         continue;
       }
@@ -86,14 +85,14 @@ class Rewriter {
         continue;
       }
       if (IsChannelConcat(op)) {
-        for (auto& v : op.inputs) v = InLayout(v, true, k);
+        for (auto& v : op.inputs) v = InLayout(v, true);
         op.SetIntAttr("axis", 3);
         MarkNhwc(op.outputs[0]);
         ++counts_.concats;
         continue;
       }
       if (int scales = NhwcResizeScales(op); scales >= 0) {
-        op.inputs[0] = InLayout(op.inputs[0], true, k);
+        op.inputs[0] = InLayout(op.inputs[0], true);
         op.inputs[2] = scales;
         MarkNhwc(op.outputs[0]);
         ++counts_.resizes;
@@ -105,14 +104,14 @@ class Rewriter {
           const int v = op.inputs[i];
           if (v < 0 || IsScalar(*ir_, v)) continue;
           op.inputs[i] =
-              !nhwc_[v] && IsPerChannel(v, out) ? PerChannelAsNhwc(v, k) : InLayout(v, true, k);
+              !nhwc_[v] && IsPerChannel(v, out) ? PerChannelAsNhwc(v) : InLayout(v, true);
         }
         MarkNhwc(out);
         continue;
       }
       // Every other reader sees NCHW.
       for (auto& v : ReadsOf(op))
-        if (*v >= 0 && nhwc_[*v]) *v = InLayout(*v, false, k);
+        if (*v >= 0 && nhwc_[*v]) *v = InLayout(*v, false);
     }
     for (auto& t : pending_) ir_->ops.push_back(std::move(t));
     pending_.clear();
@@ -205,7 +204,8 @@ class Rewriter {
     return Is4dFloat(*ir_, op.outputs[0]);
   }
 
-  // The op's inputs that are its own (not outer values captured by subgraphs).
+  // Every value the op reads: its own inputs and the outer values its subgraphs capture (nested
+  // programs read those in NCHW too).
   std::vector<int*> ReadsOf(IrOp& op) {
     std::vector<int*> reads;
     for (auto& v : op.inputs) reads.push_back(&v);
@@ -251,7 +251,7 @@ class Rewriter {
 
   // The per-channel operand v with its NHWC shape: a constant is re-declared (same bytes), a
   // computed value goes through a Reshape.
-  int PerChannelAsNhwc(int v, size_t reader) {
+  int PerChannelAsNhwc(int v) {
     auto it = per_channel_.find(v);
     if (it != per_channel_.end()) return it->second;
     graph::TensorInfo info = ir_->values[v].info;
@@ -300,7 +300,7 @@ class Rewriter {
   }
 
   // v in the wanted layout (a Transpose inserted once per value and direction).
-  int InLayout(int v, bool want_nhwc, size_t reader) {
+  int InLayout(int v, bool want_nhwc) {
     if (nhwc_[v] == want_nhwc) return v;
     auto& cache = want_nhwc ? as_nhwc_ : as_nchw_;
     auto it = cache.find(v);
