@@ -191,14 +191,6 @@ std::vector<IrOp*> DecomposedHardSwish(SubgraphIr* ir, int x) {
   return {};
 }
 
-void SetFloats(IrOp* op, const std::string& n, const std::vector<float>& v) {
-  onnx::AttributeProto a;
-  a.set_name(n);
-  a.set_type(onnx::AttributeProto::FLOATS);
-  for (float f : v) a.add_floats(f);
-  op->attributes.push_back(std::move(a));
-}
-
 }  // namespace
 
 Result<FusionCounts> FuseConvEpilogues(SubgraphIr* ir) {
@@ -278,17 +270,15 @@ Result<FusionCounts> FuseConvEpilogues(SubgraphIr* ir) {
       moved = true;  // the residual may be produced after the convolution
     }
     if (!steps.empty()) {
-      onnx::AttributeProto names;
-      names.set_name("activations");
-      names.set_type(onnx::AttributeProto::STRINGS);
+      std::vector<std::string> names;
       std::vector<float> params;
       for (const Step& st : steps) {
-        names.add_strings(st.name);
+        names.push_back(st.name);
         params.push_back(st.alpha);
         params.push_back(st.beta);
       }
-      conv->attributes.push_back(std::move(names));
-      SetFloats(conv, "activation_params", params);
+      conv->SetStringsAttr("activations", names);
+      conv->SetFloatsAttr("activation_params", params);
     }
   }
   // Drop the fused ops first: the sort must not see their outputs as still produced by them.

@@ -64,6 +64,14 @@ void IrOp::SetIntsAttr(const std::string& n, const std::vector<int64_t>& v) {
 void IrOp::SetStringAttr(const std::string& n, const std::string& v) {
   MutableAttr(n, onnx::AttributeProto::STRING).set_s(v);
 }
+void IrOp::SetFloatsAttr(const std::string& n, const std::vector<float>& v) {
+  auto& a = MutableAttr(n, onnx::AttributeProto::FLOATS);
+  for (float f : v) a.add_floats(f);
+}
+void IrOp::SetStringsAttr(const std::string& n, const std::vector<std::string>& v) {
+  auto& a = MutableAttr(n, onnx::AttributeProto::STRINGS);
+  for (const auto& x : v) a.add_strings(x);
+}
 
 Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init) {
   if (init.external) {

@@ -56,6 +56,8 @@ struct IrOp {
   void SetFloatAttr(const std::string& n, float v);
   void SetIntsAttr(const std::string& n, const std::vector<int64_t>& v);
   void SetStringAttr(const std::string& n, const std::string& v);
+  void SetFloatsAttr(const std::string& n, const std::vector<float>& v);
+  void SetStringsAttr(const std::string& n, const std::vector<std::string>& v);
 
  private:
   onnx::AttributeProto& MutableAttr(const std::string& n, onnx::AttributeProto::AttributeType type);

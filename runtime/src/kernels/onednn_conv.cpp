@@ -18,8 +18,6 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-constexpr size_t kMaxPlansPerOp = 8;
-
 // The memory objects and argument map of one execution, kept on the plan so a repeated run
 // only swaps data pointers (creating them costs more than a small convolution). One set per
 // plan, taken by whichever run finds it free; concurrent runs build their own.
@@ -285,24 +283,10 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
   if (!cache || g.in.empty() || g.in.size() > 3 || (g.channels_last && g.in.size() != 2))
     return Status::Ok();
   const std::vector<int64_t>& key = x_shape;
-  std::shared_ptr<const ConvPlan> plan;
-  {
-    std::lock_guard<std::mutex> lock(cache->mu);
-    for (const auto& [k, p] : cache->plans)
-      if (k == key) plan = std::static_pointer_cast<const ConvPlan>(p);
-    if (!plan) {
-      try {
-        plan = MakePlan(g, bias != nullptr, residual != nullptr, act,
-                        cache->weights_constant ? w : nullptr, cache->packed_desc, out_shape);
-      } catch (const dnnl::error&) {
-        plan = nullptr;  // oneDNN has no implementation: remember that and use our own loops
-      }
-      // A model run at many input sizes keeps the most recent plans only (each holds a copy
-      // of the packed weights); runs still using an evicted plan hold it alive.
-      if (cache->plans.size() >= kMaxPlansPerOp) cache->plans.erase(cache->plans.begin());
-      cache->plans.emplace_back(key, plan);
-    }
-  }
+  const auto plan = std::static_pointer_cast<const ConvPlan>(FindOrMakePlan(cache, key, [&] {
+    return MakePlan(g, bias != nullptr, residual != nullptr, act,
+                    cache->weights_constant ? w : nullptr, cache->packed_desc, out_shape);
+  }));
   if (!plan) return Status::Ok();
   ORTC_RETURN_IF_ERROR(Run(op, *plan, x, w, bias, residual, y));
   *handled = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ struct OneDnnPlanCache : KernelCache {
   std::mutex mu;
   std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> plans;
 };
+
+// The plan kept under key, made by make() the first time. make() answers nullptr (or throws
+// dnnl::error) when oneDNN cannot take the case; that answer is kept too, so the caller's own
+// loops run without asking oneDNN again. A model run at many sizes keeps its 8 most recent plans
+// (each may hold reordered weights); runs still using an evicted plan keep it alive.
+std::shared_ptr<const void> FindOrMakePlan(
+    OneDnnPlanCache* cache, const std::vector<int64_t>& key,
+    const std::function<std::shared_ptr<const void>()>& make);
 
 struct OneDnnConvCache : OneDnnPlanCache {
   OneDnnConvCache(bool weights_constant, std::string packed_desc)

@@ -57,25 +57,8 @@ Status OneDnnPoolNhwc(const ExecOp& op, OneDnnPlanCache* cache, const PoolGeomet
   *handled = false;
   if (!cache || g.in.size() != 2) return Status::Ok();
   const std::vector<int64_t> key = {g.batch, g.channels, g.in[0], g.in[1]};
-  std::shared_ptr<const PoolPlan> plan;
-  {
-    std::lock_guard<std::mutex> lock(cache->mu);
-    bool known = false;
-    for (const auto& [k, p] : cache->plans)
-      if (k == key) {
-        plan = std::static_pointer_cast<const PoolPlan>(p);
-        known = true;
-      }
-    if (!known) {
-      try {
-        plan = MakePlan(g);
-      } catch (const dnnl::error&) {
-        plan = nullptr;  // no oneDNN implementation: the caller's loops
-      }
-      if (cache->plans.size() >= 8) cache->plans.erase(cache->plans.begin());
-      cache->plans.emplace_back(key, plan);
-    }
-  }
+  const auto plan = std::static_pointer_cast<const PoolPlan>(
+      FindOrMakePlan(cache, key, [&] { return MakePlan(g); }));
   if (!plan) return Status::Ok();
   try {
     const dnnl::engine& eng = OneDnnEngine();

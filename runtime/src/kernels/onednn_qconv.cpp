@@ -91,27 +91,9 @@ Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvG
   *handled = false;
   if (!cache || g.in.empty() || g.in.size() > 3) return Status::Ok();
   const std::vector<int64_t> key = KeyOf(g, q);
-  std::shared_ptr<const QuantizedPlan> plan;
-  {
-    std::lock_guard<std::mutex> lock(cache->mu);
-    for (auto it = cache->plans.rbegin(); it != cache->plans.rend(); ++it)
-      if (it->first == key) {
-        plan = std::static_pointer_cast<const QuantizedPlan>(it->second);
-        break;
-      }
-    if (!plan) {
-      bool found_empty = false;
-      for (const auto& [k, p] : cache->plans) found_empty = found_empty || (k == key && !p);
-      if (found_empty) return Status::Ok();
-      try {
-        plan = MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);
-      } catch (const dnnl::error&) {
-        plan = nullptr;  // no int8 implementation for this case: our own loops
-      }
-      if (cache->plans.size() >= 8) cache->plans.erase(cache->plans.begin());
-      cache->plans.emplace_back(key, plan);
-    }
-  }
+  const auto plan = std::static_pointer_cast<const QuantizedPlan>(FindOrMakePlan(cache, key, [&] {
+    return MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);
+  }));
   if (!plan) return Status::Ok();
   try {
     const dnnl::engine& eng = OneDnnEngine();

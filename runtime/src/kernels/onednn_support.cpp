@@ -37,6 +37,25 @@ OneDnnScratch& OneDnnThreadScratch() {
   return scratch;
 }
 
+std::shared_ptr<const void> FindOrMakePlan(
+    OneDnnPlanCache* cache, const std::vector<int64_t>& key,
+    const std::function<std::shared_ptr<const void>()>& make) {
+  constexpr size_t kMaxPlans = 8;
+  std::lock_guard<std::mutex> lock(cache->mu);
+  // Most recent first: a model run at one size finds its plan at once.
+  for (auto it = cache->plans.rbegin(); it != cache->plans.rend(); ++it)
+    if (it->first == key) return it->second;
+  std::shared_ptr<const void> plan;
+  try {
+    plan = make();
+  } catch (const dnnl::error&) {
+    plan = nullptr;
+  }
+  if (cache->plans.size() >= kMaxPlans) cache->plans.erase(cache->plans.begin());
+  cache->plans.emplace_back(key, plan);
+  return plan;
+}
+
 ConvTensorDims DimsOf(const ConvGeometry& g) {
   using tag = dnnl::memory::format_tag;
   const size_t nsp = g.in.size();

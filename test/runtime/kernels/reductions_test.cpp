@@ -15,6 +15,19 @@ using ortc::test::ModelBuilder;
 
 namespace {
 
+// Runs model m (input "x" of shape, output "y") on x.
+Tensor RunModel(const ModelBuilder& m, const std::vector<int64_t>& shape,
+                const std::vector<float>& x) {
+  const std::string bytes = m.Serialize();
+  auto session =
+      Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+  REQUIRE(session.ok());
+  auto out = (*session)->Run(
+      {{"x", Tensor::FromBytes(DataType::kFloat, shape, x.data(), x.size() * sizeof(float))}});
+  REQUIRE(out.ok());
+  return (*out)[0];
+}
+
 Tensor RunOne(const std::string& op, const std::vector<int64_t>& shape, const std::vector<float>& x,
               std::vector<Attr> attrs = {}) {
   ModelBuilder m;
@@ -26,14 +39,7 @@ Tensor RunOne(const std::string& op, const std::vector<int64_t>& shape, const st
     m.Node(op, {"x"}, {"y"}, std::move(attrs));
   }
   m.Output("y");
-  const std::string bytes = m.Serialize();
-  auto session =
-      Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
-  REQUIRE(session.ok());
-  auto out = (*session)->Run(
-      {{"x", Tensor::FromBytes(DataType::kFloat, shape, x.data(), x.size() * sizeof(float))}});
-  REQUIRE(out.ok());
-  return (*out)[0];
+  return RunModel(m, shape, x);
 }
 
 }  // namespace
@@ -94,14 +100,8 @@ TEST_CASE("float LayerNormalization matches a direct double computation", "[redu
   m.Input("x", {rows, n}).Initializer("s", {n}, scale).Initializer("b", {n}, bias);
   m.Node("LayerNormalization", {"x", "s", "b"}, {"y"}, {Attr("epsilon", 1e-5f)});
   m.Output("y");
-  const std::string bytes = m.Serialize();
-  auto session =
-      Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
-  REQUIRE(session.ok());
-  auto out = (*session)->Run(
-      {{"x", Tensor::FromBytes(DataType::kFloat, {rows, n}, x.data(), x.size() * sizeof(float))}});
-  REQUIRE(out.ok());
-  const float* y = (*out)[0].data<float>();
+  const Tensor out = RunModel(m, {rows, n}, x);
+  const float* y = out.data<float>();
   for (int64_t r = 0; r < rows; ++r) {
     double mean = 0, var = 0;
     for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
