@@ -85,8 +85,13 @@ class Cpu final : public Backend {
               "cpu target_isa must be portable, native, avx2, avx512_core, "
               "avx512_core_bf16 or avx512_core_amx, got '" +
               value + "'");
+      } else if (key == "conv_algorithm") {
+        if (value != "auto" && value != "direct" && value != "winograd")
+          return InvalidArgument("cpu conv_algorithm must be auto, direct or winograd, got '" +
+                                 value + "'");
       } else {
-        return InvalidArgument("unknown cpu option '" + key + "' (known: precision, target_isa)");
+        return InvalidArgument("unknown cpu option '" + key +
+                               "' (known: precision, target_isa, conv_algorithm)");
       }
     }
     return Status::Ok();
@@ -118,7 +123,12 @@ class Cpu final : public Backend {
 
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                 const ProviderOptions& options) const override {
-    return CompileCpuSubgraph(model, subgraph, CpuPrecision(options), TargetIsa(options));
+    CpuCompileOptions cpu;
+    cpu.precision = CpuPrecision(options);
+    cpu.target_isa = TargetIsa(options);
+    if (auto it = options.find("conv_algorithm"); it != options.end())
+      cpu.conv_algorithm = it->second;
+    return CompileCpuSubgraph(model, subgraph, cpu);
   }
 
   NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {

@@ -265,9 +265,25 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   return out;
 }
 
+namespace {
+
+// Sets attribute name to value on every float Conv and FusedConv; answers how many.
+int MarkFloatConvolutions(lowering::SubgraphIr* ir, const char* name, const char* value) {
+  int marked = 0;
+  for (auto& op : ir->ops) {
+    if ((op.op_type != "Conv" && op.op_type != "FusedConv") || !op.domain.empty() || op.removed ||
+        ir->values[op.inputs[0]].info.dtype != onnx::TensorProto::FLOAT)
+      continue;
+    op.SetStringAttr(name, value);
+    ++marked;
+  }
+  return marked;
+}
+
+}  // namespace
+
 Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& sg,
-                                         const std::string& precision,
-                                         const std::string& target_isa) {
+                                         const CpuCompileOptions& options) {
   auto ir = lowering::SubgraphIr::Build(model, sg.name, sg.nodes, sg.inputs, sg.outputs);
   if (!ir.ok()) return ir.status();
   // Before folding: folding would turn the weights' DequantizeLinear into float constants.
@@ -283,17 +299,14 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   if (!fused.ok()) return fused.status();
   auto nhwc = UseChannelsLast(&ir.value());
   if (!nhwc.ok()) return nhwc.status();
-  int bf16_convolutions = 0;
-  if (precision == "bf16") {
-    for (auto& op : ir->ops) {
-      if ((op.op_type != "Conv" && op.op_type != "FusedConv") || !op.domain.empty() ||
-          ir->values[op.inputs[0]].info.dtype != onnx::TensorProto::FLOAT)
-        continue;
-      op.SetStringAttr("compute_precision", "bf16");
-      ++bf16_convolutions;
-    }
-  }
-  auto packed = PackConvWeightsForIsa(&ir.value(), target_isa);
+  const int bf16_convolutions =
+      options.precision == "bf16" ? MarkFloatConvolutions(&ir.value(), "compute_precision", "bf16")
+                                  : 0;
+  const int conv_algorithm_marked =
+      options.conv_algorithm != "auto"
+          ? MarkFloatConvolutions(&ir.value(), "conv_algorithm", options.conv_algorithm.c_str())
+          : 0;
+  auto packed = PackConvWeightsForIsa(&ir.value(), options.target_isa);
   if (!packed.ok()) return packed.status();
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
@@ -309,6 +322,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   out.stats["layout_transposes"] = nhwc->transposes;
   out.stats["layout_reshapes"] = nhwc->reshapes;
   out.stats["bf16_convolutions"] = bf16_convolutions;
+  out.stats["conv_algorithm_marked"] = conv_algorithm_marked;
   out.stats["packed_convolutions"] = *packed;
   out.stats["qdq_convolutions_fused"] = *qdq;
   out.stats["ops"] = static_cast<int>(ir->ops.size());

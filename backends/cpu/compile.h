@@ -6,14 +6,22 @@
 
 namespace ortc::backends::cpu {
 
+// The CPU backend's provider options (capability.cpp validates them).
+struct CpuCompileOptions {
+  // "bf16": float convolutions compute on bf16 inputs and weights (fp32 accumulation and
+  // outputs); "fp32": everything in fp32.
+  std::string precision = "fp32";
+  // "portable" (plain weights) or an ISA to pack convolution weights for (weight_packing.h).
+  std::string target_isa = "portable";
+  // "auto": the runtime may run 3x3 convolutions with Winograd where that is faster;
+  // "direct": never (results closest to a direct convolution's rounding); "winograd": wherever
+  // oneDNN has a Winograd kernel, whatever the thread count (scripts/conv_algorithms measures).
+  std::string conv_algorithm = "auto";
+};
+
 // Folding, fusion and packing passes, then the static memory plan and serialization.
-// precision "bf16": float convolutions compute on bf16 inputs and weights (fp32 accumulation
-// and outputs); "fp32": everything in fp32.
-// target_isa: "portable" (plain weights) or an ISA to pack convolution weights for
-// (cpu/weight_packing.h).
 Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgraph& subgraph,
-                                         const std::string& precision = "fp32",
-                                         const std::string& target_isa = "portable");
+                                         const CpuCompileOptions& options = {});
 
 // Serializes a lowered subgraph (exposed for tests).
 CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string& isa);

@@ -89,6 +89,8 @@ bool GeometryOf(const SubgraphIr& ir, const IrOp& op, exec::ConvGeometry* g) {
   g->input_nchw = cl && !x_nhwc;
   const auto* precision = op.Attr("compute_precision");
   g->bf16 = precision && precision->s() == "bf16";
+  const auto* algorithm = op.Attr("conv_algorithm");
+  if (algorithm) g->algorithm = exec::ParseConvAlgorithm(algorithm->s());
   return g->group > 0 && g->in_channels % g->group == 0 && g->out_channels % g->group == 0 &&
          wd[1] == g->in_channels / g->group;
 }

@@ -214,7 +214,10 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--error-if-output-exists", o.error_if_output_exists,
                 "Fail instead of replacing existing outputs");
   cmd->add_option("--provider-option", args->provider_options,
-                  "Backend option, as backend:key=value (repeatable)");
+                  "Backend option, as backend:key=value (repeatable). cpu:conv_algorithm=direct "
+                  "keeps the CPU's 3x3 convolutions off Winograd, which the runtime otherwise "
+                  "uses where it is faster (results differ in the last bits); =winograd uses it "
+                  "wherever it can");
   cmd->add_option("--input-shape", args->input_shapes,
                   "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
                   "ids=1x128,mask=1x128): CUDA kernels are specialized to static shapes");

@@ -201,7 +201,42 @@ def main(ortc, work):
     print(f"cpu conv fusion: matches ONNX Runtime at 1 and 2 threads (worst {worst:.3g})")
     check_bf16(ortc, work, model, args, want)
     check_packed(ortc, work, model, args, want)
+    check_conv_algorithm(ortc, work, model, args, want, os.path.join(out, "fusion_ctx.onnx"))
     return 0
+
+
+def convolution_kernels(ortc, ctx, args, got):
+    """oneDNN's names for the convolution kernels one 1-thread run of ctx executes."""
+    env = dict(os.environ, DNNL_VERBOSE="1")
+    r = subprocess.run([ortc, "run", ctx, "--output-dir", got, "--threads", "1"] +
+                       [a for f in args for a in ("--input", f)], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    return [line.split(",")[4] for line in r.stdout.splitlines()
+            if line.startswith("onednn_verbose,exec,cpu,convolution,")]
+
+
+def check_conv_algorithm(ortc, work, model, args, want, default_ctx):
+    """The runtime runs 3x3 stride-1 convolutions with 16+ channels on Winograd at one thread
+    where oneDNN has a kernel for them: on AVX-512, c1 here (c6, c7 and ca have 24 channels, which
+    oneDNN 2.x's Winograd kernels do not take, so they stay direct). cpu:conv_algorithm=direct
+    rules it out at compile time. Both match ONNX Runtime."""
+    with open("/proc/cpuinfo") as f:
+        avx512 = "avx512f" in f.read()
+    kernels = convolution_kernels(ortc, default_ctx, args, os.path.join(work, "ortc_auto"))
+    winograd = [k for k in kernels if "wino" in k]
+    assert (len(winograd) >= 1) == avx512, kernels
+    out = os.path.join(work, "direct")
+    os.makedirs(out)
+    report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "--provider-option",
+                             "cpu:conv_algorithm=direct", "-o", out + "/", "--json"]))
+    marked = stats_of(report, ("conv_algorithm_marked",)).get("conv_algorithm_marked")
+    assert marked == 12, report
+    got = os.path.join(work, "ortc_direct")
+    kernels = convolution_kernels(ortc, os.path.join(out, "fusion_ctx.onnx"), args, got)
+    assert kernels and not any("wino" in k for k in kernels), kernels
+    compare_outputs.main("conv_algorithm=direct", want, got, TOLERANCE, TOLERANCE)
+    print(f"conv algorithm: {len(winograd)} Winograd convolutions by default, none with direct")
 
 
 def check_packed(ortc, work, model, args, want):

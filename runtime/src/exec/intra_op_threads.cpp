@@ -52,4 +52,8 @@ void UseIntraOpThreads(int n) {
   if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }
 
+int CurrentIntraOpThreads() {
+  return omp_get_max_threads();
+}
+
 }  // namespace ortc::exec

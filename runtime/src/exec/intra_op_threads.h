@@ -16,4 +16,7 @@ int ResolveIntraOpThreads(int requested);
 // Makes the calling thread's following runs use n threads (OpenMP and OpenBLAS).
 void UseIntraOpThreads(int n);
 
+// The thread count the calling thread's parallel work uses now.
+int CurrentIntraOpThreads();
+
 }  // namespace ortc::exec

@@ -296,6 +296,7 @@ Status Conv(KernelContext& c) {
     g.channels_last = channels_last;
     g.input_nchw = channels_last && !x_nhwc;
     g.bf16 = c.op().String("compute_precision", "fp32") == "bf16";
+    g.algorithm = ParseConvAlgorithm(c.op().String("conv_algorithm", "auto"));
     bool handled = false;
     Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.raw(),
                            c.has_input(2) ? c.in(2).data<float>() : nullptr,

@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 
+#include "exec/intra_op_threads.h"
 #include "kernels/onednn_support.h"
 
 namespace ortc::exec {
@@ -35,6 +36,7 @@ struct ConvPlan {
   std::shared_ptr<void> reordered;                // their bytes, when not read in place
   bool has_packed = false;
   std::vector<int64_t> out_shape;  // of y, in the op's layout
+  std::string implementation;      // oneDNN's name for the kernel, e.g. "jit_wino_4x3:avx512_core"
   mutable std::atomic_flag bound_busy = ATOMIC_FLAG_INIT;
   mutable std::unique_ptr<BoundArgs> bound;
 };
@@ -132,10 +134,9 @@ struct PlainDescs {
 
 // The primitive descriptor of g (layouts left to oneDNN, post-ops from the fused steps), and
 // the plain layouts of its tensors as the graph holds them.
-dnnl::convolution_forward::primitive_desc DescribeConv(const ConvGeometry& g, bool has_bias,
-                                                       bool has_residual,
-                                                       const FusedActivation& act,
-                                                       PlainDescs* plain) {
+dnnl::convolution_forward::primitive_desc DescribeConv(
+    const ConvGeometry& g, bool has_bias, bool has_residual, const FusedActivation& act,
+    PlainDescs* plain, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
   const ConvTensorDims d = DimsOf(g);
   plain->src = memory::desc(d.src, dt::f32, d.src_tag);
   plain->dst = memory::desc(d.dst, dt::f32, d.dst_tag);
@@ -146,10 +147,10 @@ dnnl::convolution_forward::primitive_desc DescribeConv(const ConvGeometry& g, bo
   const dt compute = g.bf16 ? dt::bf16 : dt::f32;
   const memory::desc any_src(d.src, compute, tag::any), any_dst(d.dst, dt::f32, tag::any),
       any_wei(d.wei, compute, tag::any);
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_wei,
-      has_bias ? plain->bias : memory::desc(), any_dst, Dims(g.strides), Dims(dil),
-      Dims(g.pads_begin), Dims(g.pads_end));
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, any_src,
+                                       any_wei, has_bias ? plain->bias : memory::desc(), any_dst,
+                                       Dims(g.strides), Dims(dil), Dims(g.pads_begin),
+                                       Dims(g.pads_end));
   dnnl::post_ops ops;
   if (has_residual) ops.append_sum(1.f);
   AppendActivation(act, &ops);
@@ -211,6 +212,39 @@ std::shared_ptr<void> SharedReorderedWeights(const memory::desc& from_md, void* 
   return bytes;
 }
 
+// Whether Winograd is expected to beat the direct kernel for g at this many threads. Measured
+// with oneDNN 2.6 on a 2-core AVX-512 machine (scripts/conv_algorithms): at one thread the
+// candidate layers of the bench models ran 1.1x-2.1x faster (one of 2M multiply-adds 0.98x-1.3x
+// across runs); at two threads layers of 4M multiply-adds per thread or fewer mostly ran slower
+// (0.4x-0.9x), since Winograd splits small images into few tiles to share, and layers from 16M
+// per thread 1.2x-2x faster.
+bool WinogradPays(const ConvGeometry& g, int threads) {
+  if (!WinogradCandidate(g)) return false;
+  if (threads <= 1 || g.algorithm == ConvAlgorithm::kWinograd) return true;
+  const double macs = static_cast<double>(g.batch) * g.in_channels * g.out_channels * 9 *
+                      static_cast<double>(g.out[0]) * static_cast<double>(g.out[1]);
+  return macs / threads >= 8e6;
+}
+
+// The primitive for g: Winograd where it pays and this oneDNN has it for the CPU (its f32
+// Winograd kernels need AVX-512), the direct kernel otherwise.
+dnnl::convolution_forward::primitive_desc DescribeFastestConv(const ConvGeometry& g, bool has_bias,
+                                                              bool has_residual,
+                                                              const FusedActivation& act,
+                                                              bool weights_packed,
+                                                              PlainDescs* plain) {
+  // Packed weights are in the direct kernel's layout, chosen by the compiler.
+  if (!weights_packed && WinogradPays(g, CurrentIntraOpThreads())) {
+    try {
+      return DescribeConv(g, has_bias, has_residual, act, plain,
+                          dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {
+      // No Winograd kernel for this ISA or these post-ops: the direct one below.
+    }
+  }
+  return DescribeConv(g, has_bias, has_residual, act, plain);
+}
+
 std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool has_residual,
                                    const FusedActivation& act, const void* constant_w,
                                    const std::string& packed_desc,
@@ -219,12 +253,13 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   auto plan = std::make_shared<ConvPlan>();
   plan->out_shape = out_shape;
   PlainDescs plain;
-  auto pd = DescribeConv(g, has_bias, has_residual, act, &plain);
+  auto pd = DescribeFastestConv(g, has_bias, has_residual, act, !packed_desc.empty(), &plain);
   plan->src_plain = plain.src;
   plan->dst_plain = plain.dst;
   plan->wei_plain = plain.wei;
   plan->bias_md = plain.bias;
   plan->prim = dnnl::convolution_forward(pd);
+  plan->implementation = pd.impl_info_str();
   plan->src_md = pd.src_desc();
   plan->dst_md = pd.dst_desc();
   plan->wei_md = pd.weights_desc();
@@ -257,6 +292,22 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
 
 }  // namespace
 
+ConvAlgorithm ParseConvAlgorithm(const std::string& name) {
+  if (name == "direct") return ConvAlgorithm::kDirect;
+  if (name == "winograd") return ConvAlgorithm::kWinograd;
+  return ConvAlgorithm::kAuto;
+}
+
+bool WinogradCandidate(const ConvGeometry& g) {
+  auto all_one = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+  };
+  // Three input channels (a network's first layer) ran 0.4x: too little work per tile.
+  return g.algorithm != ConvAlgorithm::kDirect && !g.bf16 && g.in.size() == 2 &&
+         g.kernel == std::vector<int64_t>{3, 3} && all_one(g.strides) && all_one(g.dilations) &&
+         g.group == 1 && g.in_channels >= 16 && g.out_channels >= 16;
+}
+
 const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
                          const std::vector<int64_t>** out_shape) {
   std::lock_guard<std::mutex> lock(cache->mu);
@@ -268,6 +319,10 @@ const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_s
     return plan;
   }
   return nullptr;
+}
+
+const std::string& ConvPlanImplementation(const void* plan) {
+  return static_cast<const ConvPlan*>(plan)->implementation;
 }
 
 Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const void* w,
@@ -296,6 +351,12 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
 Result<PackedConvWeights> PackConvWeights(const ConvGeometry& g, bool has_bias, bool has_residual,
                                           const FusedActivation& act, const float* weights) {
   PackedConvWeights out;
+  if (WinogradCandidate(g)) {
+    // Left plain: the runtime chooses between Winograd and the direct kernel by its thread
+    // count, and transforms them for Winograd from the plain layout.
+    out.impl = "winograd or direct, chosen at run time";
+    return out;
+  }
   try {
     PlainDescs plain;
     auto pd = DescribeConv(g, has_bias, has_residual, act, &plain);

@@ -15,6 +15,13 @@
 
 namespace ortc::exec {
 
+// How a float convolution may be computed, as the compiler recorded it (cpu:conv_algorithm):
+// kAuto lets the runtime take Winograd where it pays, kDirect never, kWinograd wherever oneDNN
+// has a Winograd kernel for it (whatever the thread count; for measuring).
+enum class ConvAlgorithm { kAuto, kDirect, kWinograd };
+// The attribute's value ("auto", "direct", "winograd"); anything else reads as kAuto.
+ConvAlgorithm ParseConvAlgorithm(const std::string& name);
+
 // The geometry Conv resolved (auto_pad applied), spatial rank 1 to 3.
 struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
@@ -22,7 +29,14 @@ struct ConvGeometry {
   bool channels_last = false;  // x, residual and y are NHWC (2-D only); weights stay OIHW
   bool input_nchw = false;     // with channels_last: x is NCHW all the same
   bool bf16 = false;           // x and weights rounded to bf16; fp32 accumulation and output
+  ConvAlgorithm algorithm = ConvAlgorithm::kAuto;
 };
+
+// Whether g has the shape oneDNN's Winograd kernels take and that pays off (float 3x3,
+// stride 1, no dilation, one group, 16 or more input and output channels) and the compiler
+// allowed it. Under kAuto the thread count decides the rest at run time (WinogradPays in
+// onednn_conv.cpp).
+bool WinogradCandidate(const ConvGeometry& g);
 
 // Per-op cache of oneDNN plans, by a key of the run's shapes; created when kernels are bound
 // (the op is shared by every run, so it is guarded by a mutex).
@@ -72,6 +86,8 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
 // fast path of repeated runs, which skips reading the op's attributes again.
 const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
                          const std::vector<int64_t>** out_shape);
+// oneDNN's name for the kernel a plan runs ("brgconv:avx512_core", "jit_wino_4x3:avx512_core").
+const std::string& ConvPlanImplementation(const void* plan);
 Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const void* w,
                    const float* bias, const float* residual, float* y);
 
