@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitUnsupported = 4,  // valid model, but ortc cannot place or compile it as asked
   kExitIo = 5,           // reading or writing files failed
   kExitMismatch = 6,     // `ortc verify`: outputs differ beyond the tolerances
+  kExitBackend = 7,      // a driver, library or toolchain a backend needs is missing or failed
 };
 
 inline int ExitCodeFor(const Status& s) {
@@ -25,7 +26,12 @@ inline int ExitCodeFor(const Status& s) {
     case StatusCode::kIoError:
       return kExitIo;
     case StatusCode::kNotImplemented:
+    case StatusCode::kModelRequiresCompilation:
       return kExitUnsupported;
+    case StatusCode::kEpFail:
+      return kExitBackend;
+    case StatusCode::kInvalidGraph:
+      return kExitBadModel;
     default:
       return kExitBadModel;
   }
@@ -33,7 +39,8 @@ inline int ExitCodeFor(const Status& s) {
 
 inline constexpr const char* kExitCodeHelp =
     "Exit codes: 0 success, 2 bad command line, 3 invalid model, 4 model not supported as asked\n"
-    "(no backend for a node, too many partitions, recompilation required), 5 file not found or I/O\n"
-    "error, 6 verify found outputs beyond tolerance.";
+    "(no backend for a node, too many partitions, a binary this device cannot run, recompilation\n"
+    "required), 5 file not found or I/O error, 6 verify found outputs beyond tolerance, 7 a\n"
+    "driver, library or toolchain a backend needs is missing or failed (no CUDA driver, NVRTC).";
 
 }  // namespace ortc::cli

@@ -52,10 +52,8 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
 }
 
 // Prints the error as text, or as JSON when --json was given, and returns the exit code.
-// A partition that breaks a constraint is reported with kExitUnsupported whatever its code.
-int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr,
-         int exit_code = -1) {
-  return ReportError(args.json, s, report ? *report : nlohmann::json::object(), exit_code);
+int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr) {
+  return ReportError(args.json, s, report ? *report : nlohmann::json::object());
 }
 
 int Run(const PartitionArgs& args) {
@@ -78,13 +76,13 @@ int Run(const PartitionArgs& args) {
   const Status check = partition::CheckPartition((*model)->graph, partition, args.max_partitions);
   if (args.json) {
     auto j = partition::PartitionToJson(**model, partition);
-    if (!check.ok()) return Fail(args, check, &j, kExitUnsupported);
+    if (!check.ok()) return Fail(args, check, &j);
     j["ok"] = true;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   std::cout << partition::PartitionToText(**model, partition);
-  if (!check.ok()) return Fail(args, check, nullptr, kExitUnsupported);
+  if (!check.ok()) return Fail(args, check);
   return kExitOk;
 }
 

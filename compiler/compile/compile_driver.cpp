@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bundle/context_binary_writer.h"
+#include "compile/output_folders.h"
 #include "context_binary_format.h"
 #include "emit/ctx_model_writer.h"
 #include "format/ep_context.h"
@@ -151,6 +152,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
 
   // Output paths: with a group, -o is a folder (default: the first model's folder).
   std::error_code ec;
+  OutputFolders folders;
   std::vector<ModelJob> jobs(sources.size());
   std::set<std::string> stems, prefixes;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -180,9 +182,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       return InvalidArgument("the output " + job.ctx_path.string() +
                              " would overwrite the source model");
     }
-    if (!job.ctx_path.parent_path().empty() && !fs::is_directory(job.ctx_path.parent_path(), ec)) {
-      return NoSuchFile("output folder " + job.ctx_path.parent_path().string() + " does not exist");
-    }
+    ORTC_RETURN_IF_ERROR(folders.Need(job.ctx_path.parent_path()));
   }
   const fs::path& first_ctx = jobs[0].ctx_path;
 
@@ -218,6 +218,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   }
 
   // Compile every group of every model into its backend's binary (one per backend).
+  ORTC_RETURN_IF_ERROR(folders.Create());
   auto t = Clock::now();
   int64_t total_weight_bytes = 0, done_weight_bytes = 0;
   for (const auto& job : jobs) {
@@ -420,6 +421,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   }
   report.phase_seconds["emit"] = Seconds(t);
   report.phase_seconds["total"] = Seconds(start);
+  folders.Keep();
   return report;
 }
 
@@ -430,13 +432,15 @@ Result<CompileReport> Compile(const CompileOptions& o) {
   sources.insert(sources.end(), o.more_models.begin(), o.more_models.end());
   if (o.share_weights || sources.size() == 1) return CompileGroup(o, sources);
   // Several models without sharing: each compiled on its own, reports merged.
-  if (!o.output.empty() && !fs::is_directory(o.output))
+  std::error_code ec;
+  if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
     return InvalidArgument("with several models, -o must name a folder");
   CompileReport all;
   for (const auto& src : sources) {
     CompileOptions one = o;
     one.model = src;
     one.more_models.clear();
+    if (!o.output.empty()) one.output = o.output / "";  // a folder, made when missing
     if (!o.node_name_prefixes.empty()) {
       if (o.node_name_prefixes.size() != sources.size())
         return InvalidArgument("give --node-name-prefix once per model");

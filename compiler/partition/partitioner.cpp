@@ -131,10 +131,10 @@ Status CheckPartition(const graph::Graph& g, const Partition& p, int max_partiti
     for (const auto* b : p.backends) {
       const int count = p.CountGroups(b);
       if (count > max_partitions) {
-        return InvalidArgument("backend " + std::string(b->name()) + " would get " +
-                               std::to_string(count) + " partitions, more than --max-partitions " +
-                               std::to_string(max_partitions) +
-                               "; raise the limit, or see the refused nodes that split it");
+        return NotImplemented("backend " + std::string(b->name()) + " would get " +
+                              std::to_string(count) + " partitions, more than --max-partitions " +
+                              std::to_string(max_partitions) +
+                              "; raise the limit, or see the refused nodes that split it");
       }
     }
   }

@@ -77,20 +77,23 @@ Result<Nvrtc> Open() {
                       Bind(lib, "nvrtcGetPTXSize", &n.ptx_size) && Bind(lib, "nvrtcGetPTX", &n.ptx);
       if (!ok) {
         dlclose(lib);
-        return NotImplemented("NVRTC library " + c + " lacks expected symbols (" + dlerror() +
-                              "): install the CUDA toolkit or set ORTC_NVRTC_LIBRARY");
+        return Status(StatusCode::kEpFail, "NVRTC library " + c + " lacks expected symbols (" +
+                                               dlerror() +
+                                               "): install the CUDA toolkit or set "
+                                               "ORTC_NVRTC_LIBRARY");
       }
       // The library stays loaded for the life of the process.
       if (n.version(&n.info.major, &n.info.minor) != 0)
-        return NotImplemented("nvrtcVersion failed in " + c);
+        return Status(StatusCode::kEpFail, "nvrtcVersion failed in " + c);
       return n;
     }
     tried += (tried.empty() ? "" : ", ") + c;
   }
-  return NotImplemented(
-      "NVRTC (CUDA toolkit runtime compiler) not found: install the CUDA toolkit or set "
-      "ORTC_NVRTC_LIBRARY (tried " +
-      tried + ")");
+  // The machine lacks the toolkit: a set-up problem (exit 7), not the model's.
+  return Status(StatusCode::kEpFail,
+                "NVRTC (CUDA toolkit runtime compiler) not found: install the CUDA toolkit or set "
+                "ORTC_NVRTC_LIBRARY (tried " +
+                    tried + ")");
 }
 
 const Result<Nvrtc>& Library() {

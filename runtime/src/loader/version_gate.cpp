@@ -36,8 +36,8 @@ Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
     }
     if (target == "generic-le") {
       if (!device.little_endian) {
-        return InvalidGraph(where + ": the binary needs a little-endian CPU (target " + target +
-                            "); this device is big-endian");
+        return NotImplemented(where + ": the binary needs a little-endian CPU (target " + target +
+                              "); this device is big-endian");
       }
       continue;
     }
@@ -48,8 +48,8 @@ Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
       const std::string how = target == "avx512_bf16"
                                   ? "recompile without --precision bf16 for this CPU"
                                   : "recompile for this CPU";
-      return InvalidGraph(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
-                          have + "]: " + how);
+      return NotImplemented(where + ": compiled for CPU ISA " + target + "; this CPU offers [" +
+                            have + "]: " + how);
     }
     if (rank(target) >= 0 && rank(target) < device_best) {
       v.verdict = Verdict::kPreferRecompilation;

@@ -43,8 +43,16 @@ int MajorOf(const std::string& version) {
   return version.empty() ? -1 : std::atoi(version.c_str());
 }
 
+// The binary does not fit this device (architecture, driver or library versions): the model is
+// not supported as asked here; recompiling for the device, or updating it, helps.
 Status Unsupported(const std::string& where, const std::string& why) {
-  return InvalidGraph(where + ": verdict unsupported: " + why);
+  return NotImplemented(where + ": verdict unsupported: " + why);
+}
+
+// What the backend needs is not there (no driver, no device, a library missing): the machine's
+// set-up, not the bundle, is at fault.
+Status Unavailable(const std::string& where, const std::string& why) {
+  return Status(StatusCode::kEpFail, where + ": verdict unsupported: " + why);
 }
 
 // The library check: needed (recorded) -> present with the same major.
@@ -52,7 +60,7 @@ Status CheckLibrary(const std::string& where, const std::string& lib, const std:
                     const std::string& have, const std::string& reason) {
   if (built.empty()) return Status::Ok();
   if (have.empty()) {
-    return Unsupported(where, "the binary calls " + lib + " " + built + " but " + lib +
+    return Unavailable(where, "the binary calls " + lib + " " + built + " but " + lib +
                                   " was not found" + (reason.empty() ? "" : " (" + reason + ")") +
                                   ": install " + lib + " " + std::to_string(MajorOf(built)));
   }
@@ -98,7 +106,7 @@ Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescript
     // The plugin's reason reads "no CUDA driver found (libcuda.so.1: ...)"; other reasons
     // (the plugin itself missing) are given as they are.
     const std::string& r = device.cuda_unavailable_reason;
-    return Unsupported(where, r.empty() ? "no CUDA driver found" : r);
+    return Unavailable(where, r.empty() ? "no CUDA driver found" : r);
   }
   if (bin.min_driver > 0 && device.cuda_driver_version < bin.min_driver) {
     return Unsupported(where, "the binary needs CUDA driver " + DriverText(bin.min_driver) +
@@ -106,7 +114,7 @@ Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescript
                                   DriverText(device.cuda_driver_version) + ": update the driver");
   }
   if (device.cuda_archs.empty()) {
-    return Unsupported(
+    return Unavailable(
         where, "no CUDA device found" + (device.cuda_unavailable_reason.empty()
                                              ? std::string()
                                              : " (" + device.cuda_unavailable_reason + ")"));

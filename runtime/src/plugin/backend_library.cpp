@@ -132,7 +132,8 @@ Status BackendLibrary::StatusOf(OrtcPluginStatus s, const std::string& what) con
     case ORTC_PLUGIN_EP_FAIL:
       return Status(StatusCode::kEpFail, msg);
     case ORTC_PLUGIN_UNSUPPORTED:
-      return InvalidGraph(msg + " (verdict: unsupported)");
+      // The plugin cannot serve this machine (no driver, no device): its set-up, not the model.
+      return Status(StatusCode::kEpFail, msg + " (verdict: unsupported)");
     default:
       return InvalidGraph(msg);
   }

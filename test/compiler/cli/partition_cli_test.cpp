@@ -175,7 +175,7 @@ TEST_CASE("ortc partition exit codes and JSON errors", "[cli]") {
     CHECK(r.exit_code == 4);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["ok"] == false);
-    CHECK(j["error"]["code"] == "INVALID_ARGUMENT");
+    CHECK(j["error"]["code"] == "NOT_IMPLEMENTED");
     CHECK_THAT(j["error"]["message"].get<std::string>(),
                Catch::Contains("cuda would get 2 partitions"));
     CHECK(j["groups"].size() == 3);  // the report is still there to see why

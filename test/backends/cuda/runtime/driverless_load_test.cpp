@@ -49,7 +49,7 @@ TEST_CASE("driverless: loading a CUDA ctx model fails with no CUDA driver found,
   const fs::path ctx = Written(TempDir("driverless"), {});
   auto s = Session::Create(ctx);
   REQUIRE_FALSE(s.ok());
-  CHECK(s.status().code() == StatusCode::kInvalidGraph);
+  CHECK(s.status().code() == StatusCode::kEpFail);
   CHECK_THAT(s.status().message(), Catch::Contains("EPContext node 'cuda_0'") &&
                                        Catch::Contains("verdict unsupported") &&
                                        Catch::Contains("no CUDA driver found (libcuda.so.1"));
@@ -100,7 +100,7 @@ TEST_CASE("driverless: an injected GPU passes the gate but the plugin cannot loa
   o.device = &a100;
   auto s = Session::Create(ctx, o);
   REQUIRE_FALSE(s.ok());
-  CHECK(s.status().code() == StatusCode::kInvalidGraph);
+  CHECK(s.status().code() == StatusCode::kEpFail);
   CHECK_THAT(s.status().message(), Catch::Contains("loading graph 'g0' on cuda") &&
                                        Catch::Contains("no CUDA driver found (libcuda.so.1") &&
                                        Catch::Contains("unsupported"));
