@@ -18,4 +18,4 @@ if ! $ortc check examples/out/cuda/tiny_cnn_ctx.onnx; then
   echo "(the CUDA build needs an NVIDIA GPU and driver to run; the gate above says what is missing)"
 fi
 $ortc compile examples/out/tiny_cnn.onnx -o examples/out/cpu/
-$ortc run examples/out/cpu/tiny_cnn_ctx.onnx --shape $shape --bench 10
+$ortc run examples/out/cpu/tiny_cnn_ctx.onnx --input-shape $shape --bench 10

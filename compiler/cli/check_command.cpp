@@ -15,19 +15,36 @@ namespace {
 
 struct CheckArgs {
   std::string model, device;
-  bool json = false, require_optimal = false;
+  bool json = false, require_optimal = false, print_device = false;
 };
+
+// --device: inline JSON when it starts with '{', else a file holding it.
+Result<std::string> DeviceText(const std::string& arg) {
+  const size_t first = arg.find_first_not_of(" \t\n\r");
+  if (first != std::string::npos && arg[first] == '{') return arg;
+  std::ifstream in(arg);
+  if (!in) return NoSuchFile(arg + ": cannot open the device description");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 int Run(const CheckArgs& a) {
   SessionOptions o;
   DeviceDescription device;
   auto fail = [&](const Status& s) { return ReportError(a.json, s); };
+  if (a.print_device) {
+    // This machine as the version gate sees it, for checking bundles elsewhere with --device.
+    if (!a.model.empty() || !a.device.empty() || a.require_optimal)
+      return fail(InvalidArgument("--print-device takes no model, --device or --require-optimal"));
+    std::cout << DeviceDescription::Detect().ToJson() << "\n";
+    return kExitOk;
+  }
+  if (a.model.empty()) return fail(InvalidArgument("give a model_ctx.onnx to check"));
   if (!a.device.empty()) {
-    std::ifstream in(a.device);
-    if (!in) return fail(NoSuchFile(a.device + ": cannot open the device description"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto d = DeviceDescription::FromJson(ss.str());
+    auto text = DeviceText(a.device);
+    if (!text.ok()) return fail(text.status());
+    auto d = DeviceDescription::FromJson(*text);
     if (!d.ok()) return fail(d.status());
     device = *d;
     o.device = &device;
@@ -64,18 +81,23 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<CheckArgs>();
   auto* cmd = app.add_subcommand(
       "check", "Run the runtime's version gate on a compiled model, without running it");
-  cmd->add_option("model", a->model, "model_ctx.onnx")->required();
+  cmd->add_option("model", a->model, "model_ctx.onnx");
   cmd->add_option("--device", a->device,
-                  "JSON description of the target device instead of this machine, e.g.\n"
-                  "{\"cpu\": {\"arch\": \"x86_64\", \"isa\": [\"avx2\"]}, \"cuda\": "
-                  "{\"driver_version\": 13000, \"archs\": [\"sm_80\"]}}");
+                  "The target device instead of this machine: a JSON file, or the JSON itself, "
+                  "e.g.\n'{\"cpu\": {\"arch\": \"x86_64\", \"isa\": [\"avx2\"]}, \"cuda\": "
+                  "{\"driver_version\": 13000, \"archs\": [\"sm_80\"]}}'");
+  cmd->add_flag("--print-device", a->print_device,
+                "Print this machine's description as --device reads it, and exit");
   cmd->add_flag("--require-optimal", a->require_optimal,
                 "Fail when a backend's verdict is 'prefer recompilation'");
   cmd->add_flag("--json", a->json, "Print a machine-readable report");
   cmd->footer(std::string("\nVerdicts: optimal, prefer recompilation (runs, but a recompile would "
                           "do better), unsupported (error).\n"
                           "Examples:\n  ortc check model_ctx.onnx\n  ortc check model_ctx.onnx "
-                          "--device jetson.json --json\n\n") +
+                          "--device jetson.json --json\n"
+                          "  ortc check --print-device > device.json   # on the target machine\n"
+                          "  ortc check model_ctx.onnx --device '{\"cuda\": {\"driver_version\": "
+                          "13000, \"archs\": [\"sm_90\"]}}'\n\n") +
               kExitCodeHelp);
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });
 }

@@ -11,7 +11,7 @@ namespace {
 
 void PrintCudaProgram(const nlohmann::json& c, const std::string& indent) {
   if (c.contains("error")) {
-    std::cout << indent << "cuda program: " << c["error"].get<std::string>() << "\n";
+    std::cout << indent << "cuda program: " << c["error"].value("message", "") << "\n";
     return;
   }
   std::cout << indent << "cuda: " << c["precision"].get<std::string>() << ", conv layout "
@@ -72,9 +72,12 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
 int Run(const std::string& path, bool json) {
   const auto j = inspect::InspectPath(path);
   const bool ok = j.value("ok", false);
+  const Status error = ok ? Status::Ok() : inspect::ReportedError(j);
+  // A report that failed without saying why is still a failed verification.
+  const int failed = ExitCodeFor(error.ok() ? InvalidGraph("verification failed") : error);
   if (json) {
     std::cout << j.dump(2) << "\n";
-    return ok ? kExitOk : kExitBadModel;
+    return ok ? kExitOk : failed;
   }
   std::cout << path << " (" << j.value("kind", "unknown") << ")\n";
   if (j.value("kind", "") == "context_binary") {
@@ -101,8 +104,8 @@ int Run(const std::string& path, bool json) {
     }
   }
   if (!ok) {
-    std::cerr << "error: " << j.value("error", "verification failed") << "\n";
-    return kExitBadModel;
+    std::cerr << "error: " << (error.ok() ? "verification failed" : error.ToString()) << "\n";
+    return failed;
   }
   return kExitOk;
 }

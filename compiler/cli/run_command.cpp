@@ -180,8 +180,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--input", a->inputs,
                   "name=file.npy or name=file.pb (repeatable); missing inputs are random");
-  cmd->add_option("--shape", a->shapes,
-                  "name=1x3x224x224: shape of a random input with dynamic dims (default 1)");
+  cmd->add_option("--input-shape,--shape", a->shapes,
+                  "name=1x3x224x224 (repeatable, or comma-separated): shape of a random input "
+                  "with dynamic dims (default 1); --shape is the same option");
   cmd->add_option("--output-dir", a->output_dir, "Write every output as <name>.npy (or .pb) here");
   cmd->add_option("--output-format", a->output_format, "npy, or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));

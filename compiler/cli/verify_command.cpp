@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 struct VerifyArgs {
   std::string model, eps = "cpu";
-  std::vector<std::string> inputs, shapes, expected, input_shapes;
+  std::vector<std::string> inputs, expected, input_shapes;
   std::string precision = "fp32", target_arch;
   double rtol = -1, atol = -1;  // < 0: the precision's tolerance
   uint64_t seed = 0;
@@ -130,9 +130,7 @@ int Run(VerifyArgs a) {
   if (!src.ok())
     return fail(src.status().WithContext("running the source model on the CPU kernels"));
   // Random inputs of a fixed input take its --input-shape.
-  std::vector<std::string> shapes = a.shapes;
-  shapes.insert(shapes.end(), a.input_shapes.begin(), a.input_shapes.end());
-  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, shapes, a.seed);
+  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.input_shapes, a.seed);
   if (!feeds.ok()) return fail(feeds.status());
   auto got = (*ctx)->Run(*feeds);
   if (!got.ok()) return fail(got.status());
@@ -195,12 +193,11 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--ep", a->eps, "Backends to compile for")->default_val("cpu");
   cmd->add_option("--input", a->inputs,
                   "name=file.npy|.pb (repeatable); missing inputs are random");
-  cmd->add_option("--shape", a->shapes, "name=1x3x224x224 for random inputs with dynamic dims");
   cmd->add_option("--expected", a->expected,
                   "name=file: also compare the compiled output with this");
-  cmd->add_option("--input-shape", a->input_shapes,
+  cmd->add_option("--input-shape,--shape", a->input_shapes,
                   "Fix a graph input's shape, as name=1x3x224x224 (repeatable or comma-separated), "
-                  "as for compile");
+                  "as for compile; random inputs take it too. --shape is the same option");
   cmd->add_option("--precision", a->precision,
                   "CUDA precision to compile with (fp32, tf32, fp16, bf16); sets the default "
                   "tolerances")

@@ -11,7 +11,9 @@ nlohmann::json DescribeCudaProgram(std::span<const std::byte> bytes) {
   namespace fb = ortc::fb::cuda;
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   flatbuffers::Verifier verifier(data, bytes.size());
-  if (!fb::VerifyProgramBuffer(verifier)) return {{"error", "the CUDA program does not verify"}};
+  if (!fb::VerifyProgramBuffer(verifier))
+    return {
+        {"error", {{"code", "INVALID_GRAPH"}, {"message", "the CUDA program does not verify"}}}};
   const fb::Program* p = fb::GetProgram(data);
   nlohmann::json j;
   j["precision"] = fb::EnumNamePrecision(p->precision());

@@ -112,7 +112,7 @@ nlohmann::json InspectBinaryFile(const fs::path& path) {
   auto file = format::MappedFile::Open(path);
   if (!file.ok()) {
     j["ok"] = false;
-    j["error"] = file.status().message();
+    j["error"] = ErrorJson(file.status());
     return j;
   }
   const auto hc = format::CheckHeader((*file)->bytes());
@@ -120,7 +120,7 @@ nlohmann::json InspectBinaryFile(const fs::path& path) {
   auto bin = format::ContextBinary::Open(*file);
   if (!bin.ok()) {
     j["ok"] = false;
-    j["error"] = bin.status().message();
+    j["error"] = ErrorJson(bin.status());
     return j;
   }
   j.update(DescribeBinary(**bin));
@@ -135,7 +135,7 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
   onnx::ModelProto model;
   if (!in || !model.ParseFromIstream(&in) || !model.has_graph()) {
     j["ok"] = false;
-    j["error"] = "not an ONNX model";
+    j["error"] = ErrorJson(InvalidGraph("not an ONNX model"));
     return j;
   }
   std::map<std::string, int> onnx_ops;
@@ -221,20 +221,43 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
     j["binaries"].push_back(d);
   }
   if (!j["ok"].get<bool>() && !j.contains("error"))
-    j["error"] = "one or more EPContext nodes failed their checks";
+    j["error"] = ErrorJson(InvalidGraph("one or more EPContext nodes failed their checks"));
   return j;
 }
 
 nlohmann::json InspectPath(const fs::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return {{"ok", false},
+            {"path", path.string()},
+            {"error", ErrorJson(NoSuchFile(path.string() + ": no such file"))}};
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return {{"ok", false}, {"path", path.string()}, {"error", "cannot open " + path.string()}};
+    return {{"ok", false},
+            {"path", path.string()},
+            {"error", ErrorJson(IoError("cannot open " + path.string()))}};
   char magic[8] = {};
   in.read(magic, sizeof magic);
   if (in.gcount() == sizeof magic && std::equal(magic, magic + 8, format::kMagic))
     return InspectBinaryFile(path);
   if (path.extension() == ".bin") return InspectBinaryFile(path);  // reports what is wrong with it
   return InspectCtxModel(path);
+}
+
+nlohmann::json ErrorJson(const Status& s) {
+  return {{"code", std::string(StatusCodeName(s.code()))}, {"message", s.message()}};
+}
+
+Status ReportedError(const nlohmann::json& report) {
+  if (!report.contains("error")) return Status::Ok();
+  const auto& e = report["error"];
+  const std::string name = e.value("code", "INVALID_GRAPH");
+  StatusCode code = StatusCode::kInvalidGraph;
+  for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kNoSuchFile,
+                       StatusCode::kInvalidGraph, StatusCode::kNotImplemented, StatusCode::kEpFail,
+                       StatusCode::kModelRequiresCompilation, StatusCode::kIoError})
+    if (StatusCodeName(c) == name) code = c;
+  return Status(code, e.value("message", "verification failed"));
 }
 
 }  // namespace ortc::inspect

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "graph/input_shapes.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 
@@ -29,22 +30,9 @@ Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19
 Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
                         const std::vector<std::string>& files,
                         const std::vector<std::string>& shape_specs, uint64_t seed) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& s : shape_specs) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos) return InvalidArgument("--shape '" + s + "' is not name=AxBxC");
-    std::vector<int64_t> dims;
-    std::stringstream ss(s.substr(eq + 1));
-    std::string d;
-    while (std::getline(ss, d, 'x')) {
-      try {
-        dims.push_back(std::stoll(d));
-      } catch (const std::exception&) {
-        return InvalidArgument("--shape '" + s + "' has a bad dimension '" + d + "'");
-      }
-    }
-    shapes[s.substr(0, eq)] = dims;
-  }
+  // The same spelling and checks as compile's --input-shape (positive dims, lists).
+  graph::InputShapes shapes;
+  for (const auto& s : shape_specs) ORTC_RETURN_IF_ERROR(graph::ParseInputShape(s, &shapes));
   Feeds feeds;
   for (const auto& spec : files) {
     const auto eq = spec.find('=');

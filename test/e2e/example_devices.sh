@@ -23,5 +23,5 @@ expect() {
   echo "ok $1: $3"
 }
 expect a100.json 0 "cuda ($work/tiny_cnn_cuda.bin): optimal"
-expect rtx4090_old_driver.json 3 "needs CUDA driver 13.0 (13000) or newer; this machine has 12.4 (12040): update the driver"
+expect rtx4090_old_driver.json 4 "needs CUDA driver 13.0 (13000) or newer; this machine has 12.4 (12040): update the driver"
 expect rtx5090.json 0 "prefer recompilation: JIT from PTX compute_90 on this sm_120 GPU; recompile with --target-arch sm_120"

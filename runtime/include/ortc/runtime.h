@@ -56,6 +56,9 @@ struct DeviceDescription {
   // "cudnn_version", "cublas_version", "unavailable_reason", "cudnn_reason", "cublas_reason"}}.
   // Unnamed CPU fields are this machine's; without a "cuda" object the device has no CUDA.
   static Result<DeviceDescription> FromJson(const std::string& json);
+  // This description in the form FromJson reads (`ortc check --print-device`); the "cuda"
+  // object is always there, with driver_version 0 and the reason when CUDA is unavailable.
+  std::string ToJson() const;
 };
 
 struct SessionOptions {

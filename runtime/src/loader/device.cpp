@@ -114,6 +114,22 @@ DeviceDescription DeviceDescription::Detect() {
   return d;
 }
 
+std::string DeviceDescription::ToJson() const {
+  nlohmann::json cuda{{"driver_version", cuda_driver_version}, {"archs", cuda_archs}};
+  auto put = [&](const char* key, const std::string& value) {
+    if (!value.empty()) cuda[key] = value;
+  };
+  put("cudnn_version", cudnn_version);
+  put("cublas_version", cublas_version);
+  put("unavailable_reason", cuda_unavailable_reason);
+  put("cudnn_reason", cudnn_reason);
+  put("cublas_reason", cublas_reason);
+  const nlohmann::json j{
+      {"cpu", {{"arch", cpu_arch}, {"little_endian", little_endian}, {"isa", cpu_isa}}},
+      {"cuda", cuda}};
+  return j.dump(2);
+}
+
 Result<DeviceDescription> DeviceDescription::FromJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())

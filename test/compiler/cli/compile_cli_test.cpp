@@ -146,11 +146,35 @@ TEST_CASE("output naming follows -o", "[compile]") {
     CHECK(FilesIn(dir / "out") == std::vector<std::string>{"bundle.onnx", "bundle_cpu.bin"});
     CHECK(EpNodes(LoadProto(dir / "out" / "bundle.onnx"))[0].ep_cache_context == "bundle_cpu.bin");
   }
-  SECTION("a folder that does not exist") {
-    auto r =
-        RunOrtc("compile " + model + " -o " + (dir / "nowhere" / "x.onnx").string() + " --json");
-    CHECK(r.exit_code == 5);
-    CHECK_THAT(r.out, Catch::Contains("does not exist"));
+  SECTION("folders that do not exist are made") {
+    auto r = RunOrtc("compile " + model + " -o " + (dir / "new" / "deep" / "x.onnx").string() +
+                     " --json");
+    CHECK(r.exit_code == 0);
+    CHECK(FilesIn(dir / "new" / "deep") == std::vector<std::string>{"x.onnx", "x_cpu.bin"});
+    REQUIRE(
+        RunOrtc("compile " + model + " -o " + (dir / "new2" / "sub").string() + "/ -q").exit_code ==
+        0);
+    CHECK(FilesIn(dir / "new2" / "sub") == std::vector<std::string>{"m_cpu.bin", "m_ctx.onnx"});
+  }
+  SECTION("a failed compile leaves no folder it made") {
+    // NVRTC missing fails the CUDA compile of a generated kernel (the Sigmoid) after the folder
+    // was made for the outputs.
+    ModelBuilder k;
+    k.Input("x", {2, 8}).Node("Sigmoid", {"x"}, {"y"}).Output("y");
+    k.Save(dir / "k.onnx");
+    auto r = ortc::test::RunOrtcWith("env ORTC_NVRTC_LIBRARY=" + (dir / "no-libnvrtc.so").string(),
+                                     "compile " + (dir / "k.onnx").string() + " --ep cuda,cpu -o " +
+                                         (dir / "made" / "deeper").string() + "/ -q",
+                                     true);
+    INFO(r.out);
+    CHECK(r.exit_code == 7);
+    CHECK_FALSE(fs::exists(dir / "made"));
+  }
+  SECTION("a file where a folder must be made") {
+    ortc::test::WriteFile(dir / "plain", "x");
+    auto r = RunOrtc("compile " + model + " -o " + (dir / "plain" / "sub").string() + "/ --json");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("is a file"));
   }
 }
 
@@ -283,7 +307,8 @@ TEST_CASE("inspect describes binaries and reports corruption precisely", "[inspe
   ortc::test::WriteFile(dir / "m_cpu.bin", bytes);
   auto bad = RunOrtc("inspect " + (dir / "m_cpu.bin").string() + " --json");
   CHECK(bad.exit_code == 3);
-  CHECK_THAT(nlohmann::json::parse(bad.out)["error"].get<std::string>(),
+  CHECK(nlohmann::json::parse(bad.out)["error"]["code"] == "INVALID_GRAPH");
+  CHECK_THAT(nlohmann::json::parse(bad.out)["error"]["message"].get<std::string>(),
              Catch::Contains("section 0 (weights): checksum mismatch"));
   auto bad_ctx = RunOrtc("inspect " + (dir / "m_ctx.onnx").string() + " --json");
   CHECK(bad_ctx.exit_code == 3);

@@ -173,3 +173,27 @@ TEST_CASE("ortc run: --provider-option and --profile", "[cli][run]") {
   CHECK(RunOrtc("run " + ctx + " --profile " + (dir / "missing" / "t.json").string()).exit_code ==
         5);
 }
+
+TEST_CASE("run and verify take --input-shape as compile does, --shape as its alias",
+          "[cli][run][verify]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {-1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");  // dynamic batch "N"
+  m.Save(dir / "dyn.onnx");
+  const std::string model = (dir / "dyn.onnx").string();
+  for (const std::string flag : {"--input-shape", "--shape"}) {
+    INFO(flag);
+    const fs::path out = dir / ("out" + flag);
+    auto r = RunOrtc("run " + model + " " + flag + " x=3x4 --output-dir " + out.string());
+    REQUIRE(r.exit_code == 0);
+    auto y = io::ReadTensorFile(out / "y.npy");
+    REQUIRE(y.ok());
+    CHECK(y->shape() == std::vector<int64_t>{3, 4});
+    CHECK(RunOrtc("verify " + model + " " + flag + " x=3x4").exit_code == 0);
+  }
+  // A shape is checked, never bent: a negative or zero dimension is refused.
+  auto bad = RunOrtc("run " + model + " --shape x=-5x4", true);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("'-5' is not a dimension"));
+  CHECK(RunOrtc("run " + model + " --input-shape x=0x4").exit_code == 2);
+}
