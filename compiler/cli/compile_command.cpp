@@ -4,6 +4,7 @@
 
 #include "bundle/temp_file.h"
 #include "cli/commands.h"
+#include "cli/compile_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
 #include "cli/provider_options.h"
@@ -20,14 +21,8 @@ struct CompileArgs {
   compile::CompileOptions options;
   std::vector<std::string> models;
   std::string into;
-  std::string eps = "cpu";
   std::string output;
-  std::vector<std::string> provider_options;
-  std::vector<std::string> input_shapes;
-  std::vector<std::string> input_values;
-  std::string precision;    // cuda:precision
-  std::string target_arch;  // cuda:target_arch
-  std::string target_isa;   // cpu:target_isa
+  CompileFlags flags;
   bool json = false;
   bool quiet = false;
 };
@@ -134,30 +129,9 @@ int Run(CompileArgs& args) {
   if (!args.into.empty()) return Fail(args, ExplainInto(args));
   o.model = args.models[0];
   o.more_models.assign(args.models.begin() + 1, args.models.end());
-  std::stringstream ss(args.eps);
-  std::string name;
-  o.backends.clear();
-  while (std::getline(ss, name, ',')) {
-    if (!name.empty()) o.backends.push_back(name);
-  }
-  if (o.backends.empty()) return Fail(args, InvalidArgument("--ep names no backend"));
   o.output = args.output;
-  Status s = ParseProviderOptions(args.provider_options, &o.provider_options);
+  Status s = ApplyCompileFlags(args.flags, &o);
   if (!s.ok()) return Fail(args, s);
-  // --precision and --target-arch are shorthands for provider options: CUDA takes every
-  // precision, the CPU backend bf16 (it keeps fp32 for the others).
-  if (!args.precision.empty()) o.provider_options["cuda"]["precision"] = args.precision;
-  if (args.precision == "bf16") o.provider_options["cpu"]["precision"] = "bf16";
-  if (!args.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = args.target_arch;
-  if (!args.target_isa.empty()) o.provider_options["cpu"]["target_isa"] = args.target_isa;
-  for (const auto& text : args.input_shapes) {
-    s = graph::ParseInputShape(text, &o.input_shapes);
-    if (!s.ok()) return Fail(args, s);
-  }
-  for (const auto& text : args.input_values) {
-    s = graph::ParseInputValue(text, &o.input_values);
-    if (!s.ok()) return Fail(args, s);
-  }
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
   o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
@@ -192,10 +166,6 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "--share-weights", o.share_weights,
       "Compile the models as a weight-sharing group: one <model>_ctx.onnx each and one binary per "
       "backend named after the first model, each distinct weight stored once");
-  cmd->add_option("--ep", args->eps,
-                  "Backends to compile for, in priority order (comma-separated); nodes none of "
-                  "them takes stay ONNX nodes run by the CPU")
-      ->default_val("cpu");
   cmd->add_option(
       "-o,--output", args->output,
       "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
@@ -213,42 +183,7 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                 "Fail when the backends take no node");
   cmd->add_flag("--error-if-output-exists", o.error_if_output_exists,
                 "Fail instead of replacing existing outputs");
-  cmd->add_option("--provider-option", args->provider_options,
-                  "Backend option, as backend:key=value (repeatable). cpu:conv_algorithm=direct "
-                  "keeps the CPU's 3x3 convolutions off Winograd, which the runtime otherwise "
-                  "uses where it is faster (results differ in the last bits); =winograd uses it "
-                  "wherever it can");
-  cmd->add_option("--input-shape", args->input_shapes,
-                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable, or comma-separated: "
-                  "ids=1x128,mask=1x128): CUDA kernels are specialized to static shapes");
-  cmd->add_option("--input-value", args->input_values,
-                  "Fix a scalar graph input's value, as name=16000 (repeatable): computations on "
-                  "it fold and an If choosing a branch from it is resolved at compile time, so "
-                  "accelerators can take the branch. The ctx model keeps the input; running with "
-                  "another value is refused");
-  cmd->add_option("--precision", args->precision,
-                  "Precision: fp32 (default; IEEE fp32 math, no TF32), tf32 (CUDA: fp32 storage, "
-                  "convolutions and GEMMs on TF32 tensor cores), fp16 or bf16 (CUDA: weights and "
-                  "activations stored in that type); inputs and outputs keep the model's types "
-                  "and accumulation stays fp32. bf16 also makes the CPU backend's float "
-                  "convolutions compute on bf16 (the binary then needs a CPU with AVX512-BF16; "
-                  "others keep fp32 there)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
-  cmd->add_option("--target-isa", args->target_isa,
-                  "CPU instruction set to pack convolution weights for: portable (default; plain "
-                  "weights, laid out at the first run), native (this machine's), avx2, "
-                  "avx512_core, avx512_core_bf16 or avx512_core_amx (the compiling machine must "
-                  "have it). Packed weights skip the first run's reordering; a CPU without the "
-                  "ISA still runs the binary (it repacks them once; the version check says to "
-                  "prefer recompilation)")
-      ->check(CLI::IsMember(
-          {"portable", "native", "avx2", "avx512_core", "avx512_core_bf16", "avx512_core_amx"}));
-  cmd->add_option("--target-arch", args->target_arch,
-                  "CUDA architectures to build cubins for, comma-separated (default "
-                  "sm_80,sm_86,sm_89,sm_90); PTX of the newest is added for newer GPUs");
-  cmd->add_option("--max-partitions", o.max_partitions,
-                  "Fail when a backend would get more than N groups")
-      ->check(CLI::NonNegativeNumber);
+  AddCompileFlags(cmd, &args->flags, /*shape_alias=*/false);
   cmd->add_flag("--json", args->json, "Print a machine-readable report on stdout");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display and no summary");
   cmd->footer(

@@ -9,6 +9,7 @@
 
 #include "bundle/temp_file.h"
 #include "cli/commands.h"
+#include "cli/compile_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "compile/compile_driver.h"
@@ -25,9 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct VerifyArgs {
-  std::string model, eps = "cpu";
-  std::vector<std::string> inputs, expected, input_shapes;
-  std::string precision = "fp32", target_arch;
+  std::string model;
+  CompileFlags compile;  // the same flags as `ortc compile`
+  std::vector<std::string> inputs, expected;
   double rtol = -1, atol = -1;  // < 0: the precision's tolerance
   uint64_t seed = 0;
   int threads = 0;  // intra-op threads of both sessions; 0: one per physical core
@@ -92,7 +93,8 @@ Result<std::unique_ptr<Session>> SourceSession(const fs::path& model,
 
 int Run(VerifyArgs a) {
   auto fail = [&](const Status& s) { return ReportError(a.json, s); };
-  const auto [rtol, atol] = DefaultTolerance(a.precision);
+  const std::string precision = a.compile.precision.empty() ? "fp32" : a.compile.precision;
+  const auto [rtol, atol] = DefaultTolerance(precision);
   if (a.rtol < 0) a.rtol = rtol;
   if (a.atol < 0) a.atol = atol;
   std::random_device rd;
@@ -108,20 +110,24 @@ int Run(VerifyArgs a) {
   compile::CompileOptions o;
   o.model = a.model;
   o.output = work / "model_ctx.onnx";
-  o.backends.clear();
-  std::stringstream ss(a.eps);
-  for (std::string b; std::getline(ss, b, ',');) {
-    if (!b.empty()) o.backends.push_back(b);
-  }
-  // The same shorthands as compile: CUDA precision and architectures, fixed input shapes.
-  o.provider_options["cuda"]["precision"] = a.precision;
-  if (!a.target_arch.empty()) o.provider_options["cuda"]["target_arch"] = a.target_arch;
-  for (const auto& text : a.input_shapes) {
-    Status s = graph::ParseInputShape(text, &o.input_shapes);
-    if (!s.ok()) return ReportError(a.json, s, {}, kExitUsage);
-  }
+  Status flags = ApplyCompileFlags(a.compile, &o);
+  if (!flags.ok()) return ReportError(a.json, flags, {}, kExitUsage);
   auto compiled = compile::Compile(o);
   if (!compiled.ok()) return fail(compiled.status());
+  // An accelerator asked for that took nothing would make the comparison CPU against CPU (the
+  // CPU, last, may rightly be left nothing).
+  for (const auto& b : compiled->backends) {
+    const bool asked = std::find(o.backends.begin(), o.backends.end(), b.name) != o.backends.end();
+    if (!asked || b.groups > 0 || b.name == "cpu") continue;
+    std::string why;
+    for (size_t i = 0; i < b.refusals.size() && i < 3; ++i)
+      why +=
+          "\n  " + b.refusals[i].first + " (" + std::to_string(b.refusals[i].second) + " node(s))";
+    return fail(NotImplemented(
+        "backend " + b.name + " compiled no node, so there is nothing of it to verify" +
+        (why.empty() ? std::string() : ":" + why) +
+        "\n(fix its refusals, e.g. with --input-shape, or drop it from --ep)"));
+  }
   SessionOptions run_options;
   run_options.intra_op_threads = a.threads;
   auto ctx = Session::Create(o.output, run_options);
@@ -130,7 +136,7 @@ int Run(VerifyArgs a) {
   if (!src.ok())
     return fail(src.status().WithContext("running the source model on the CPU kernels"));
   // Random inputs of a fixed input take its --input-shape.
-  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.input_shapes, a.seed);
+  auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.compile.input_shapes, a.seed);
   if (!feeds.ok()) return fail(feeds.status());
   auto got = (*ctx)->Run(*feeds);
   if (!got.ok()) return fail(got.status());
@@ -148,7 +154,7 @@ int Run(VerifyArgs a) {
   bool all_ok = true;
   nlohmann::json j{{"rtol", a.rtol},
                    {"atol", a.atol},
-                   {"precision", a.precision},
+                   {"precision", precision},
                    {"outputs", nlohmann::json::array()}};
   for (size_t i = 0; i < got->size(); ++i) {
     const std::string name = (*ctx)->outputs()[i].name;
@@ -190,19 +196,11 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "verify", "Compile a model, run compiled and source side by side, compare outputs");
   cmd->add_option("model", a->model, "Source ONNX model")->required();
-  cmd->add_option("--ep", a->eps, "Backends to compile for")->default_val("cpu");
+  AddCompileFlags(cmd, &a->compile, /*shape_alias=*/true);
   cmd->add_option("--input", a->inputs,
                   "name=file.npy|.pb (repeatable); missing inputs are random");
   cmd->add_option("--expected", a->expected,
                   "name=file: also compare the compiled output with this");
-  cmd->add_option("--input-shape,--shape", a->input_shapes,
-                  "Fix a graph input's shape, as name=1x3x224x224 (repeatable or comma-separated), "
-                  "as for compile; random inputs take it too. --shape is the same option");
-  cmd->add_option("--precision", a->precision,
-                  "CUDA precision to compile with (fp32, tf32, fp16, bf16); sets the default "
-                  "tolerances")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
-  cmd->add_option("--target-arch", a->target_arch, "CUDA architectures, as for compile");
   cmd->add_option("--rtol", a->rtol,
                   "Relative tolerance (default by precision: fp32 1e-4, tf32 and fp16 1e-2, "
                   "bf16 8e-2)");

@@ -197,3 +197,29 @@ TEST_CASE("run and verify take --input-shape as compile does, --shape as its ali
   CHECK_THAT(bad.out, Catch::Contains("'-5' is not a dimension"));
   CHECK(RunOrtc("run " + model + " --input-shape x=0x4").exit_code == 2);
 }
+
+TEST_CASE("ortc verify fails when a backend it was asked for compiled nothing", "[cli][verify]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {-1, 4}).Node("Sigmoid", {"x"}, {"y"}).Output("y");  // dynamic: CUDA refuses
+  m.Save(dir / "dyn.onnx");
+  auto r = RunOrtc("verify " + (dir / "dyn.onnx").string() + " --ep cuda,cpu --json");
+  CHECK(r.exit_code == 4);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["ok"] == false);
+  CHECK(j["error"]["code"] == "NOT_IMPLEMENTED");
+  CHECK_THAT(j["error"]["message"].get<std::string>(),
+             Catch::Contains("backend cuda compiled no node") && Catch::Contains("dynamic shape"));
+  // verify takes compile's flags: with the shape fixed CUDA takes the node (then runs it, or
+  // says why this machine cannot).
+  auto fixed = RunOrtc("verify " + (dir / "dyn.onnx").string() +
+                           " --ep cuda,cpu --input-shape x=2x4 --max-partitions 1 --json",
+                       true);
+  INFO(fixed.out);
+  if (ortc::test::NvrtcNotFound(fixed)) {
+    WARN("SKIP: the CUDA compile needs NVRTC");
+    return;
+  }
+  CHECK_THAT(fixed.out, !Catch::Contains("compiled no node"));
+  CHECK((fixed.exit_code == 0 || fixed.exit_code == 7));
+}
