@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -13,7 +14,8 @@ int main(int argc, char** argv) {
       "ortc"};
   app.footer(std::string("\n") + ortc::cli::kExitCodeHelp +
              "\nRun 'ortc <command> --help' for a command's options and examples.");
-  app.set_version_flag("--version", "ortc " ORTC_VERSION_STRING);
+  app.set_version_flag("--version", ortc::cli::VersionText,
+                       "Print the version, commit, formats and the libraries found, and exit");
   app.require_subcommand(1);
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddCompileCommand(app, &exit_code);

@@ -14,7 +14,7 @@ struct NvrtcInfo {
   std::string library;       // the path dlopen resolved
 };
 
-// Loads libnvrtc once per process. Error (NotImplemented-class, with the remedy) when absent.
+// Loads libnvrtc once per process. Error (EP_FAIL, with the remedy) when absent.
 Result<NvrtcInfo> LoadNvrtc();
 
 struct ModuleImage {

@@ -327,3 +327,26 @@ TEST_CASE("inspect describes binaries and reports corruption precisely", "[inspe
   CHECK(stale.exit_code == 3);
   CHECK_THAT(stale.out, Catch::Contains("stale pairing"));
 }
+
+TEST_CASE("ortc --version names the commit, the formats and the libraries it found", "[cli]") {
+  auto r = RunOrtc("--version");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("ortc " ORTC_VERSION_STRING " (commit "));
+  CHECK_THAT(r.out, Catch::Contains("context binary format 1.") &&
+                        Catch::Contains("backend plugin ABI ") &&
+                        Catch::Contains("ai.onnx opsets 1-21") && Catch::Contains("oneDNN ") &&
+                        Catch::Contains("cuda compile: ") &&
+                        Catch::Contains("cuda run on this machine: "));
+  // The commit is this checkout's, not one from an earlier build.
+  FILE* git = popen("git -C " ORTC_SOURCE_DIR " rev-parse --short=12 HEAD 2>/dev/null", "r");
+  char head[64] = {};
+  const bool have_git = git && fgets(head, sizeof head, git) != nullptr;
+  if (git) pclose(git);
+  if (have_git) {
+    std::string commit(head);
+    commit.erase(commit.find_last_not_of("\n") + 1);
+    CHECK_THAT(r.out, Catch::Contains("(commit " + commit));
+  } else {
+    CHECK_THAT(r.out, Catch::Contains("(commit unknown)"));
+  }
+}
