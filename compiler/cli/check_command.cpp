@@ -8,13 +8,15 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
+#include "compile/bundle_manifest.h"
+#include "compile/provenance.h"
 #include "ortc/runtime.h"
 
 namespace ortc::cli {
 namespace {
 
 struct CheckArgs {
-  std::string model, device;
+  std::string model, device, source;
   bool json = false, require_optimal = false, print_device = false;
 };
 
@@ -41,6 +43,23 @@ int Run(const CheckArgs& a) {
     return kExitOk;
   }
   if (a.model.empty()) return fail(InvalidArgument("give a model_ctx.onnx to check"));
+  std::vector<std::string> models = {a.model};
+  nlohmann::json bundle;
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.model, ec)) {
+    // A bundle: every listed file as recorded, then the gate on each ctx model.
+    auto verified = compile::VerifyBundle(a.model);
+    if (!verified.ok()) return fail(verified.status());
+    models.clear();
+    for (const auto& p : verified->ctx_models) models.push_back(p.string());
+    bundle = {{"path", a.model},
+              {"files_verified", verified->manifest["files"].size()},
+              {"compiler", verified->manifest.value("compiler", std::string())}};
+    if (!a.source.empty())
+      return fail(
+          InvalidArgument("--source checks one ctx model; a bundle records its sources' "
+                          "digests in manifest.json"));
+  }
   if (!a.device.empty()) {
     auto text = DeviceText(a.device);
     if (!text.ok()) return fail(text.status());
@@ -49,28 +68,59 @@ int Run(const CheckArgs& a) {
     device = *d;
     o.device = &device;
   }
-  if (a.require_optimal) o.policy = VerdictPolicy::kRequireOptimal;
-  auto report = CheckModel(a.model, o);
-  if (!report.ok()) return fail(report.status());
-  nlohmann::json j{{"ok", true},
-                   {"ep_context_nodes", report->ep_context_nodes},
-                   {"onnx_nodes", report->onnx_nodes}};
-  j["backends"] = nlohmann::json::array();
-  for (const auto& b : report->backends) {
-    j["backends"].push_back({{"backend", b.backend},
-                             {"binary", b.binary},
-                             {"verdict", std::string(VerdictName(b.verdict))},
-                             {"reason", b.reason}});
+  // Staleness first: it needs no device, so a CI machine without the target's GPU can tell.
+  std::string stale;
+  if (!a.source.empty()) {
+    auto why = compile::StaleReason(a.model, a.source, "", "");
+    if (!why.ok()) return fail(why.status());
+    stale = *why;
+    if (!stale.empty())
+      return ReportError(a.json,
+                         Status(StatusCode::kModelRequiresCompilation,
+                                "stale: " + stale + "; recompile it (ortc compile --if-changed)"),
+                         {{"source", {{"path", a.source}, {"fresh", false}, {"reason", stale}}}});
   }
+  if (a.require_optimal) o.policy = VerdictPolicy::kRequireOptimal;
+  nlohmann::json j{{"ok", true}};
+  if (!bundle.is_null()) {
+    j["bundle"] = bundle;
+    j["models"] = nlohmann::json::array();
+  }
+  for (const auto& model : models) {
+    auto report = CheckModel(model, o);
+    if (!report.ok()) return fail(report.status());
+    nlohmann::json m{{"ep_context_nodes", report->ep_context_nodes},
+                     {"onnx_nodes", report->onnx_nodes}};
+    m["backends"] = nlohmann::json::array();
+    for (const auto& b : report->backends) {
+      m["backends"].push_back({{"backend", b.backend},
+                               {"binary", b.binary},
+                               {"verdict", std::string(VerdictName(b.verdict))},
+                               {"reason", b.reason}});
+    }
+    if (bundle.is_null()) {
+      j.update(m);
+    } else {
+      m["model"] = model;
+      j["models"].push_back(m);
+    }
+    if (!a.json) {
+      std::cout << model << ": " << report->ep_context_nodes << " EPContext node(s), "
+                << report->onnx_nodes << " ONNX node(s)\n";
+      for (const auto& b : report->backends) {
+        std::cout << "  " << b.backend << " (" << b.binary << "): " << VerdictName(b.verdict)
+                  << (b.reason.empty() ? "" : ": " + b.reason) << "\n";
+      }
+    }
+  }
+  if (!a.source.empty()) j["source"] = {{"path", a.source}, {"fresh", true}};
   if (a.json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << a.model << ": " << report->ep_context_nodes << " EPContext node(s), "
-              << report->onnx_nodes << " ONNX node(s)\n";
-    for (const auto& b : report->backends) {
-      std::cout << "  " << b.backend << " (" << b.binary << "): " << VerdictName(b.verdict)
-                << (b.reason.empty() ? "" : ": " + b.reason) << "\n";
-    }
+    if (!a.source.empty()) std::cout << "  fresh: compiled from " << a.source << " as it is now\n";
+    if (!bundle.is_null())
+      std::cout << "bundle " << a.model << ": " << bundle["files_verified"]
+                << " file(s) match manifest.json (sizes and sha256)\n";
   }
   return kExitOk;
 }
@@ -81,11 +131,16 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<CheckArgs>();
   auto* cmd = app.add_subcommand(
       "check", "Run the runtime's version gate on a compiled model, without running it");
-  cmd->add_option("model", a->model, "model_ctx.onnx");
+  cmd->add_option("model", a->model,
+                  "model_ctx.onnx, or a bundle folder written by ortc compile --bundle");
   cmd->add_option("--device", a->device,
                   "The target device instead of this machine: a JSON file, or the JSON itself, "
                   "e.g.\n'{\"cpu\": {\"arch\": \"x86_64\", \"isa\": [\"avx2\"]}, \"cuda\": "
                   "{\"driver_version\": 13000, \"archs\": [\"sm_80\"]}}'");
+  cmd->add_option("--source", a->source,
+                  "The source model: also check the bundle is not stale (the source's sha256 "
+                  "recorded at compile time still matches, the binaries are the ones written "
+                  "with the ctx model); stale exits 4");
   cmd->add_flag("--print-device", a->print_device,
                 "Print this machine's description as --device reads it, and exit");
   cmd->add_flag("--require-optimal", a->require_optimal,
@@ -96,6 +151,8 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
                           "Examples:\n  ortc check model_ctx.onnx\n  ortc check model_ctx.onnx "
                           "--device jetson.json --json\n"
                           "  ortc check --print-device > device.json   # on the target machine\n"
+                          "  ortc check model_ctx.onnx --source model.onnx   # stale? (exit 4)\n"
+                          "  ortc check bundle/   # a --bundle folder: manifest, hashes, gate\n"
                           "  ortc check model_ctx.onnx --device '{\"cuda\": {\"driver_version\": "
                           "13000, \"archs\": [\"sm_90\"]}}'\n\n") +
               kExitCodeHelp);

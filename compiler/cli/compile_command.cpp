@@ -9,8 +9,11 @@
 #include "cli/progress.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "compile/bundle_manifest.h"
 #include "compile/compile_driver.h"
 #include "format/context_binary_reader.h"
+#include "kernels/onednn_conv.h"
+#include "ortc_git_commit.h"
 #include "partition/partition_report.h"
 #include "registry.h"
 
@@ -22,14 +25,18 @@ struct CompileArgs {
   std::vector<std::string> models;
   std::string into;
   std::string output;
+  std::string bundle;  // --bundle DIR
   CompileFlags flags;
   bool json = false;
   bool quiet = false;
 };
 
+constexpr const char* kCompiler = "ortc " ORTC_VERSION_STRING " (commit " ORTC_GIT_COMMIT ")";
+
 nlohmann::json ReportJson(const compile::CompileReport& r) {
   nlohmann::json j;
   j["ok"] = true;
+  j["up_to_date"] = r.up_to_date;
   j["files"] = nlohmann::json::array();
   for (const auto& f : r.files)
     j["files"].push_back({{"path", f.path.string()}, {"kind", f.kind}, {"bytes", f.bytes}});
@@ -69,6 +76,12 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
 }
 
 void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
+  if (r.up_to_date) {
+    std::cout << "up to date, nothing compiled (--if-changed): same source, options, compiler and "
+                 "binaries as\n";
+    for (const auto& f : r.files) std::cout << "  " << f.path.string() << "\n";
+    return;
+  }
   std::cout << "compiled " << args.options.model.string() << "\n";
   for (const auto& b : r.backends) {
     std::cout << "  " << b.name << ": " << b.groups << " group(s), " << b.nodes << " node(s)"
@@ -130,6 +143,13 @@ int Run(CompileArgs& args) {
   o.model = args.models[0];
   o.more_models.assign(args.models.begin() + 1, args.models.end());
   o.output = args.output;
+  if (!args.bundle.empty()) {
+    if (!args.output.empty())
+      return Fail(args, InvalidArgument("give -o or --bundle, not both (--bundle DIR writes "
+                                        "everything into DIR)"));
+    o.output = std::filesystem::path(args.bundle) / "";
+  }
+  o.compiler = kCompiler;
   Status s = ApplyCompileFlags(args.flags, &o);
   if (!s.ok()) return Fail(args, s);
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
@@ -140,6 +160,17 @@ int Run(CompileArgs& args) {
   auto report = compile::Compile(o);
   progress.Finish();
   if (!report.ok()) return Fail(args, report.status());
+  if (!args.bundle.empty()) {
+    std::vector<std::filesystem::path> ctx_models;
+    for (const auto& f : report->files)
+      if (f.kind == "ctx_model") ctx_models.push_back(f.path);
+    const nlohmann::json tools{
+        {"ortc", kCompiler}, {"oneDNN", exec::OneDnnVersion()}, {"context_binary_format", "1.0"}};
+    Status m = compile::WriteBundleManifest(args.bundle, ctx_models, o, tools);
+    if (!m.ok()) return Fail(args, m.WithContext("writing the bundle manifest"));
+    report->files.push_back(
+        {std::filesystem::path(args.bundle) / compile::kBundleManifestName, "bundle_manifest", 0});
+  }
   if (args.json) {
     std::cout << ReportJson(*report).dump(2) << "\n";
   } else if (!args.quiet) {
@@ -183,6 +214,14 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                 "Fail when the backends take no node");
   cmd->add_flag("--error-if-output-exists", o.error_if_output_exists,
                 "Fail instead of replacing existing outputs");
+  cmd->add_option("--bundle", args->bundle,
+                  "Write a bundle: the ctx models, binaries and external data into this folder, "
+                  "with manifest.json listing every file's size and sha256, the options, the "
+                  "sources' digests and the tool versions (ortc check DIR verifies it)");
+  cmd->add_flag("--if-changed", o.if_changed,
+                "Skip the compile when the outputs are up to date: each ctx model records the "
+                "source's sha256, the options and the compiler, and its binaries are the ones it "
+                "was written with (exit 0, report up_to_date)");
   AddCompileFlags(cmd, &args->flags, /*shape_alias=*/false);
   cmd->add_flag("--json", args->json, "Print a machine-readable report on stdout");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display and no summary");

@@ -7,6 +7,7 @@
 
 #include "bundle/context_binary_writer.h"
 #include "compile/output_folders.h"
+#include "compile/provenance.h"
 #include "context_binary_format.h"
 #include "emit/ctx_model_writer.h"
 #include "format/ep_context.h"
@@ -185,6 +186,24 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     ORTC_RETURN_IF_ERROR(folders.Need(job.ctx_path.parent_path()));
   }
   const fs::path& first_ctx = jobs[0].ctx_path;
+  const std::string options_json = CompileOptionsJson(o);
+  if (o.if_changed) {
+    bool fresh = true;
+    for (const auto& job : jobs) {
+      auto why = StaleReason(job.ctx_path, job.source, options_json, o.compiler);
+      if (!why.ok()) return why.status();
+      fresh = fresh && why->empty();
+    }
+    if (fresh) {
+      report.up_to_date = true;
+      for (const auto& job : jobs) {
+        std::error_code size_ec;
+        report.files.push_back({job.ctx_path, "ctx_model",
+                                static_cast<int64_t>(fs::file_size(job.ctx_path, size_ec))});
+      }
+      return report;
+    }
+  }
 
   // Load and partition every model before writing anything.
   progress("load", 0, 1);
@@ -362,8 +381,16 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   const std::string compatibility =
       binary_facts.empty() ? "" : loader::CompatibilityInfo(binary_facts);
   for (auto& job : jobs) {
-    auto ctx = emit::BuildCtxModel({job.model.get(), &job.partition, job.ep_nodes,
-                                    o.external_initializers_file, compatibility});
+    auto digest = SourceDigest(job.source);
+    if (!digest.ok()) return digest.status();
+    auto ctx = emit::BuildCtxModel({job.model.get(),
+                                    &job.partition,
+                                    job.ep_nodes,
+                                    o.external_initializers_file,
+                                    compatibility,
+                                    {{kSourceDigestKey, *digest},
+                                     {kCompileOptionsKey, options_json},
+                                     {kCompilerKey, o.compiler}}});
     if (!ctx.ok()) return ctx.status();
     for (const auto& ep : job.ep_nodes) {
       if (!ep) continue;
@@ -436,6 +463,7 @@ Result<CompileReport> Compile(const CompileOptions& o) {
   if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
     return InvalidArgument("with several models, -o must name a folder");
   CompileReport all;
+  all.up_to_date = true;
   for (const auto& src : sources) {
     CompileOptions one = o;
     one.model = src;
@@ -448,6 +476,7 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     }
     auto r = CompileGroup(one, {src});
     if (!r.ok()) return r.status().WithContext(src.string());
+    all.up_to_date = all.up_to_date && r->up_to_date;
     all.files.insert(all.files.end(), r->files.begin(), r->files.end());
     all.models.insert(all.models.end(), r->models.begin(), r->models.end());
     all.backends.insert(all.backends.end(), r->backends.begin(), r->backends.end());

@@ -36,6 +36,11 @@ struct CompileOptions {
   graph::InputShapes input_shapes;
   // --input-value: fixed values for scalar graph inputs (graph/input_values.h).
   graph::InputValues input_values;
+  // The compiler as recorded in each ctx model (compile/provenance.h); the CLI adds its commit.
+  std::string compiler = "ortc " ORTC_VERSION_STRING;
+  // Skip the compile when every output is already what it would write (same source digest,
+  // options and compiler, binaries paired): the report then says up_to_date.
+  bool if_changed = false;
   // Called as work progresses: phase name, done and total units (bytes while writing).
   std::function<void(const std::string& phase, int64_t done, int64_t total)> progress;
 };
@@ -71,6 +76,7 @@ struct CompileReport {
   int64_t weight_bytes_added = 0, weight_bytes_stored = 0;
   std::map<std::string, int> lowering_stats;
   std::map<std::string, double> phase_seconds;
+  bool up_to_date = false;  // --if-changed found nothing to do; files lists the ctx models
 };
 
 Result<CompileReport> Compile(const CompileOptions& options);

@@ -44,6 +44,14 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
     prop->set_key(loader::kCompatibilityMetadataKey);
     prop->set_value(in.compatibility_info);
   }
+  for (const auto& [key, value] : in.metadata) {
+    auto* props = out.proto.mutable_metadata_props();
+    for (int i = props->size() - 1; i >= 0; --i)
+      if (props->Get(i).key() == key) props->DeleteSubrange(i, 1);
+    auto* prop = props->Add();
+    prop->set_key(key);
+    prop->set_value(value);
+  }
   onnx::GraphProto* dst = out.proto.mutable_graph();
   dst->set_name(src.name());
   dst->set_doc_string(src.doc_string());

@@ -28,6 +28,8 @@ struct CtxModelInput {
   std::string external_initializers_file;  // "" = embed initializers
   // Metadata "ep_compatibility_info.ortc" (loader/compatibility_info.h); "" = none.
   std::string compatibility_info;
+  // Further metadata (key, value) written over any the source has under the same keys.
+  std::vector<std::pair<std::string, std::string>> metadata = {};
 };
 
 struct ExternalChunk {
