@@ -67,7 +67,96 @@ int main(int argc, char** argv) {
   CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
   ortc_status_release(st);
 
+  /* Input and output metadata: tiny CNN's image is float [batch, 3, 32, 32], batch dynamic. */
+  CHECK(ortc_session_input_dtype(session, 0) == 1);
+  CHECK(ortc_session_input_rank(session, 0) == 4);
+  CHECK(ortc_session_input_shape(session, 0)[0] == -1 && ortc_session_input_shape(session, 0)[3] == 32);
+  CHECK(ortc_session_output_dtype(session, 1) == 7 && ortc_session_output_rank(session, 1) == 1);
+  CHECK(ortc_session_input_dtype(session, 9) == 0 && ortc_session_input_shape(session, 9) == NULL);
+
+  /* Only the outputs asked for. */
+  const char* label_only[1] = {"label"};
+  OrtcTensor* label_out[1] = {NULL};
+  st = ortc_session_run_outputs(session, names, &view, 1, label_only, 1, label_out);
+  CHECK(st == NULL);
+  if (!st) {
+    CHECK(ortc_tensor_dtype(label_out[0]) == 7 && ortc_tensor_shape(label_out[0])[0] == 2);
+    ortc_tensor_release(label_out[0]);
+  }
+  ortc_status_release(st);
+  const char* unknown[1] = {"nope"};
+  st = ortc_session_run_outputs(session, names, &view, 1, unknown, 1, label_out);
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
+  ortc_status_release(st);
   ortc_session_release(session);
+
+  /* Versions. */
+  CHECK(ortc_api_version() == ORTC_C_API_VERSION);
+  CHECK(strlen(ortc_version()) >= 5 && strcmp(ortc_format_version(), "1.0") == 0);
+
+  /* Options: a bad device description and a negative thread count are refused at once. */
+  OrtcSessionOptions* options = NULL;
+  CHECK(ortc_session_options_create(&options) == NULL && options != NULL);
+  st = ortc_session_options_set_device_json(options, "{not json");
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
+  ortc_status_release(st);
+  st = ortc_session_options_set_intra_op_threads(options, -1);
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
+  ortc_status_release(st);
+  /* A big-endian device (injected): the gate refuses the binary, as NOT_IMPLEMENTED. */
+  CHECK(ortc_session_options_set_device_json(options, "{\"cpu\": {\"little_endian\": false}}") == NULL);
+  st = ortc_session_create_with_options(argv[1], options, &session);
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_NOT_IMPLEMENTED && session == NULL);
+  CHECK(st != NULL && strstr(ortc_status_message(st), "big-endian") != NULL);
+  ortc_status_release(st);
+  CHECK(ortc_session_options_set_device_json(options, NULL) == NULL);
+  CHECK(ortc_session_options_set_intra_op_threads(options, 1) == NULL);
+  CHECK(ortc_session_options_set_policy(options, ORTC_POLICY_REQUIRE_OPTIMAL) == NULL);
+  CHECK(ortc_session_options_enable_profiling(options, 1) == NULL);
+  st = ortc_session_options_set_provider_option(options, "tpu", "x", "1");
+  CHECK(st == NULL); /* checked when a session is made */
+  ortc_status_release(st);
+  st = ortc_session_create_with_options(argv[1], options, &session);
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT); /* unknown backend tpu */
+  ortc_status_release(st);
+  ortc_session_options_release(options);
+
+  /* From a buffer, the binary found beside the context file path; profiling on. */
+  CHECK(ortc_session_options_create(&options) == NULL);
+  CHECK(ortc_session_options_set_context_file_path(options, argv[1]) == NULL);
+  CHECK(ortc_session_options_enable_profiling(options, 1) == NULL);
+  FILE* f = fopen(argv[1], "rb");
+  static char model[1 << 20];
+  const size_t size = f ? fread(model, 1, sizeof model, f) : 0;
+  if (f) fclose(f);
+  CHECK(size > 0 && size < sizeof model);
+  st = ortc_session_create_from_buffer(model, size, options, &session);
+  ortc_session_options_release(options); /* the session keeps its own copy */
+  CHECK(st == NULL);
+  if (!st) {
+    OrtcTensor* outs[2] = {NULL, NULL};
+    OrtcStatus* r = ortc_session_run(session, names, &view, 1, outs);
+    CHECK(r == NULL);
+    if (!r) {
+      ortc_tensor_release(outs[0]);
+      ortc_tensor_release(outs[1]);
+    }
+    ortc_status_release(r);
+    char trace[4096];
+    snprintf(trace, sizeof trace, "%s.profile.json", argv[1]);
+    CHECK(ortc_session_end_profiling(session, trace) == NULL);
+    FILE* t = fopen(trace, "rb");
+    char head[2] = {0, 0};
+    CHECK(t != NULL && fread(head, 1, 1, t) == 1 && head[0] == '[');
+    if (t) fclose(t);
+    remove(trace);
+    ortc_session_release(session);
+  }
+  ortc_status_release(st);
+  st = ortc_session_create_from_buffer(NULL, 10, NULL, &session);
+  CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
+  ortc_status_release(st);
+
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

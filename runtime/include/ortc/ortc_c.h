@@ -19,6 +19,12 @@
 extern "C" {
 #endif
 
+/* The C API's version: raised when a declaration here changes incompatibly; additions keep it.
+ * Compare ortc_api_version() (the library loaded) with ORTC_C_API_VERSION (the header built
+ * against) to refuse a mismatched library. */
+#define ORTC_C_API_VERSION 2
+
+/* The error codes, equal in value and meaning to the C++ API's ortc::StatusCode. */
 typedef enum {
   ORTC_OK = 0,
   ORTC_INVALID_ARGUMENT = 1,
@@ -32,7 +38,14 @@ typedef enum {
 
 typedef struct OrtcStatus OrtcStatus;
 typedef struct OrtcSession OrtcSession;
+typedef struct OrtcSessionOptions OrtcSessionOptions;
 typedef struct OrtcTensor OrtcTensor;
+
+/* The runtime library's version ("0.2.0"), its C API version (ORTC_C_API_VERSION it was built
+ * with) and the context binary format it reads ("1.0"). */
+const char* ortc_version(void);
+uint32_t ortc_api_version(void);
+const char* ortc_format_version(void);
 
 /* A read-only view of caller memory. dtype is ONNX's TensorProto.DataType number. */
 typedef struct {
@@ -46,18 +59,66 @@ OrtcCode ortc_status_code(const OrtcStatus* status);
 const char* ortc_status_message(const OrtcStatus* status);
 void ortc_status_release(OrtcStatus* status);
 
-/* context_file_path may be NULL; model_path is a model_ctx.onnx (or a plain ONNX model). */
+/* Session options, all optional: create, set what differs from the defaults, pass to
+ * ortc_session_create_with_options or ortc_session_create_from_buffer, release (the session keeps
+ * its own copy). */
+OrtcStatus* ortc_session_options_create(OrtcSessionOptions** out);
+void ortc_session_options_release(OrtcSessionOptions* options);
+/* Threads each run uses inside its ops; 0 (the default): one per physical core. */
+OrtcStatus* ortc_session_options_set_intra_op_threads(OrtcSessionOptions* options, int threads);
+typedef enum {
+  ORTC_POLICY_ALLOW_PREFER_RECOMPILATION = 0, /* default: run what the gate says can run */
+  ORTC_POLICY_REQUIRE_OPTIMAL = 1 /* fail with ORTC_MODEL_REQUIRES_COMPILATION instead */
+} OrtcVerdictPolicy;
+OrtcStatus* ortc_session_options_set_policy(OrtcSessionOptions* options, OrtcVerdictPolicy policy);
+/* The device the version gate checks against, as `ortc check --print-device` writes it; NULL:
+ * this machine (the default). */
+OrtcStatus* ortc_session_options_set_device_json(OrtcSessionOptions* options, const char* json);
+/* For ortc_session_create_from_buffer: the path the ctx model would have, so the binaries beside
+ * it are found. */
+OrtcStatus* ortc_session_options_set_context_file_path(OrtcSessionOptions* options,
+                                                       const char* path);
+/* A backend's run-time option (backends/README.md), e.g. ("cuda", "enable_cuda_graph", "0"). */
+OrtcStatus* ortc_session_options_set_provider_option(OrtcSessionOptions* options,
+                                                     const char* backend, const char* key,
+                                                     const char* value);
+/* Time every node of every run; ortc_session_end_profiling writes the trace. */
+OrtcStatus* ortc_session_options_enable_profiling(OrtcSessionOptions* options, int enable);
+
+/* model_path is a model_ctx.onnx (or a plain ONNX model). */
 OrtcStatus* ortc_session_create(const char* model_path, OrtcSession** out);
+/* options may be NULL (the defaults). */
+OrtcStatus* ortc_session_create_with_options(const char* model_path,
+                                             const OrtcSessionOptions* options, OrtcSession** out);
+/* A ctx model (or plain ONNX model) in memory, read during the call only; its binaries are found
+ * beside the options' context file path (embed_mode 1 models need none). */
+OrtcStatus* ortc_session_create_from_buffer(const void* data, size_t size,
+                                            const OrtcSessionOptions* options, OrtcSession** out);
 void ortc_session_release(OrtcSession* session);
+/* Writes the profile of the runs so far (Chrome trace JSON) to path. */
+OrtcStatus* ortc_session_end_profiling(const OrtcSession* session, const char* path);
 
 size_t ortc_session_input_count(const OrtcSession* session);
 const char* ortc_session_input_name(const OrtcSession* session, size_t index);
 size_t ortc_session_output_count(const OrtcSession* session);
 const char* ortc_session_output_name(const OrtcSession* session, size_t index);
+/* Element type (ONNX TensorProto.DataType number; 0 for an index out of range) and shape of an
+ * input or output; a dimension of -1 is decided at run time. The shape is borrowed. */
+int32_t ortc_session_input_dtype(const OrtcSession* session, size_t index);
+size_t ortc_session_input_rank(const OrtcSession* session, size_t index);
+const int64_t* ortc_session_input_shape(const OrtcSession* session, size_t index);
+int32_t ortc_session_output_dtype(const OrtcSession* session, size_t index);
+size_t ortc_session_output_rank(const OrtcSession* session, size_t index);
+const int64_t* ortc_session_output_shape(const OrtcSession* session, size_t index);
 
 /* Runs with n_inputs named inputs; fills outputs[0 .. output_count) with owned tensors. */
 OrtcStatus* ortc_session_run(const OrtcSession* session, const char* const* input_names,
                              const OrtcTensorView* inputs, size_t n_inputs, OrtcTensor** outputs);
+/* The same computing only the n_outputs outputs named, into outputs[0 .. n_outputs). */
+OrtcStatus* ortc_session_run_outputs(const OrtcSession* session, const char* const* input_names,
+                                     const OrtcTensorView* inputs, size_t n_inputs,
+                                     const char* const* output_names, size_t n_outputs,
+                                     OrtcTensor** outputs);
 
 /* Where the bytes of an OrtcBufferView are. */
 typedef enum { ORTC_MEMORY_CPU = 0, ORTC_MEMORY_CUDA = 1 } OrtcMemoryType;
