@@ -66,9 +66,11 @@ Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
-Result<std::unique_ptr<Session>> Session::CreateFromBuffer(std::span<const std::byte> bytes,
+Result<std::unique_ptr<Session>> Session::CreateFromBuffer(const void* data, size_t size,
                                                            const SessionOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  if (!data && size) return InvalidArgument("CreateFromBuffer: no data");
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   auto proto = ParseModel(bytes, "<buffer>");
   if (!proto.ok()) return proto.status();
   const fs::path dir =

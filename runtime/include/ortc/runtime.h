@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#if __cplusplus >= 202002L
 #include <span>
+#endif
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,8 +123,16 @@ class Session {
  public:
   static Result<std::unique_ptr<Session>> Create(const std::filesystem::path& model,
                                                  const SessionOptions& options = {});
-  static Result<std::unique_ptr<Session>> CreateFromBuffer(std::span<const std::byte> model,
+  // A model in memory (read during the call only). The header compiles as C++17: the span
+  // overload is there from C++20.
+  static Result<std::unique_ptr<Session>> CreateFromBuffer(const void* data, size_t size,
                                                            const SessionOptions& options = {});
+#if __cplusplus >= 202002L
+  static Result<std::unique_ptr<Session>> CreateFromBuffer(std::span<const std::byte> model,
+                                                           const SessionOptions& options = {}) {
+    return CreateFromBuffer(model.data(), model.size(), options);
+  }
+#endif
   ~Session();
 
   const std::vector<TensorInfo>& inputs() const;

@@ -42,14 +42,21 @@ std::vector<std::string> CandidatePaths(const std::string& backend) {
   }
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) add(exe.parent_path());
+  // Beside the executable, then the installed layout (bin/ and lib/ortc/backends/).
+  if (!ec) {
+    add(exe.parent_path());
+    add(exe.parent_path().parent_path() / "lib" / "ortc" / "backends");
+  }
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&Anchor), &info) && info.dli_fname) {
     // The shared library holding the runtime (libortc_runtime, or ONNX Runtime's plugin EP
     // libortc_ort_ep): its folder. For a static runtime this is the executable's, already listed.
     // Relative names (an executable started by a relative path) would search the working folder.
     const std::filesystem::path lib(info.dli_fname);
-    if (lib.is_absolute()) add(lib.parent_path());
+    if (lib.is_absolute()) {
+      add(lib.parent_path());
+      add(lib.parent_path() / "ortc" / "backends");  // the installed layout (lib/ortc/backends/)
+    }
   }
   out.push_back(file);
   return out;

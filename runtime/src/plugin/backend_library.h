@@ -13,8 +13,9 @@
 namespace ortc::plugin {
 
 // Candidate paths for libortc_backend_<name>.so, in search order: each folder of
-// ORTC_BACKEND_PATH (':'-separated), the running executable's folder, libortc_runtime's
-// folder when it is a shared library, then the plain soname (the dynamic loader's search).
+// ORTC_BACKEND_PATH (':'-separated), the running executable's folder and its ../lib/ortc/backends
+// (the installed layout), libortc_runtime's folder and its ortc/backends when it is a shared
+// library, then the plain soname (the dynamic loader's search).
 std::vector<std::string> CandidatePaths(const std::string& backend);
 
 class BackendLibrary {

@@ -1,0 +1,27 @@
+# `cmake --install`: the ortc compiler, libortc_runtime.so with its headers, the backend plugins
+# (lib/ortc/backends/, where the runtime looks for them), a CMake package (find_package(ortc) ->
+# ortc::runtime) and a pkg-config file (ortc.pc).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ortc_runtime_shared EXPORT ortcTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
+install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
+  runtime/include/ortc/status.h runtime/include/ortc/tensor.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ortc)
+if(TARGET ortc_backend_cuda)
+  install(TARGETS ortc_backend_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ortc/backends)
+endif()
+
+set(ORTC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ortc)
+install(EXPORT ortcTargets NAMESPACE ortc:: DESTINATION ${ORTC_CMAKE_DIR})
+configure_package_config_file(cmake/ortcConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ortcConfig.cmake INSTALL_DESTINATION ${ORTC_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ortcConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ortcConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/ortcConfigVersion.cmake DESTINATION ${ORTC_CMAKE_DIR})
+
+configure_file(cmake/ortc.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ortc.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ortc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
