@@ -115,7 +115,7 @@ int Run(const CheckArgs& a) {
   }
   if (!a.source.empty()) j["source"] = {{"path", a.source}, {"fresh", true}};
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << ReportText(j) << "\n";
   } else {
     if (!a.source.empty()) std::cout << "  fresh: compiled from " << a.source << " as it is now\n";
     if (!bundle.is_null())

@@ -172,7 +172,7 @@ int Run(CompileArgs& args) {
         {std::filesystem::path(args.bundle) / compile::kBundleManifestName, "bundle_manifest", 0});
   }
   if (args.json) {
-    std::cout << ReportJson(*report).dump(2) << "\n";
+    std::cout << ReportText(ReportJson(*report)) << "\n";
   } else if (!args.quiet) {
     PrintText(args, *report);
   }

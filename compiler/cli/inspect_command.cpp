@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_error.h"
 #include "inspect/inspect.h"
 #include "partition/partition_report.h"
 
@@ -76,7 +77,7 @@ int Run(const std::string& path, bool json) {
   // A report that failed without saying why is still a failed verification.
   const int failed = ExitCodeFor(error.ok() ? InvalidGraph("verification failed") : error);
   if (json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << ReportText(j) << "\n";
     return ok ? kExitOk : failed;
   }
   std::cout << path << " (" << j.value("kind", "unknown") << ")\n";

@@ -78,7 +78,7 @@ int Run(const PartitionArgs& args) {
     auto j = partition::PartitionToJson(**model, partition);
     if (!check.ok()) return Fail(args, check, &j);
     j["ok"] = true;
-    std::cout << j.dump(2) << "\n";
+    std::cout << ReportText(j) << "\n";
     return kExitOk;
   }
   std::cout << partition::PartitionToText(**model, partition);

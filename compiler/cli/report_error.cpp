@@ -7,11 +7,16 @@
 
 namespace ortc::cli {
 
+std::string ReportText(nlohmann::json report) {
+  report["schema_version"] = kReportSchemaVersion;
+  return report.dump(2);
+}
+
 int ReportError(bool json, const Status& s, nlohmann::json report, int exit_code) {
   if (json) {
     report["ok"] = false;
     report["error"] = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
-    std::cout << report.dump(2) << "\n";
+    std::cout << ReportText(report) << "\n";
   } else {
     std::cerr << "error: " << s.ToString() << "\n";
   }

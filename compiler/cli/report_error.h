@@ -8,6 +8,13 @@
 
 namespace ortc::cli {
 
+// Every --json report carries this as "schema_version" (schemas/cli_reports.md); it rises when
+// a field changes meaning or disappears, not when one is added.
+inline constexpr int kReportSchemaVersion = 1;
+
+// The report as printed: with schema_version set, indented.
+std::string ReportText(nlohmann::json report);
+
 // Returns the exit code: `exit_code` when given, else the one the status maps to.
 int ReportError(bool json, const Status& s, nlohmann::json report = nlohmann::json::object(),
                 int exit_code = -1);

@@ -140,7 +140,7 @@ int Run(const RunArgs& a) {
                        {"p99", Percentile(lat, 0.99)},
                        {"runs", lat.size()}};
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << ReportText(j) << "\n";
     return kExitOk;
   }
   std::cout << "load " << j["load_ms"].get<double>() << " ms, first run "

@@ -172,7 +172,7 @@ int Run(VerifyArgs a) {
   }
   j["ok"] = all_ok;
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << ReportText(j) << "\n";
   } else {
     for (const auto& jo : j["outputs"]) {
       std::cout << "  " << jo["name"].get<std::string>() << ": max abs " << jo["max_abs_error"]

@@ -71,8 +71,8 @@ TEST_CASE("a compile records the source's sha256, its options and the compiler",
   CHECK(Metadata(ctx, "ortc.source_sha256") == Sha256Sum(dir / "concat"));
   auto options = nlohmann::json::parse(Metadata(ctx, "ortc.compile_options"));
   CHECK(options["backends"] == std::vector<std::string>{"cpu"});
-  CHECK_THAT(Metadata(ctx, "ortc.compiler"), Catch::StartsWith("ortc ") &&
-                                                 Catch::Contains("(commit "));
+  CHECK_THAT(Metadata(ctx, "ortc.compiler"),
+             Catch::StartsWith("ortc ") && Catch::Contains("(commit "));
 }
 
 TEST_CASE("compile --if-changed skips only what is up to date", "[bundle]") {
@@ -93,8 +93,7 @@ TEST_CASE("compile --if-changed skips only what is up to date", "[bundle]") {
   SECTION("an option changes") {
     CHECK(CompileJson(base + " --provider-option cpu:conv_algorithm=direct")["up_to_date"] ==
           false);
-    CHECK(CompileJson(base + " --provider-option cpu:conv_algorithm=direct")["up_to_date"] ==
-          true);
+    CHECK(CompileJson(base + " --provider-option cpu:conv_algorithm=direct")["up_to_date"] == true);
   }
   SECTION("the binary is not the one the ctx model was written with") {
     std::string bytes = ReadFile(bin.string());
@@ -113,8 +112,8 @@ TEST_CASE("check --source tells a fresh bundle from a stale one", "[bundle]") {
   TempDir dir;
   MakeModel(dir, 1.f);
   CompileJson((dir / "m.onnx").string() + " -o " + (dir / "out").string() + "/");
-  const std::string check = "check " + (dir / "out" / "m_ctx.onnx").string() + " --source " +
-                            (dir / "m.onnx").string();
+  const std::string check =
+      "check " + (dir / "out" / "m_ctx.onnx").string() + " --source " + (dir / "m.onnx").string();
   auto fresh = RunOrtc(check + " --json");
   REQUIRE(fresh.exit_code == 0);
   CHECK(nlohmann::json::parse(fresh.out)["source"]["fresh"] == true);
@@ -123,7 +122,8 @@ TEST_CASE("check --source tells a fresh bundle from a stale one", "[bundle]") {
   CHECK(stale.exit_code == 4);
   auto j = nlohmann::json::parse(stale.out);
   CHECK(j["source"]["fresh"] == false);
-  CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains("changed since the compile"));
+  CHECK_THAT(j["error"]["message"].get<std::string>(),
+             Catch::Contains("changed since the compile"));
   // A ctx model from before provenance was recorded: stale, saying why.
   auto proto = ortc::test::LoadProto(dir / "out" / "m_ctx.onnx");
   proto.clear_metadata_props();

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "io/tensor_files.h"
 #include "model_builder.h"
 #include "run_ortc.h"
@@ -191,4 +193,33 @@ TEST_CASE("exit codes: inspect", "[cli][exit_codes]") {
   bytes[4096 + 3] ^= 0x5a;  // a weight byte (the weights section starts at 4096)
   WriteFile(f.dir / "m_cpu.bin", bytes);
   CHECK(RunOrtc("inspect " + bin).exit_code == 3);
+}
+
+TEST_CASE("every --json report has schema_version, and errors as {code, message}",
+          "[cli][exit_codes]") {
+  Files f;
+  const std::vector<std::string> ok = {"compile " + f.good + " -o " + f.Out("j") + " --json",
+                                       "partition " + f.good + " --json",
+                                       "run " + f.bundle + " --json",
+                                       "verify " + f.good + " --json",
+                                       "check " + f.bundle + " --json",
+                                       "inspect " + f.bundle + " --json"};
+  for (const auto& args : ok) {
+    INFO(args);
+    auto r = RunOrtc(args);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["schema_version"] == 1);
+    CHECK(j["ok"] == true);
+  }
+  for (const std::string command : {"compile", "partition", "run", "verify", "check", "inspect"}) {
+    INFO(command);
+    auto r = RunOrtc(command + " " + f.missing + " --json");
+    CHECK(r.exit_code == 5);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["schema_version"] == 1);
+    CHECK(j["ok"] == false);
+    CHECK(j["error"]["code"] == "NO_SUCHFILE");
+    CHECK(j["error"]["message"].is_string());
+  }
 }
