@@ -1,4 +1,6 @@
 // Entry point of the `ortc` command line.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -17,6 +19,19 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", ortc::cli::VersionText,
                        "Print the version, commit, formats and the libraries found, and exit");
   app.require_subcommand(1);
+  app.fallthrough();  // subcommands inherit it: -v may come after the command too
+  // Diagnostics go to stderr, so --json output on stdout stays one JSON object.
+  spdlog::set_default_logger(spdlog::stderr_color_st("ortc"));
+  spdlog::set_pattern("[%l] %v");
+  spdlog::set_level(spdlog::level::warn);
+  app.add_flag_function(
+         "-v,--verbose",
+         [](int64_t count) {
+           spdlog::set_level(count >= 2 ? spdlog::level::debug : spdlog::level::info);
+         },
+         "Log to stderr what loading and partitioning decided: -v shape inference and groups, "
+         "-vv every refusal of every node")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddCompileCommand(app, &exit_code);
   ortc::cli::AddInspectCommand(app, &exit_code);

@@ -71,7 +71,6 @@ int Run(const PartitionArgs& args) {
   }
   auto model = graph::LoadModelFromFile(args.model, load);
   if (!model.ok()) return Fail(args, model.status());
-  for (const auto& w : (*model)->warnings) spdlog::debug("{}", w);
   const auto partition = partition::PartitionGraph((*model)->graph, *backends);
   const Status check = partition::CheckPartition((*model)->graph, partition, args.max_partitions);
   if (args.json) {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"
@@ -187,6 +189,13 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   const std::vector<std::string> load_warnings = m->warnings;
   InferShapes(m.get());
   if (options.fold_shapes) ORTC_RETURN_IF_ERROR(FoldShapes(*m, load_warnings));
+  // -v shows what shape inference could not do (unknown shapes then keep nodes off static-shape
+  // backends).
+  for (const auto& w : m->warnings) spdlog::info("shape inference: {}", w);
+  size_t dynamic = 0;
+  for (const auto& v : m->graph.values) dynamic += v.info.shape.is_static() ? 0 : 1;
+  spdlog::info("loaded {}: {} node(s), {} value(s), {} without a static shape", m->display_name,
+               m->graph.nodes.size(), m->graph.values.size(), dynamic);
   return m;
 }
 

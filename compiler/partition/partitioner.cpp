@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "partition/group_former.h"
 #include "registry.h"
 
@@ -78,6 +80,8 @@ Partition PartitionGraph(const graph::Graph& g, std::vector<const backends::Back
         break;
       }
       p.refusals.push_back({i, p.backends[b], answer.reason});
+      spdlog::debug("partition: {} refuses node '{}' ({}): {}", p.backends[b]->name(),
+                    g.nodes[i].name, g.nodes[i].op_type, answer.reason);
     }
     if (label[i] < 0) p.unplaced.push_back(i);
   }
@@ -107,7 +111,13 @@ Partition PartitionGraph(const graph::Graph& g, std::vector<const backends::Back
   for (int i = 0; i < n; ++i) p.group_of_node[i] = new_id[gid[i]];
   for (int id = 0; id < static_cast<int>(p.groups.size()); ++id) {
     FillBoundary(g, p.group_of_node, id, &p.groups[id]);
+    const Group& grp = p.groups[id];
+    spdlog::info("partition: group {} on {}: {} node(s), {} input(s), {} output(s)", id,
+                 grp.backend->name(), grp.nodes.size(), grp.inputs.size(), grp.outputs.size());
   }
+  for (int i : p.unplaced)
+    spdlog::info("partition: node '{}' ({}) runs on no backend", g.nodes[i].name,
+                 g.nodes[i].op_type);
   return p;
 }
 

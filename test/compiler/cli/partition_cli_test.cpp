@@ -207,3 +207,22 @@ TEST_CASE("ortc partition exit codes and JSON errors", "[cli]") {
                           Catch::Contains("cuda: compiles static-shape graphs"));
   }
 }
+
+TEST_CASE("verbose logging: -v shows loading and partitioning decisions, -vv every refusal",
+          "[cli]") {
+  TempDir dir;
+  MixedModel().Save(dir / "mixed.onnx");
+  const std::string base = "partition " + (dir / "mixed.onnx").string() + " --ep cuda,cpu";
+  auto quiet = RunOrtc(base + " --json", true);
+  REQUIRE(quiet.exit_code == 0);
+  CHECK_THAT(quiet.out, !Catch::Contains("[info]"));
+  auto v = RunOrtc(base + " -v", true);
+  CHECK_THAT(v.out, Catch::Contains("[info] loaded ") &&
+                        Catch::Contains("[info] partition: group 0 on cuda") &&
+                        !Catch::Contains("refuses node"));
+  auto vv = RunOrtc("-vv " + base, true);
+  CHECK_THAT(vv.out, Catch::Contains("[debug] partition: cuda refuses node 'hardmax' (Hardmax)"));
+  // The logs go to stderr: --json keeps stdout one JSON object.
+  auto json = RunOrtc(base + " -vv --json");
+  CHECK(nlohmann::json::parse(json.out)["ok"] == true);
+}
