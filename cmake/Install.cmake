@@ -1,12 +1,14 @@
-# `cmake --install`: the ortc compiler, libortc_runtime.so with its headers, the backend plugins
-# (lib/ortc/backends/, where the runtime looks for them), a CMake package (find_package(ortc) ->
-# ortc::runtime) and a pkg-config file (ortc.pc).
+# `cmake --install`: the ortc compiler, the runtime-only ortc-run, libortc_runtime.so with its
+# headers, the backend plugins (lib/ortc/backends/, where the runtime looks for them), a CMake
+# package (find_package(ortc) -> ortc::runtime) and a pkg-config file (ortc.pc). Two components:
+# "compiler" (ortc) and "runtime" (the rest, what a device needs; scripts/pack_runtime).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS ortc_runtime_shared EXPORT ortcTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
+set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME runtime)
+install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT compiler)
+install(TARGETS ortc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
   runtime/include/ortc/status.h runtime/include/ortc/tensor.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ortc)

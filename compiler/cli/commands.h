@@ -3,14 +3,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/runtime_commands.h"  // run, check, inspect: shared with ortc-run
+
 namespace ortc::cli {
 
 // Adds the subcommand; `exit_code` receives the command's result when it runs.
 void AddPartitionCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
-void AddInspectCommand(CLI::App& app, int* exit_code);
-void AddRunCommand(CLI::App& app, int* exit_code);
-void AddCheckCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

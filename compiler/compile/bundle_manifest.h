@@ -1,7 +1,7 @@
-// Bundles for shipping and CI (`ortc compile --bundle DIR`, `ortc check DIR`): the ctx models,
-// their binaries and external data in one folder with manifest.json, which lists every file
-// with its size and sha256, the compile options, the sources' digests and the tool versions
-// (schemas/bundle_manifest.md). `ortc check DIR` verifies the folder as a unit.
+// Writing bundles (`ortc compile --bundle DIR`): the ctx models, their binaries and external data
+// in one folder with manifest.json, which lists every file with its size and sha256, the
+// compile options, the sources' digests and the tool versions (schemas/bundle_manifest.md).
+// Reading them back is the runtime tools' (bundle_check/bundle_verify.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "bundle_check/bundle_verify.h"
 #include "compile/compile_driver.h"
 #include "ortc/status.h"
 
 namespace ortc::compile {
 
-inline constexpr int kBundleManifestSchemaVersion = 1;
-inline constexpr const char* kBundleManifestName = "manifest.json";
+using tools::kBundleManifestName;
+using tools::kBundleManifestSchemaVersion;
 
 // Writes dir/manifest.json (atomically) for the ctx models a compile with `options` wrote there:
 // each ctx model, the binaries and external data file it references. `tools` names the tool
@@ -24,14 +25,5 @@ inline constexpr const char* kBundleManifestName = "manifest.json";
 Status WriteBundleManifest(const std::filesystem::path& dir,
                            const std::vector<std::filesystem::path>& ctx_models,
                            const CompileOptions& options, const nlohmann::json& tools);
-
-struct BundleCheck {
-  nlohmann::json manifest;
-  std::vector<std::filesystem::path> ctx_models;  // to gate next
-};
-
-// Reads dir/manifest.json and checks every file it lists: present (NO_SUCHFILE), with the
-// recorded size and sha256 (INVALID_GRAPH naming the file otherwise).
-Result<BundleCheck> VerifyBundle(const std::filesystem::path& dir);
 
 }  // namespace ortc::compile

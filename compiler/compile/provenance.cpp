@@ -1,50 +1,8 @@
 #include "compile/provenance.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
-
-#include "format/context_binary_reader.h"
-#include "format/ep_context.h"
-#include "format/sha256.h"
 
 namespace ortc::compile {
-
-namespace fs = std::filesystem;
-
-Result<std::string> SourceDigest(const fs::path& model) {
-  std::ifstream in(model, std::ios::binary);
-  if (!in) return NoSuchFile(model.string() + ": no such file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  format::Sha256 h;
-  h.Update(bytes);
-  onnx::ModelProto proto;
-  if (!proto.ParseFromString(bytes)) return h.HexDigest();  // the compile will say what is wrong
-  // External data files, each once, in order of first mention.
-  std::vector<std::string> files;
-  std::set<std::string> seen;
-  auto note = [&](const onnx::TensorProto& t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
-    for (const auto& kv : t.external_data())
-      if (kv.key() == "location" && seen.insert(kv.value()).second) files.push_back(kv.value());
-  };
-  for (const auto& t : proto.graph().initializer()) note(t);
-  for (const auto& n : proto.graph().node())
-    for (const auto& a : n.attribute())
-      if (a.has_t()) note(a.t());
-  for (const auto& f : files) {
-    h.Update("\n" + f + "\n");
-    std::ifstream data(model.parent_path() / f, std::ios::binary);
-    if (!data) continue;  // missing data: the compile reports it
-    std::vector<char> chunk(1 << 20);
-    while (data) {
-      data.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      if (data.gcount() > 0)
-        h.Update(std::as_bytes(std::span(chunk.data(), static_cast<size_t>(data.gcount()))));
-    }
-  }
-  return h.HexDigest();
-}
 
 std::string CompileOptionsJson(const CompileOptions& o) {
   nlohmann::json j;
@@ -66,46 +24,6 @@ std::string CompileOptionsJson(const CompileOptions& o) {
   }
   j["weight_sharing_group"] = group;
   return j.dump();  // nlohmann::json keeps object keys sorted
-}
-
-std::string MetadataValue(const onnx::ModelProto& model, const std::string& key) {
-  for (const auto& p : model.metadata_props())
-    if (p.key() == key) return p.value();
-  return "";
-}
-
-Result<std::string> StaleReason(const fs::path& ctx_path, const fs::path& source,
-                                const std::string& options, const std::string& compiler) {
-  std::ifstream in(ctx_path, std::ios::binary);
-  if (!in) return std::string("no compiled model at " + ctx_path.string());
-  onnx::ModelProto ctx;
-  if (!ctx.ParseFromIstream(&in)) return std::string(ctx_path.string() + " is not an ONNX model");
-  const std::string recorded = MetadataValue(ctx, kSourceDigestKey);
-  if (recorded.empty())
-    return std::string(ctx_path.string() + " records no source digest (compiled by an older ortc)");
-  auto digest = SourceDigest(source);
-  if (!digest.ok()) return digest.status();
-  if (*digest != recorded)
-    return std::string("the source " + source.string() + " changed since the compile (sha256 " +
-                       recorded.substr(0, 12) + "... then, " + digest->substr(0, 12) + "... now)");
-  if (!options.empty() && MetadataValue(ctx, kCompileOptionsKey) != options)
-    return std::string("the compile options differ from those recorded in " + ctx_path.string());
-  if (!compiler.empty() && MetadataValue(ctx, kCompilerKey) != compiler)
-    return std::string("compiled by " + MetadataValue(ctx, kCompilerKey) + ", not by " + compiler);
-  // The binaries beside it must be the ones this ctx model was written with.
-  for (const auto& n : ctx.graph().node()) {
-    if (!format::IsEpContextNode(n)) continue;
-    auto ep = format::EpContextNode::FromNodeProto(n);
-    if (!ep.ok()) return std::string(ctx_path.string() + ": " + ep.status().message());
-    if (ep->main_context != 1 || ep->embed_mode != 0) continue;
-    const fs::path bin_path = ctx_path.parent_path() / ep->ep_cache_context;
-    auto bin = format::ContextBinary::OpenFile(bin_path);
-    if (!bin.ok()) return std::string(bin_path.string() + ": " + bin.status().message());
-    if (format::NotesValue(ep->notes, "content_id") != (*bin)->content_id())
-      return std::string(bin_path.string() + " is not the binary " + ctx_path.string() +
-                         " was written with");
-  }
-  return std::string();
 }
 
 }  // namespace ortc::compile

@@ -40,19 +40,6 @@ std::string ValueList(const graph::Graph& g, const std::vector<int>& values) {
 
 }  // namespace
 
-std::string FormatBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
   const auto& g = model.graph;
   nlohmann::json j;

@@ -2,6 +2,8 @@
 // schemas/partition_report.md.
 #pragma once
 
+#include "cli/format_bytes.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -14,6 +16,6 @@ namespace ortc::partition {
 nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p);
 std::string PartitionToText(const graph::Model& model, const Partition& p);
 
-std::string FormatBytes(int64_t bytes);  // "1.5 MiB"
+using tools::FormatBytes;  // "1.5 MiB", shared with the runtime tools
 
 }  // namespace ortc::partition

@@ -8,8 +8,8 @@
 
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
-#include "graph/graph.h"
 #include "inspect/cuda_program.h"
+#include "ortc/tensor.h"
 
 namespace ortc::inspect {
 namespace {
@@ -28,7 +28,7 @@ nlohmann::json Desc(const fb::TensorDesc* d) {
   }
   shape += "]";
   return {{"name", d->name() ? d->name()->str() : ""},
-          {"dtype", graph::DataTypeName(d->dtype())},
+          {"dtype", DataTypeName(static_cast<DataType>(d->dtype()))},
           {"shape", shape}};
 }
 

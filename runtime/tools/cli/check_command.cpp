@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "bundle_check/bundle_verify.h"
+#include "bundle_check/provenance.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
-#include "compile/bundle_manifest.h"
-#include "compile/provenance.h"
+#include "cli/runtime_commands.h"
 #include "ortc/runtime.h"
 
 namespace ortc::cli {
@@ -48,7 +48,7 @@ int Run(const CheckArgs& a) {
   std::error_code ec;
   if (std::filesystem::is_directory(a.model, ec)) {
     // A bundle: every listed file as recorded, then the gate on each ctx model.
-    auto verified = compile::VerifyBundle(a.model);
+    auto verified = tools::VerifyBundle(a.model);
     if (!verified.ok()) return fail(verified.status());
     models.clear();
     for (const auto& p : verified->ctx_models) models.push_back(p.string());
@@ -71,7 +71,7 @@ int Run(const CheckArgs& a) {
   // Staleness first: it needs no device, so a CI machine without the target's GPU can tell.
   std::string stale;
   if (!a.source.empty()) {
-    auto why = compile::StaleReason(a.model, a.source, "", "");
+    auto why = tools::StaleReason(a.model, a.source, "", "");
     if (!why.ok()) return fail(why.status());
     stale = *why;
     if (!stale.empty())

@@ -6,7 +6,7 @@
 #include <random>
 #include <sstream>
 
-#include "graph/input_shapes.h"
+#include "io/shape_text.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 
@@ -31,8 +31,8 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
                         const std::vector<std::string>& files,
                         const std::vector<std::string>& shape_specs, uint64_t seed) {
   // The same spelling and checks as compile's --input-shape (positive dims, lists).
-  graph::InputShapes shapes;
-  for (const auto& s : shape_specs) ORTC_RETURN_IF_ERROR(graph::ParseInputShape(s, &shapes));
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& s : shape_specs) ORTC_RETURN_IF_ERROR(ParseInputShape(s, &shapes));
   Feeds feeds;
   for (const auto& spec : files) {
     const auto eq = spec.find('=');

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "cli/runtime_commands.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"

@@ -1,11 +1,11 @@
 // `ortc inspect`: show what a context binary or an EPContext model holds, or what is broken.
 #include <iostream>
 
-#include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/format_bytes.h"
 #include "cli/report_error.h"
+#include "cli/runtime_commands.h"
 #include "inspect/inspect.h"
-#include "partition/partition_report.h"
 
 namespace ortc::cli {
 namespace {
@@ -23,11 +23,11 @@ void PrintCudaProgram(const nlohmann::json& c, const std::string& indent) {
     first = false;
   }
   std::cout << "), " << c["kernels"].size() << " kernels, workspace "
-            << partition::FormatBytes(c["workspace_bytes"].get<int64_t>()) << "\n";
+            << tools::FormatBytes(c["workspace_bytes"].get<int64_t>()) << "\n";
   for (const auto& m : c["modules"]) {
     std::cout << indent << "  module " << m["target"].get<std::string>() << " ("
               << m["kind"].get<std::string>() << ") "
-              << partition::FormatBytes(m["bytes"].get<int64_t>()) << "\n";
+              << tools::FormatBytes(m["bytes"].get<int64_t>()) << "\n";
   }
 }
 
@@ -36,7 +36,7 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
             << j["backend"].get<std::string>() << ", producer " << j["producer"].get<std::string>()
             << "\n";
   std::cout << indent << "content id " << j["content_id"].get<std::string>() << ", "
-            << partition::FormatBytes(j["file_bytes"].get<int64_t>()) << "\n";
+            << tools::FormatBytes(j["file_bytes"].get<int64_t>()) << "\n";
   std::cout << indent << "targets:";
   for (const auto& t : j["hardware_targets"]) std::cout << " " << t.get<std::string>();
   std::cout << "\n" << indent << "versions:";
@@ -46,14 +46,14 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
   for (const auto& s : j["sections"]) {
     std::cout << indent << "  " << s["kind"].get<std::string>() << " '"
               << s["name"].get<std::string>() << "' at " << s["offset"] << ", "
-              << partition::FormatBytes(s["bytes"].get<int64_t>()) << ", align " << s["alignment"]
+              << tools::FormatBytes(s["bytes"].get<int64_t>()) << ", align " << s["alignment"]
               << ", checksum " << s["checksum"].get<std::string>() << "\n";
   }
   std::cout << indent << "graphs:\n";
   for (const auto& g : j["graphs"]) {
     std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"]
-              << " weights (" << partition::FormatBytes(g["weight_bytes"].get<int64_t>())
-              << "), arena " << partition::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
+              << " weights (" << tools::FormatBytes(g["weight_bytes"].get<int64_t>()) << "), arena "
+              << tools::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
     if (g.contains("cuda")) PrintCudaProgram(g["cuda"], indent + "    ");
     for (const char* side : {"inputs", "outputs"}) {
       std::cout << indent << "    " << side << ":";
@@ -66,8 +66,8 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
   }
   const auto& w = j["weights"];
   std::cout << indent << "weights: " << w["referenced"] << " referenced ("
-            << partition::FormatBytes(w["referenced_bytes"].get<int64_t>()) << "), " << w["stored"]
-            << " stored (" << partition::FormatBytes(w["unique_bytes"].get<int64_t>()) << ")\n";
+            << tools::FormatBytes(w["referenced_bytes"].get<int64_t>()) << "), " << w["stored"]
+            << " stored (" << tools::FormatBytes(w["unique_bytes"].get<int64_t>()) << ")\n";
 }
 
 int Run(const std::string& path, bool json) {

@@ -12,7 +12,8 @@ namespace ortc::io {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
-Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs, const std::vector<std::string>& files,
+Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
+                        const std::vector<std::string>& files,
                         const std::vector<std::string>& shapes, uint64_t seed);
 
 }  // namespace ortc::io
