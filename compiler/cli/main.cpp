@@ -39,11 +39,5 @@ int main(int argc, char** argv) {
   ortc::cli::AddRunCommand(app, &exit_code);
   ortc::cli::AddCheckCommand(app, &exit_code);
   ortc::cli::AddVerifyCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : ortc::cli::kExitUsage;
-  }
-  return exit_code;
+  return ortc::cli::ParseAndRun(app, argc, argv, &exit_code);
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/exit_codes.h"
+#include "cli/runtime_commands.h"
 
 namespace ortc::cli {
 
@@ -21,6 +22,15 @@ int ReportError(bool json, const Status& s, nlohmann::json report, int exit_code
     std::cerr << "error: " << s.ToString() << "\n";
   }
   return exit_code >= 0 ? exit_code : ExitCodeFor(s);
+}
+
+int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  return *exit_code;
 }
 
 }  // namespace ortc::cli
