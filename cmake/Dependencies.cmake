@@ -2,7 +2,9 @@
 find_package(Protobuf REQUIRED)
 find_package(ONNX REQUIRED)          # targets: onnx, onnx_proto (libonnx-dev)
 find_package(CLI11 CONFIG REQUIRED)
-find_package(spdlog CONFIG REQUIRED)
+if(ORTC_BUILD_COMPILER)
+  find_package(spdlog CONFIG REQUIRED)  # the compiler's -v logging; the runtime has none
+endif()
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(Threads REQUIRED)
 # The CPU runtime's intra-op threads are OpenMP's, the runtime oneDNN (libdnnl-dev) uses too, so

@@ -6,7 +6,9 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME runtime)
-install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT compiler)
+if(TARGET ortc)
+  install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT compiler)
+endif()
 install(TARGETS ortc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
