@@ -1,6 +1,8 @@
 // Graph queries and shape/dtype formatting.
 #include "graph/graph.h"
 
+#include "cli/shape_json.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -24,6 +26,16 @@ std::string Shape::ToString() const {
     }
   }
   return s + "]";
+}
+
+nlohmann::json Shape::ToJson() const {
+  std::vector<int64_t> values;
+  std::vector<std::string> symbols;
+  for (const auto& d : dims) {
+    values.push_back(d.known() ? d.value : -1);
+    symbols.push_back(d.symbol);
+  }
+  return tools::ShapeJson(values, symbols, rank_known);
 }
 
 std::string DataTypeName(int32_t dtype) {

@@ -2,6 +2,8 @@
 // known. Small on purpose: it indexes the ONNX protos of a loaded Model instead of copying them.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -29,6 +31,8 @@ struct Shape {
 
   bool is_static() const;
   std::string ToString() const;  // "[1,3,224,224]", "[batch,?]" or "?"
+  // The --json reports' form (runtime/tools/cli/shape_json.h): [1, 3, "batch", null], or null.
+  nlohmann::json ToJson() const;
 };
 
 // Element type as ONNX's TensorProto::DataType number (0 = undefined / not a tensor).

@@ -32,7 +32,7 @@ void AddDynamicShapesJson(const graph::Model& model, const graph::DynamicShapeRe
     for (int k : d.roots) reason += (reason.empty() ? "" : "; ") + graph::RootText(r.roots[k]);
     values.push_back({{"name", v.name},
                       {"dtype", graph::DataTypeName(v.info.dtype)},
-                      {"shape", v.info.shape.ToString()},
+                      {"shape", v.info.shape.ToJson()},
                       {"reason", reason},
                       {"roots", d.roots}});
   }

@@ -15,7 +15,7 @@ nlohmann::json ValueJson(const graph::Graph& g, int v) {
   const auto& val = g.values[v];
   return {{"name", val.name},
           {"dtype", graph::DataTypeName(val.info.dtype)},
-          {"shape", val.info.shape.ToString()}};
+          {"shape", val.info.shape.ToJson()}};
 }
 
 std::string OpsetText(const graph::Model& m) {

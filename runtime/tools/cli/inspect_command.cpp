@@ -5,6 +5,7 @@
 #include "cli/format_bytes.h"
 #include "cli/report_error.h"
 #include "cli/runtime_commands.h"
+#include "cli/shape_json.h"
 #include "inspect/inspect.h"
 
 namespace ortc::cli {
@@ -59,7 +60,7 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
       std::cout << indent << "    " << side << ":";
       for (const auto& d : g[side]) {
         std::cout << " " << d["name"].get<std::string>() << " " << d["dtype"].get<std::string>()
-                  << d["shape"].get<std::string>();
+                  << tools::ShapeText(d["shape"]);
       }
       std::cout << "\n";
     }

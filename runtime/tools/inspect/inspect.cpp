@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "cli/shape_json.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
 #include "inspect/cuda_program.h"
@@ -17,19 +18,18 @@ namespace {
 namespace fs = std::filesystem;
 
 nlohmann::json Desc(const fb::TensorDesc* d) {
-  std::string shape = "[";
+  std::vector<int64_t> dims;
+  std::vector<std::string> symbols;
   if (d->dims()) {
-    for (uint32_t i = 0; i < d->dims()->size(); ++i) {
-      if (i) shape += ",";
-      const int64_t dim = d->dims()->Get(i);
-      std::string sym = d->symbols() && i < d->symbols()->size() ? d->symbols()->Get(i)->str() : "";
-      shape += dim >= 0 ? std::to_string(dim) : (sym.empty() ? "?" : sym);
+    for (uint32_t k = 0; k < d->dims()->size(); ++k) {
+      dims.push_back(d->dims()->Get(k));
+      symbols.push_back(d->symbols() && k < d->symbols()->size() ? d->symbols()->Get(k)->str()
+                                                                 : "");
     }
   }
-  shape += "]";
   return {{"name", d->name() ? d->name()->str() : ""},
           {"dtype", DataTypeName(static_cast<DataType>(d->dtype()))},
-          {"shape", shape}};
+          {"shape", tools::ShapeJson(dims, symbols)}};
 }
 
 std::string SectionKindName(fb::SectionKind k) {

@@ -295,7 +295,7 @@ TEST_CASE("inspect describes binaries and reports corruption precisely", "[inspe
   CHECK(j["backend"] == "cpu");
   CHECK(j["weights"]["stored"] == 2);
   CHECK(j["weights"]["referenced"] == 3);
-  CHECK(j["graphs"][0]["inputs"][0]["shape"] == "[2,8]");
+  CHECK(j["graphs"][0]["inputs"][0]["shape"] == nlohmann::json::array({2, 8}));
 
   auto ctx =
       nlohmann::json::parse(RunOrtc("inspect " + (dir / "m_ctx.onnx").string() + " --json").out);

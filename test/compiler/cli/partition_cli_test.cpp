@@ -135,7 +135,7 @@ TEST_CASE("ortc partition names each dynamic value and its root cause", "[cli]")
     CHECK(j["dynamic_values"][0] ==
           nlohmann::json({{"name", "x"},
                           {"dtype", "float"},
-                          {"shape", "[N,4]"},
+                          {"shape", {"N", 4}},
                           {"reason", "dim 'N' of graph input 'x' (fix: --input-shape x=<N>x4)"},
                           {"roots", {0}}}));
     CHECK(j["dynamic_values"][12]["name"] == "t");
