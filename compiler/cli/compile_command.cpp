@@ -66,6 +66,7 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
   for (const auto& m : r.models) {
     j["models"].push_back({{"source", m.source.string()},
                            {"ctx_model", m.ctx_model.string()},
+                           {"source_sha256", m.source_sha256},
                            {"weights", m.weights},
                            {"weight_bytes", m.weight_bytes},
                            {"new_unique_bytes", m.new_unique_bytes}});
@@ -161,12 +162,9 @@ int Run(CompileArgs& args) {
   progress.Finish();
   if (!report.ok()) return Fail(args, report.status());
   if (!args.bundle.empty()) {
-    std::vector<std::filesystem::path> ctx_models;
-    for (const auto& f : report->files)
-      if (f.kind == "ctx_model") ctx_models.push_back(f.path);
     const nlohmann::json tools{
         {"ortc", kCompiler}, {"oneDNN", exec::OneDnnVersion()}, {"context_binary_format", "1.0"}};
-    Status m = compile::WriteBundleManifest(args.bundle, ctx_models, o, tools);
+    Status m = compile::WriteBundleManifest(args.bundle, *report, o, tools);
     if (!m.ok()) return Fail(args, m.WithContext("writing the bundle manifest"));
     report->files.push_back(
         {std::filesystem::path(args.bundle) / compile::kBundleManifestName, "bundle_manifest", 0});

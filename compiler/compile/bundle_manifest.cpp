@@ -38,7 +38,7 @@ Result<std::vector<std::pair<std::string, std::string>>> FilesOf(const fs::path&
 
 }  // namespace
 
-Status WriteBundleManifest(const fs::path& dir, const std::vector<fs::path>& ctx_models,
+Status WriteBundleManifest(const fs::path& dir, const CompileReport& report,
                            const CompileOptions& options, const nlohmann::json& tools) {
   nlohmann::json m;
   m["schema_version"] = kBundleManifestSchemaVersion;
@@ -46,13 +46,9 @@ Status WriteBundleManifest(const fs::path& dir, const std::vector<fs::path>& ctx
   m["tools"] = tools;
   m["options"] = nlohmann::json::parse(CompileOptionsJson(options));
   m["sources"] = nlohmann::json::array();
-  std::vector<fs::path> sources = {options.model};
-  sources.insert(sources.end(), options.more_models.begin(), options.more_models.end());
-  for (const auto& s : sources) {
-    auto digest = SourceDigest(s);
-    if (!digest.ok()) return digest.status();
-    m["sources"].push_back({{"model", s.filename().string()}, {"sha256", *digest}});
-  }
+  for (const auto& model : report.models)
+    m["sources"].push_back(
+        {{"model", model.source.filename().string()}, {"sha256", model.source_sha256}});
   m["files"] = nlohmann::json::array();
   std::set<std::string> listed;
   auto add = [&](const std::string& rel, const std::string& kind) -> Status {
@@ -67,7 +63,8 @@ Status WriteBundleManifest(const fs::path& dir, const std::vector<fs::path>& ctx
                           {"sha256", *digest}});
     return Status::Ok();
   };
-  for (const auto& ctx : ctx_models) {
+  for (const auto& model : report.models) {
+    const fs::path& ctx = model.ctx_model;
     ORTC_RETURN_IF_ERROR(add(ctx.filename().string(), "ctx_model"));
     auto files = FilesOf(ctx);
     if (!files.ok()) return files.status();

@@ -19,11 +19,10 @@ namespace ortc::compile {
 using tools::kBundleManifestName;
 using tools::kBundleManifestSchemaVersion;
 
-// Writes dir/manifest.json (atomically) for the ctx models a compile with `options` wrote there:
-// each ctx model, the binaries and external data file it references. `tools` names the tool
-// versions to record (e.g. "ortc", "oneDNN").
-Status WriteBundleManifest(const std::filesystem::path& dir,
-                           const std::vector<std::filesystem::path>& ctx_models,
+// Writes dir/manifest.json (atomically) for the models of `report` (a compile with `options`
+// into dir, or one --if-changed found up to date): each ctx model, the binaries and external
+// data file it references, and each source's digest. `tools` names the tool versions to record.
+Status WriteBundleManifest(const std::filesystem::path& dir, const CompileReport& report,
                            const CompileOptions& options, const nlohmann::json& tools);
 
 }  // namespace ortc::compile

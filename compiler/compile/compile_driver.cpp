@@ -126,8 +126,6 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
       partition::CheckPartition(job->model->graph, job->partition, o.max_partitions));
   (*seconds)["partition"] += Seconds(t);
   job->ep_nodes.assign(job->partition.groups.size(), std::nullopt);
-  job->summary.source = job->source;
-  job->summary.ctx_model = job->ctx_path;
   return Status::Ok();
 }
 
@@ -184,13 +182,20 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
                              " would overwrite the source model");
     }
     ORTC_RETURN_IF_ERROR(folders.Need(job.ctx_path.parent_path()));
+    // Once per model: the staleness check, the ctx model and the bundle manifest all use it.
+    auto digest = SourceDigest(job.source);
+    if (!digest.ok()) return digest.status();
+    job.summary.source = job.source;
+    job.summary.ctx_model = job.ctx_path;
+    job.summary.source_sha256 = *digest;
   }
   const fs::path& first_ctx = jobs[0].ctx_path;
   const std::string options_json = CompileOptionsJson(o);
   if (o.if_changed) {
     bool fresh = true;
     for (const auto& job : jobs) {
-      auto why = StaleReason(job.ctx_path, job.source, options_json, o.compiler);
+      auto why = StaleReason(job.ctx_path, job.source, job.summary.source_sha256, options_json,
+                             o.compiler);
       if (!why.ok()) return why.status();
       fresh = fresh && why->empty();
     }
@@ -200,6 +205,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         std::error_code size_ec;
         report.files.push_back({job.ctx_path, "ctx_model",
                                 static_cast<int64_t>(fs::file_size(job.ctx_path, size_ec))});
+        report.models.push_back(job.summary);
       }
       return report;
     }
@@ -381,14 +387,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   const std::string compatibility =
       binary_facts.empty() ? "" : loader::CompatibilityInfo(binary_facts);
   for (auto& job : jobs) {
-    auto digest = SourceDigest(job.source);
-    if (!digest.ok()) return digest.status();
     auto ctx = emit::BuildCtxModel({job.model.get(),
                                     &job.partition,
                                     job.ep_nodes,
                                     o.external_initializers_file,
                                     compatibility,
-                                    {{kSourceDigestKey, *digest},
+                                    {{kSourceDigestKey, job.summary.source_sha256},
                                      {kCompileOptionsKey, options_json},
                                      {kCompilerKey, o.compiler}}});
     if (!ctx.ok()) return ctx.status();

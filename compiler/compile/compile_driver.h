@@ -63,6 +63,7 @@ struct BackendSummary {
 
 struct ModelSummary {
   std::filesystem::path source, ctx_model;
+  std::string source_sha256;     // compile/provenance.h's SourceDigest, recorded in the ctx model
   int64_t weights = 0;           // weight tensors its graphs use
   int64_t weight_bytes = 0;      // their bytes
   int64_t new_unique_bytes = 0;  // bytes it added to the binary (not already stored)

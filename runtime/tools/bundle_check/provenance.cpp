@@ -11,14 +11,28 @@ namespace ortc::tools {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Feeds a file's bytes to h in chunks (a missing file adds nothing: the compile reports it).
+void HashFile(const fs::path& path, format::Sha256* h) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    if (in.gcount() > 0)
+      h->Update(std::as_bytes(std::span(chunk.data(), static_cast<size_t>(in.gcount()))));
+  }
+}
+
+}  // namespace
+
 Result<std::string> SourceDigest(const fs::path& model) {
   std::ifstream in(model, std::ios::binary);
   if (!in) return NoSuchFile(model.string() + ": no such file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   format::Sha256 h;
-  h.Update(bytes);
+  HashFile(model, &h);
   onnx::ModelProto proto;
-  if (!proto.ParseFromString(bytes)) return h.HexDigest();  // the compile will say what is wrong
+  if (!proto.ParseFromIstream(&in)) return h.HexDigest();  // the compile will say what is wrong
   // External data files, each once, in order of first mention.
   std::vector<std::string> files;
   std::set<std::string> seen;
@@ -33,14 +47,7 @@ Result<std::string> SourceDigest(const fs::path& model) {
       if (a.has_t()) note(a.t());
   for (const auto& f : files) {
     h.Update("\n" + f + "\n");
-    std::ifstream data(model.parent_path() / f, std::ios::binary);
-    if (!data) continue;  // missing data: the compile reports it
-    std::vector<char> chunk(1 << 20);
-    while (data) {
-      data.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      if (data.gcount() > 0)
-        h.Update(std::as_bytes(std::span(chunk.data(), static_cast<size_t>(data.gcount()))));
-    }
+    HashFile(model.parent_path() / f, &h);
   }
   return h.HexDigest();
 }
@@ -52,7 +59,8 @@ std::string MetadataValue(const onnx::ModelProto& model, const std::string& key)
 }
 
 Result<std::string> StaleReason(const fs::path& ctx_path, const fs::path& source,
-                                const std::string& options, const std::string& compiler) {
+                                const std::string& digest, const std::string& options,
+                                const std::string& compiler) {
   std::ifstream in(ctx_path, std::ios::binary);
   if (!in) return std::string("no compiled model at " + ctx_path.string());
   onnx::ModelProto ctx;
@@ -60,11 +68,9 @@ Result<std::string> StaleReason(const fs::path& ctx_path, const fs::path& source
   const std::string recorded = MetadataValue(ctx, kSourceDigestKey);
   if (recorded.empty())
     return std::string(ctx_path.string() + " records no source digest (compiled by an older ortc)");
-  auto digest = SourceDigest(source);
-  if (!digest.ok()) return digest.status();
-  if (*digest != recorded)
+  if (digest != recorded)
     return std::string("the source " + source.string() + " changed since the compile (sha256 " +
-                       recorded.substr(0, 12) + "... then, " + digest->substr(0, 12) + "... now)");
+                       recorded.substr(0, 12) + "... then, " + digest.substr(0, 12) + "... now)");
   if (!options.empty() && MetadataValue(ctx, kCompileOptionsKey) != options)
     return std::string("the compile options differ from those recorded in " + ctx_path.string());
   if (!compiler.empty() && MetadataValue(ctx, kCompilerKey) != compiler)

@@ -23,11 +23,11 @@ Result<std::string> SourceDigest(const std::filesystem::path& model);
 // The metadata value under key, or "" when the model has none.
 std::string MetadataValue(const onnx::ModelProto& model, const std::string& key);
 
-// Why the ctx model at ctx_path is not what compiling `source` now would give ("" when it is):
-// the source changed, the options or the compiler differ (when given, not ""), nothing was
-// recorded, or a binary beside it is not the one it was written with.
+// Why the ctx model at ctx_path is not what compiling `source` (whose SourceDigest is `digest`)
+// now would give ("" when it is): the source changed, the options or the compiler differ (when
+// given, not ""), nothing was recorded, or a binary beside it is not the one it was written with.
 Result<std::string> StaleReason(const std::filesystem::path& ctx_path,
-                                const std::filesystem::path& source, const std::string& options,
-                                const std::string& compiler);
+                                const std::filesystem::path& source, const std::string& digest,
+                                const std::string& options, const std::string& compiler);
 
 }  // namespace ortc::tools

@@ -71,7 +71,9 @@ int Run(const CheckArgs& a) {
   // Staleness first: it needs no device, so a CI machine without the target's GPU can tell.
   std::string stale;
   if (!a.source.empty()) {
-    auto why = tools::StaleReason(a.model, a.source, "", "");
+    auto digest = tools::SourceDigest(a.source);
+    if (!digest.ok()) return fail(digest.status());
+    auto why = tools::StaleReason(a.model, a.source, *digest, "", "");
     if (!why.ok()) return fail(why.status());
     stale = *why;
     if (!stale.empty())

@@ -30,9 +30,7 @@ inline int ExitCodeFor(const Status& s) {
       return kExitUnsupported;
     case StatusCode::kEpFail:
       return kExitBackend;
-    case StatusCode::kInvalidGraph:
-      return kExitBadModel;
-    default:
+    default:  // INVALID_GRAPH and anything unlisted
       return kExitBadModel;
   }
 }
