@@ -3,7 +3,8 @@
 # host program (test/onnxruntime_ep/ort_ep_host.cpp):
 #   1. runs every CPU bundle of the end-to-end suite (tiny CNN, PaddleOCR det/rec/cls, the
 #      openWakeWord models) with outputs bit-identical to `ortc run`'s, and close to ONNX
-#      Runtime's own on the source models;
+#      Runtime's own on the source models, and survives ONNX Runtime unloading the plugin while
+#      OpenMP workers spin;
 #   2. runs the LLM pair compiled as one weight-sharing group, both sessions in one process with
 #      the shared binary mapped once, and an embed-mode-1 bundle;
 #   3. compiles through ONNX Runtime's compile API (path or buffer in, path or buffer out, embed
@@ -65,6 +66,13 @@ for c in "${cases[@]}"; do
   n=$((n + 1))
 done
 [ "$n" -eq 13 ] || { echo "expected 13 bundles, ran $n" >&2; exit 1; }
+# ONNX Runtime dlcloses the plugin when its environment goes, while OpenMP workers of the last
+# run may still spin (always, with OMP_WAIT_POLICY=ACTIVE). Before the plugin was linked
+# -z nodelete, libgomp was unmapped under them and this crashed (intermittently by default).
+m="$work/hey_mycroft_v0.1"
+OMP_WAIT_POLICY=ACTIVE "${ep[@]}" --session \
+  "$m/bundle/hey_mycroft_v0.1_ctx.onnx|$m/spinning|onnx::Flatten_0=$m/in.npy" > /dev/null
+identical "hey_mycroft_v0.1, OpenMP workers spinning at unload" "$m/ortc" "$m/spinning"
 # Selected by ONNX Runtime's device policy instead of by name.
 "${ep[@]}" --select-by-policy --session "$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx|$work/tiny_cnn/policy|image=$work/tiny_cnn/in.npy" > /dev/null
 identical "tiny_cnn, EP chosen by the PREFER_CPU policy" "$work/tiny_cnn/ortc" "$work/tiny_cnn/policy"
