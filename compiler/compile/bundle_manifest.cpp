@@ -7,6 +7,7 @@
 #include "bundle/temp_file.h"
 #include "compile/provenance.h"
 #include "format/ep_context.h"
+#include "format/regular_file.h"
 #include "format/sha256.h"
 
 namespace ortc::compile {
@@ -18,6 +19,7 @@ namespace {
 // The files a ctx model needs beside it: binaries of its main EPContext nodes and the external
 // data files of the initializers it kept.
 Result<std::vector<std::pair<std::string, std::string>>> FilesOf(const fs::path& ctx_path) {
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(ctx_path));
   std::ifstream in(ctx_path, std::ios::binary);
   onnx::ModelProto ctx;
   if (!in || !ctx.ParseFromIstream(&in))

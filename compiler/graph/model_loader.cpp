@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "format/regular_file.h"
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"
@@ -73,6 +74,27 @@ Status RunChecker(const Model& m) {
       onnx::checker::check_node(node, ctx, scope);
     } catch (const std::exception& e) {
       return InvalidGraph("node '" + node.name() + "' (" + node.op_type() + "): " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
+// Window attributes ONNX 1.12's shape inference divides by without checking (strides=[0, 0]
+// raised SIGFPE inside it): every value must be at least 1, checked before inference runs.
+Status CheckWindowAttributes(const Model& m) {
+  for (const auto& node : m.proto.graph().node()) {
+    for (const auto& a : node.attribute()) {
+      const bool window = a.name() == "strides" || a.name() == "dilations" ||
+                          a.name() == "kernel_shape" || a.name() == "group";
+      if (!window) continue;
+      for (int64_t v : a.ints()) {
+        if (v < 1)
+          return InvalidGraph("node '" + node.name() + "' (" + node.op_type() + "): " + a.name() +
+                              " has " + std::to_string(v) + "; every value must be at least 1");
+      }
+      if (a.type() == onnx::AttributeProto::INT && a.i() < 1)
+        return InvalidGraph("node '" + node.name() + "' (" + node.op_type() + "): " + a.name() +
+                            " is " + std::to_string(a.i()) + "; it must be at least 1");
     }
   }
   return Status::Ok();
@@ -185,6 +207,7 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
     if (CheckerApplies(*m))
       ORTC_RETURN_IF_ERROR(RunChecker(*m).WithContext("after expanding contrib ops"));
   }
+  ORTC_RETURN_IF_ERROR(CheckWindowAttributes(*m));
   if (!options.infer_shapes) return m;
   const std::vector<std::string> load_warnings = m->warnings;
   InferShapes(m.get());
@@ -222,9 +245,8 @@ int64_t Model::default_opset() const {
 
 Result<std::unique_ptr<Model>> LoadModelFromFile(const fs::path& path, const LoadOptions& options) {
   const std::string name = path.string();
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::error_code ec;
-  if (!fs::exists(path, ec)) return NoSuchFile(name + ": no such file");
-  if (!fs::is_regular_file(path, ec)) return InvalidArgument(name + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(name + ": cannot open for reading");
   const auto size = fs::file_size(path, ec);

@@ -7,6 +7,7 @@
 
 #include "exec/intra_op_threads.h"
 #include "exec/profiler.h"
+#include "format/regular_file.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
 
@@ -32,8 +33,7 @@ Result<onnx::ModelProto> ParseModel(std::span<const std::byte> bytes, const std:
 }
 
 Result<onnx::ModelProto> ReadModel(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return NoSuchFile(path.string() + ": no such file");
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   return ParseModel({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()},

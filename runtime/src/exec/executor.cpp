@@ -184,6 +184,8 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
       s = op.kernel(ctx);
     } catch (const std::bad_alloc&) {
       s = InvalidArgument("out of memory allocating an output (shape too large?)");
+    } catch (const MalformedNode& e) {
+      s = InvalidGraph(e.what());
     } catch (const std::exception& e) {
       s = InvalidArgument(std::string("kernel failed: ") + e.what());
     }

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,11 @@ void AddEpContextOpset(onnx::ModelProto* model);
 
 // notes helpers: "key=value;key=value".
 std::string NotesValue(const std::string& notes, const std::string& key);
+
+// The context binary an EPContext node names, resolved inside the model's folder dir: no
+// absolute path, no `..`, no symlink leading out. Every reader (run, check, inspect) uses it.
+Result<std::filesystem::path> ResolveContextBinary(const std::filesystem::path& dir,
+                                                   const std::string& rel_text,
+                                                   const std::string& node);
 
 }  // namespace ortc::format

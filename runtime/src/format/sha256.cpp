@@ -4,6 +4,8 @@
 #include <fstream>
 #include <vector>
 
+#include "format/regular_file.h"
+
 namespace ortc::format {
 namespace {
 
@@ -89,6 +91,7 @@ std::string Sha256::HexDigest() {
 }
 
 Result<std::string> Sha256OfFile(const std::filesystem::path& path) {
+  ORTC_RETURN_IF_ERROR(CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open to hash it");
   Sha256 h;

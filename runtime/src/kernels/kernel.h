@@ -4,12 +4,19 @@
 
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "exec/exec_graph.h"
 
 namespace ortc::exec {
+
+// Thrown by KernelContext when a node lacks an input or output its kernel needs: the graph (or
+// compiled program) is malformed, and the executor reports INVALID_GRAPH.
+struct MalformedNode : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class KernelContext {
  public:
@@ -20,10 +27,16 @@ class KernelContext {
   size_t num_outputs() const { return outputs_->size(); }
   // nullptr for an omitted optional input.
   const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
-  const Tensor& in(size_t i) const { return *inputs_[i]; }
+  // A required input. A node without it (a malformed graph or program) is an error, thrown and
+  // turned into the run's Status by the executor, never a null dereference.
+  const Tensor& in(size_t i) const {
+    if (i >= inputs_.size() || !inputs_[i]) MissingInput(i);
+    return *inputs_[i];
+  }
   bool has_input(size_t i) const { return input(i) != nullptr; }
   bool wants_output(size_t i) const { return i < op_.outputs.size() && op_.outputs[i] >= 0; }
   Tensor& Output(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    if (i >= outputs_->size()) MissingOutput(i);
     if (Planned(i, dtype, shape)) {
       std::memset((*outputs_)[i].mutable_raw(), 0, (*outputs_)[i].byte_size());
       return (*outputs_)[i];
@@ -33,6 +46,7 @@ class KernelContext {
   }
   // An output the kernel overwrites completely: not zero-filled first.
   Tensor& OutputUninit(size_t i, DataType dtype, std::vector<int64_t> shape) {
+    if (i >= outputs_->size()) MissingOutput(i);
     if (Planned(i, dtype, shape)) return (*outputs_)[i];
     (*outputs_)[i] = Tensor::AllocateUninitialized(dtype, std::move(shape));
     return (*outputs_)[i];
@@ -44,7 +58,10 @@ class KernelContext {
     offsets_ = offsets;
     sizes_ = sizes;
   }
-  void SetOutput(size_t i, Tensor t) { (*outputs_)[i] = std::move(t); }
+  void SetOutput(size_t i, Tensor t) {
+    if (i >= outputs_->size()) MissingOutput(i);
+    (*outputs_)[i] = std::move(t);
+  }
   // The run's profiler (nullptr when the session does not profile) and when this op started.
   void UseProfiler(Profiler* p, double start_us) {
     profiler_ = p;
@@ -63,6 +80,8 @@ class KernelContext {
   Status Error(const std::string& what) const { return InvalidArgument(what); }
 
  private:
+  [[noreturn]] void MissingInput(size_t i) const;
+  [[noreturn]] void MissingOutput(size_t i) const;
   // Places output i in its arena slot when it has one and the tensor fits it.
   bool Planned(size_t i, DataType dtype, const std::vector<int64_t>& shape) {
     if (!arena_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return false;

@@ -2,6 +2,8 @@
 #include "kernels/kernel_util.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ortc::exec {
 
@@ -148,6 +150,17 @@ std::optional<std::vector<int64_t>> IntsOf(const Tensor* t) {
     return std::nullopt;
   }
   return v;
+}
+
+void KernelContext::MissingInput(size_t i) const {
+  throw MalformedNode(
+      "input " + std::to_string(i) + " is required but the node has " +
+      (i < inputs_.size() ? "it omitted" : std::to_string(inputs_.size()) + " inputs"));
+}
+
+void KernelContext::MissingOutput(size_t i) const {
+  throw MalformedNode("output " + std::to_string(i) + " is written but the node has " +
+                      std::to_string(outputs_->size()) + " outputs");
 }
 
 }  // namespace ortc::exec

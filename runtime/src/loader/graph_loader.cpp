@@ -38,31 +38,6 @@ TensorInfo InfoOf(const onnx::ValueInfoProto& vi) {
   return info;
 }
 
-// Resolves a context binary path inside the model's folder (no absolute paths, no `..`, no
-// symlink leading out).
-Result<fs::path> ResolveBinary(const fs::path& dir, const std::string& rel_text,
-                               const std::string& node) {
-  const fs::path rel(rel_text);
-  if (rel_text.empty())
-    return InvalidGraph("EPContext node '" + node + "' names no context binary");
-  if (rel.is_absolute())
-    return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
-                        "' is absolute; it must be relative to the model");
-  for (const auto& part : rel) {
-    if (part == "..")
-      return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
-                          "' leaves the model's folder");
-  }
-  std::error_code ec;
-  const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
-  const fs::path full = fs::weakly_canonical(base / rel, ec);
-  auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-  if (bi != base.end())
-    return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
-                        "' resolves outside the model's folder");
-  return full;
-}
-
 class Builder {
  public:
   Builder(const onnx::ModelProto& m, const fs::path* dir, const SessionOptions& o, bool gate_only)
@@ -177,7 +152,7 @@ class Builder {
               "the model was loaded from a buffer: set context_file_path so the binary '" +
               ep->ep_cache_context + "' can be found");
         }
-        auto path = ResolveBinary(*dir_, ep->ep_cache_context, ep->name);
+        auto path = format::ResolveContextBinary(*dir_, ep->ep_cache_context, ep->name);
         if (!path.ok()) return path.status();
         auto b = options_.share_ep_contexts ? OpenSharedBinary(*path)
                                             : format::ContextBinary::OpenFile(*path);

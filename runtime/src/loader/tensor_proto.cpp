@@ -16,6 +16,36 @@ void CopyField(const Field& f, Tensor* t) {
   for (int i = 0; i < f.size() && i < t->elements(); ++i) out[i] = static_cast<Dst>(f.Get(i));
 }
 
+// How many values the typed field that holds dtype's data has (TensorProto's storage rules).
+int64_t TypedFieldCount(const onnx::TensorProto& p, DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat:
+      return p.float_data_size();
+    case DataType::kDouble:
+      return p.double_data_size();
+    case DataType::kInt64:
+      return p.int64_data_size();
+    case DataType::kUint64:
+    case DataType::kUint32:
+      return p.uint64_data_size();
+    default:
+      return p.int32_data_size();
+  }
+}
+
+// The element count of dims, refused above Tensor's own limit (2^40) without overflowing.
+Result<int64_t> ElementCount(const onnx::TensorProto& p) {
+  constexpr int64_t kMax = int64_t{1} << 40;
+  int64_t n = 1;
+  for (int64_t d : p.dims()) {
+    if (d < 0) return InvalidGraph("tensor '" + p.name() + "' has a negative dimension");
+    if (d > 0 && n > kMax / d)
+      return InvalidGraph("tensor '" + p.name() + "' declares more than 2^40 elements");
+    n *= d;
+  }
+  return n;
+}
+
 Result<fs::path> Inside(const fs::path& base, const std::string& location) {
   fs::path rel(location);
   if (location.empty() || rel.is_absolute())
@@ -50,13 +80,14 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const fs::path* base_
 Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::path* base_dir) {
   const auto dtype = static_cast<DataType>(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims) {
-    if (d < 0) return InvalidGraph("tensor '" + p.name() + "' has a negative dimension");
-  }
+  // Every size the proto claims is checked against the data it holds before anything is
+  // allocated: a 1e9-element tensor with no data must not become 4 GB of zeros.
+  auto elements = ElementCount(p);
+  if (!elements.ok()) return elements.status();
   if (dtype == DataType::kString) {
-    Tensor t = Tensor::Allocate(dtype, dims);
-    if (p.string_data_size() != t.elements())
+    if (p.string_data_size() != *elements)
       return InvalidGraph("tensor '" + p.name() + "': string count mismatch");
+    Tensor t = Tensor::Allocate(dtype, dims);
     for (int i = 0; i < p.string_data_size(); ++i) t.mutable_strings()[i] = p.string_data(i);
     return t;
   }
@@ -64,8 +95,7 @@ Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::pa
   if (es == 0)
     return NotImplemented("tensor '" + p.name() + "': element type " +
                           std::to_string(p.data_type()) + " is not supported");
-  Tensor t = Tensor::Allocate(dtype, dims);
-  const size_t want = t.byte_size();
+  const size_t want = static_cast<size_t>(*elements) * es;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     if (!base_dir)
       return InvalidArgument("tensor '" + p.name() +
@@ -91,8 +121,15 @@ Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::pa
       return InvalidGraph("external data file " + path->string() + " is not a regular file");
     if (length >= 0 && static_cast<size_t>(length) != want)
       return InvalidGraph("tensor '" + p.name() + "': external length mismatch");
+    const auto file_size = fs::file_size(*path, ec);
+    if (ec) return NoSuchFile("external data file " + path->string() + " not found");
+    if (static_cast<uint64_t>(offset) > file_size || want > file_size - offset)
+      return InvalidGraph("external data file " + path->string() + " is truncated: tensor '" +
+                          p.name() + "' needs " + std::to_string(want) + " bytes at offset " +
+                          std::to_string(offset) + ", the file has " + std::to_string(file_size));
     std::ifstream in(*path, std::ios::binary);
     if (!in) return NoSuchFile("external data file " + path->string() + " not found");
+    Tensor t = Tensor::AllocateUninitialized(dtype, dims);
     in.seekg(offset);
     in.read(static_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(want));
     if (static_cast<size_t>(in.gcount()) != want)
@@ -104,9 +141,15 @@ Result<Tensor> TensorFromProtoUnchecked(const onnx::TensorProto& p, const fs::pa
       return InvalidGraph("tensor '" + p.name() + "' holds " + std::to_string(p.raw_data().size()) +
                           " bytes, needs " + std::to_string(want));
     }
+    Tensor t = Tensor::AllocateUninitialized(dtype, dims);
     std::memcpy(t.mutable_raw(), p.raw_data().data(), want);
     return t;
   }
+  if (TypedFieldCount(p, dtype) != *elements)
+    return InvalidGraph("tensor '" + p.name() + "' holds " +
+                        std::to_string(TypedFieldCount(p, dtype)) + " values but its shape needs " +
+                        std::to_string(*elements));
+  Tensor t = Tensor::AllocateUninitialized(dtype, dims);
   switch (dtype) {
     case DataType::kFloat:
       CopyField<float>(p.float_data(), &t);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "format/regular_file.h"
 #include "format/sha256.h"
 
 namespace ortc::tools {
@@ -11,6 +12,7 @@ namespace fs = std::filesystem;
 
 Result<BundleCheck> VerifyBundle(const fs::path& dir) {
   const fs::path path = dir / kBundleManifestName;
+  if (Status s = format::CheckRegularFile(path); s.code() == StatusCode::kIoError) return s;
   std::ifstream in(path);
   if (!in)
     return NoSuchFile(path.string() +

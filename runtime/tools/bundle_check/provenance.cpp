@@ -5,6 +5,7 @@
 
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
+#include "format/regular_file.h"
 #include "format/sha256.h"
 
 namespace ortc::tools {
@@ -15,6 +16,7 @@ namespace {
 
 // Feeds a file's bytes to h in chunks (a missing file adds nothing: the compile reports it).
 void HashFile(const fs::path& path, format::Sha256* h) {
+  if (!format::CheckRegularFile(path).ok()) return;  // never open a FIFO: it would block
   std::ifstream in(path, std::ios::binary);
   std::vector<char> chunk(1 << 20);
   while (in) {
@@ -27,6 +29,7 @@ void HashFile(const fs::path& path, format::Sha256* h) {
 }  // namespace
 
 Result<std::string> SourceDigest(const fs::path& model) {
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(model));
   std::ifstream in(model, std::ios::binary);
   if (!in) return NoSuchFile(model.string() + ": no such file");
   format::Sha256 h;
@@ -61,6 +64,8 @@ std::string MetadataValue(const onnx::ModelProto& model, const std::string& key)
 Result<std::string> StaleReason(const fs::path& ctx_path, const fs::path& source,
                                 const std::string& digest, const std::string& options,
                                 const std::string& compiler) {
+  if (!format::CheckRegularFile(ctx_path).ok())
+    return std::string("no compiled model at " + ctx_path.string());
   std::ifstream in(ctx_path, std::ios::binary);
   if (!in) return std::string("no compiled model at " + ctx_path.string());
   onnx::ModelProto ctx;

@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "cli/runtime_commands.h"
+#include "format/regular_file.h"
 #include "ortc/runtime.h"
 
 namespace ortc::cli {
@@ -24,6 +25,7 @@ struct CheckArgs {
 Result<std::string> DeviceText(const std::string& arg) {
   const size_t first = arg.find_first_not_of(" \t\n\r");
   if (first != std::string::npos && arg[first] == '{') return arg;
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(arg));
   std::ifstream in(arg);
   if (!in) return NoSuchFile(arg + ": cannot open the device description");
   std::stringstream ss;

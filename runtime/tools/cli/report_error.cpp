@@ -1,7 +1,9 @@
 // Error reporting shared by the commands.
 #include "cli/report_error.h"
 
+#include <filesystem>
 #include <iostream>
+#include <new>
 
 #include "cli/exit_codes.h"
 #include "cli/runtime_commands.h"
@@ -25,10 +27,22 @@ int ReportError(bool json, const Status& s, nlohmann::json report, int exit_code
 }
 
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
+  // The commands run inside parse(); whatever they fail to turn into a Status ends here, as an
+  // error and an exit code instead of std::terminate.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "error: IO_ERROR: " << e.what() << "\n";
+    return kExitIo;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: INVALID_GRAPH: out of memory: the model or its inputs need more memory "
+                 "than this machine can allocate\n";
+    return kExitBadModel;
+  } catch (const std::exception& e) {
+    std::cerr << "error: INVALID_GRAPH: " << e.what() << "\n";
+    return kExitBadModel;
   }
   return *exit_code;
 }

@@ -89,7 +89,11 @@ int Run(const RunArgs& a) {
     lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
   }
   if (!a.output_dir.empty()) {
-    fs::create_directories(a.output_dir);
+    std::error_code ec;
+    fs::create_directories(a.output_dir, ec);
+    if (ec)
+      return Fail(a,
+                  IoError("cannot make the output folder " + a.output_dir + ": " + ec.message()));
     for (size_t i = 0; i < outs->size(); ++i) {
       // Output names may hold path separators (exporters write "a/b"): they become '_'.
       std::string file = (*session)->outputs()[i].name;

@@ -9,6 +9,7 @@
 #include "cli/shape_json.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
+#include "format/regular_file.h"
 #include "inspect/cuda_program.h"
 #include "ortc/tensor.h"
 
@@ -191,7 +192,10 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
       } else if (opened.count(key)) {
         bin = opened[key];
       } else {
-        auto b = format::ContextBinary::OpenFile(path.parent_path() / key);
+        auto resolved = format::ResolveContextBinary(path.parent_path(), key, ep->name);
+        auto b = resolved.ok()
+                     ? format::ContextBinary::OpenFile(*resolved)
+                     : Result<std::shared_ptr<const format::ContextBinary>>(resolved.status());
         if (b.ok()) {
           bin = *b;
           opened[key] = bin;
@@ -226,11 +230,8 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
 }
 
 nlohmann::json InspectPath(const fs::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return {{"ok", false},
-            {"path", path.string()},
-            {"error", ErrorJson(NoSuchFile(path.string() + ": no such file"))}};
+  if (Status s = format::CheckRegularFile(path); !s.ok())
+    return {{"ok", false}, {"path", path.string()}, {"error", ErrorJson(s)}};
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return {{"ok", false},

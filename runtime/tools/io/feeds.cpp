@@ -25,6 +25,26 @@ Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19
   return t;
 }
 
+// Generated inputs are for trying a model, not for benchmarks of huge tensors: a declared shape
+// beyond this is refused before anything is allocated (a model may claim 1e12 elements).
+constexpr int64_t kMaxGeneratedElements = int64_t{1} << 30;
+
+std::string DimsText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// The element count of shape, or -1 when it exceeds kMaxGeneratedElements (no overflow).
+int64_t BoundedElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d > 0 && n > kMaxGeneratedElements / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 }  // namespace
 
 Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
@@ -63,6 +83,11 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
     if (ElementSize(info.dtype) == 0)
       return InvalidArgument("input '" + info.name + "' needs a file (type " +
                              DataTypeName(info.dtype) + ")");
+    if (BoundedElements(shape) < 0)
+      return InvalidArgument("input '" + info.name + "' has shape " + DimsText(shape) +
+                             ", more than the " + std::to_string(kMaxGeneratedElements) +
+                             " elements a generated input may have: give a smaller "
+                             "--input-shape or the data with --input");
     feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
   }
   return feeds;

@@ -1,7 +1,10 @@
 // .npy and .pb tensor files.
 #include "io/tensor_files.h"
 
+#include <unistd.h>
+
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 
@@ -9,6 +12,7 @@
 // After onnx_pb.h, which defines the export macros the generated header uses.
 #include <onnx/onnx-data.pb.h>
 
+#include "format/regular_file.h"
 #include "loader/tensor_proto.h"
 
 namespace ortc::io {
@@ -26,6 +30,7 @@ const std::map<std::string, DataType>& NpyTypes() {
 }  // namespace
 
 Result<Tensor> ReadNpy(const std::filesystem::path& path) {
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open");
   char magic[8];
@@ -67,6 +72,32 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
   return t;
 }
 
+namespace {
+
+// Writes through a temporary file beside path, renamed over it only once everything was written
+// and closed: a full disk or a kill never leaves a truncated file at the final path.
+Status WriteAtomically(const std::filesystem::path& path,
+                       const std::function<bool(std::ostream&)>& write) {
+  std::filesystem::path temp = path;
+  temp += ".ortc-tmp-" + std::to_string(::getpid());
+  bool ok = false;
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    ok = out && write(out);
+    out.close();
+    ok = ok && !out.fail();
+  }
+  std::error_code ec;
+  if (ok) std::filesystem::rename(temp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(temp, ec);
+    return IoError("cannot write " + path.string() + " (disk full or not writable?)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status WriteNpy(const std::filesystem::path& path, const Tensor& t) {
   std::string descr;
   for (const auto& [d, type] : NpyTypes()) {
@@ -82,18 +113,19 @@ Status WriteNpy(const std::filesystem::path& path, const Tensor& t) {
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError("cannot write " + path.string());
-  out.write("\x93NUMPY\x01\x00", 8);
-  const auto len = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&len), 2);
-  out << header;
-  out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.byte_size()));
-  return out ? Status::Ok() : IoError("write failed: " + path.string());
+  return WriteAtomically(path, [&](std::ostream& out) {
+    out.write("\x93NUMPY\x01\x00", 8);
+    const auto len = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&len), 2);
+    out << header;
+    out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.byte_size()));
+    return static_cast<bool>(out);
+  });
 }
 
 Result<Tensor> ReadTensorFile(const std::filesystem::path& path) {
   if (path.extension() == ".npy") return ReadNpy(path);
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open");
   onnx::TensorProto p;
@@ -121,6 +153,7 @@ Result<Tensor> FromSequenceProto(const onnx::SequenceProto& p) {
 }  // namespace
 
 Result<Tensor> ReadSequenceFile(const std::filesystem::path& path) {
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open");
   onnx::SequenceProto p;
@@ -130,6 +163,7 @@ Result<Tensor> ReadSequenceFile(const std::filesystem::path& path) {
 }
 
 Result<Tensor> ReadOptionalFile(const std::filesystem::path& path) {
+  ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open");
   onnx::OptionalProto p;
@@ -144,29 +178,23 @@ Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value
                           const std::string& name) {
   std::filesystem::path out = path;
   out.replace_extension(".pb");
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  bool written = false;
   if (value.is_sequence()) {
     onnx::SequenceProto p;
     p.set_name(name);
     p.set_elem_type(onnx::SequenceProto::TENSOR);
     for (const auto& item : value.items()) *p.add_tensor_values() = loader::TensorToProto(item, "");
-    written = f && p.SerializeToOstream(&f);
-  } else {
-    onnx::OptionalProto p;
-    p.set_name(name);
-    written = f && p.SerializeToOstream(&f);
+    return WriteAtomically(out, [&](std::ostream& f) { return p.SerializeToOstream(&f); });
   }
-  return written ? Status::Ok() : IoError("cannot write " + out.string());
+  onnx::OptionalProto p;
+  p.set_name(name);
+  return WriteAtomically(out, [&](std::ostream& f) { return p.SerializeToOstream(&f); });
 }
 
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
                        const std::string& name) {
   if (path.extension() == ".npy") return WriteNpy(path, t);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !loader::TensorToProto(t, name).SerializeToOstream(&out))
-    return IoError("cannot write " + path.string());
-  return Status::Ok();
+  const onnx::TensorProto p = loader::TensorToProto(t, name);
+  return WriteAtomically(path, [&](std::ostream& out) { return p.SerializeToOstream(&out); });
 }
 
 }  // namespace ortc::io

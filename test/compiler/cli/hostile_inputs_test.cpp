@@ -1,0 +1,216 @@
+// Inputs that used to crash, hang or abort the tools (found by mutation testing), each now a
+// clear error with the exit code of its cause. Every command runs under `timeout`, so a hang
+// fails the test as exit 124 instead of stalling it; a crash shows as -1 (killed by a signal) or
+// 134 (abort).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "model_builder.h"
+#include "run_ortc.h"
+
+using ortc::test::Attr;
+using ortc::test::ModelBuilder;
+using ortc::test::RunOrtcWith;
+using ortc::test::RunResult;
+using ortc::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunResult Ortc(const std::string& args) {
+  return RunOrtcWith("timeout 60", args, true);
+}
+
+std::string Save(const TempDir& dir, const std::string& name, const ModelBuilder& m) {
+  const std::string path = (dir / name).string();
+  m.Save(path);
+  return path;
+}
+
+// A [1, 4] Relu model, compiled into dir/bundle/.
+std::string CompiledRelu(const TempDir& dir) {
+  ModelBuilder m;
+  m.Input("x", {1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+  const std::string model = Save(dir, "relu.onnx", m);
+  REQUIRE(Ortc("compile " + model + " -o " + (dir / "bundle").string() + "/ -q").exit_code == 0);
+  return (dir / "bundle" / "relu_ctx.onnx").string();
+}
+
+}  // namespace
+
+TEST_CASE("a node without a required input is an invalid model in run, not a crash",
+          "[cli][hostile]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {2}).Node("Relu", {}, {"y"}).Output("y");
+  const std::string model = Save(dir, "relu_no_input.onnx", m);
+  auto r = Ortc("run " + model);
+  INFO(r.out);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, Catch::Contains("input 0 is required"));
+  CHECK(Ortc("compile " + model + " -o " + (dir / "c").string() + "/ -q").exit_code == 3);
+}
+
+TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
+  TempDir dir;
+  for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
+                           std::vector<int64_t>{int64_t{1} << 62, 4}}) {  // 2^64: length_error
+    ModelBuilder m;
+    m.Input("x", dims).Node("Relu", {"x"}, {"y"}).Output("y");
+    const std::string model = Save(dir, "huge.onnx", m);
+    auto r = Ortc("run " + model);
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("more than the 1073741824 elements"));
+  }
+  // The limit holds for a shape given on the command line too; a sane one runs.
+  ModelBuilder m;
+  m.Input("x", {-1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+  const std::string model = Save(dir, "dynamic.onnx", m);
+  auto r = Ortc("run " + model + " --input-shape x=1000000000000x4");
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("more than the 1073741824 elements"));
+  CHECK(Ortc("run " + model + " --input-shape x=3x4").exit_code == 0);
+}
+
+TEST_CASE("window attributes of 0 are refused before ONNX shape inference divides by them",
+          "[cli][hostile]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {1, 2, 8, 8}).Initializer("w", {2, 2, 3, 3}, std::vector<float>(36, 1.f));
+  m.Node("Conv", {"x", "w"}, {"y"}, {Attr("strides", std::vector<int64_t>{0, 0})}).Output("y");
+  const std::string model = Save(dir, "stride0.onnx", m);
+  for (const std::string cmd : {"compile " + model + " -o " + (dir / "c").string() + "/ -q",
+                                "partition " + model, "verify " + model}) {
+    auto r = Ortc(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 3);  // was SIGFPE
+    CHECK_THAT(r.out, Catch::Contains("strides has 0"));
+  }
+  auto r = Ortc("run " + model);
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("must be at least 1"));
+}
+
+TEST_CASE("an initializer whose shape claims data it does not hold is refused in bounded memory",
+          "[cli][hostile]") {
+  TempDir dir;
+  for (int64_t dim : {int64_t{1000000000}, int64_t{1} << 59}) {
+    ModelBuilder m;
+    m.Input("x", {1}).Node("Add", {"x", "big"}, {"y"}).Output("y");
+    auto* big = m.proto().mutable_graph()->add_initializer();
+    big->set_name("big");
+    big->set_data_type(onnx::TensorProto::FLOAT);
+    big->add_dims(dim);  // and no data at all
+    const std::string model = Save(dir, "claims.onnx", m);
+    // `ulimit -v` (1 GiB) turns a zero-filled 4 GB tensor into a failure, not a slow pass.
+    auto r = RunOrtcWith("ulimit -v 1048576; timeout 60", "run " + model, true);
+    INFO(dim << "\n" << r.out);
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.out, Catch::Contains("tensor 'big'"));
+    CHECK(Ortc("compile " + model + " -o " + (dir / "c").string() + "/ -q").exit_code == 3);
+  }
+}
+
+TEST_CASE("FIFOs and devices are refused by every command, never opened", "[cli][hostile]") {
+  TempDir dir;
+  const std::string ctx = CompiledRelu(dir);
+  const std::string fifo = (dir / "fifo.onnx").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string cmd :
+       {"run " + fifo, "inspect " + fifo, "check " + fifo, "partition " + fifo, "verify " + fifo,
+        "compile " + fifo + " -o " + (dir / "c").string() + "/ -q",
+        "run " + ctx + " --input x=" + fifo, "check " + ctx + " --device " + fifo,
+        "check " + ctx + " --source " + fifo, std::string("run /dev/zero"),
+        std::string("inspect /dev/zero")}) {
+    auto r = Ortc(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 5);  // was a hang (124) for most
+    CHECK_THAT(r.out, Catch::Contains("not a regular file"));
+  }
+  // The binary beside the ctx model replaced by a FIFO.
+  const fs::path bin = fs::path(ctx).parent_path() / "relu_cpu.bin";
+  fs::remove(bin);
+  REQUIRE(mkfifo(bin.c_str(), 0600) == 0);
+  for (const std::string cmd :
+       {"run " + ctx, "check " + ctx, "inspect " + ctx, "inspect " + bin.string()}) {
+    auto r = Ortc(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code != 124);
+    CHECK(r.exit_code > 0);
+    CHECK_THAT(r.out, Catch::Contains("not a regular file"));
+  }
+}
+
+TEST_CASE("inspect refuses the context binary paths run refuses", "[cli][hostile]") {
+  TempDir dir;
+  const std::string ctx = CompiledRelu(dir);
+  const fs::path bin = fs::path(ctx).parent_path() / "relu_cpu.bin";
+  auto rewrite = [&](const std::string& folder, const std::string& path_text) {
+    onnx::ModelProto m;
+    std::ifstream in(ctx, std::ios::binary);
+    REQUIRE(m.ParseFromIstream(&in));
+    for (auto& n : *m.mutable_graph()->mutable_node())
+      for (auto& a : *n.mutable_attribute())
+        if (a.name() == "ep_cache_context") a.set_s(path_text);
+    fs::create_directories(dir / folder);
+    const std::string out = (dir / folder / "relu_ctx.onnx").string();
+    std::ofstream o(out, std::ios::binary);
+    REQUIRE(m.SerializeToOstream(&o));
+    return out;
+  };
+  const std::string absolute = rewrite("absolute", fs::absolute(bin).string());
+  const std::string dotdot = rewrite("dotdot", "../bundle/relu_cpu.bin");
+  fs::create_directories(dir / "link");
+  fs::copy_file(ctx, dir / "link" / "relu_ctx.onnx");
+  fs::create_symlink(fs::absolute(bin), dir / "link" / "relu_cpu.bin");
+  const std::string link = (dir / "link" / "relu_ctx.onnx").string();
+  for (const auto& [model, reason] :
+       {std::pair{absolute, "is absolute"}, std::pair{dotdot, "leaves the model's folder"},
+        std::pair{link, "resolves outside the model's folder"}}) {
+    for (const std::string cmd : {std::string("run "), std::string("inspect ")}) {
+      auto r = Ortc(cmd + model);
+      INFO(cmd << model << "\n" << r.out);
+      CHECK(r.exit_code == 3);
+    }
+    auto r = Ortc("inspect " + model + " --json");
+    INFO(r.out);
+    CHECK_THAT(r.out, Catch::Contains(reason));
+  }
+  CHECK(Ortc("inspect " + ctx).exit_code == 0);
+}
+
+TEST_CASE("output files are written whole or not at all", "[cli][hostile]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {64, 256}).Initializer("w", {256, 256}, std::vector<float>(256 * 256, 0.5f));
+  m.Node("MatMul", {"x", "w"}, {"y"}).Output("y");
+  const std::string model = Save(dir, "mm.onnx", m);
+  const fs::path out = dir / "out";
+  fs::create_directories(out);
+  // A file-size limit of 20 KiB stands in for a full disk: writes past it fail (SIGXFSZ is
+  // ignored, so write() returns EFBIG). The 64 KiB output cannot be written.
+  auto r = RunOrtcWith("trap '' XFSZ; ulimit -f 20; timeout 60",
+                       "run " + model + " --output-dir " + out.string(), true);
+  INFO(r.out);
+  CHECK(r.exit_code == 5);
+  CHECK(fs::is_empty(out));  // no truncated y.npy, no temporary file left
+  // The compile under the same limit fails cleanly and leaves nothing.
+  auto c = RunOrtcWith("trap '' XFSZ; ulimit -f 20; timeout 60",
+                       "compile " + model + " -o " + (dir / "c").string() + "/", true);
+  INFO(c.out);
+  CHECK(c.exit_code == 5);
+  CHECK(!fs::exists(dir / "c"));
+  // An output folder that cannot be made is an I/O error, not an uncaught exception (134).
+  auto f = Ortc("run " + model + " --output-dir " + model + "/sub");
+  INFO(f.out);
+  CHECK(f.exit_code == 5);
+  CHECK_THAT(f.out, Catch::Contains("cannot make the output folder"));
+}
