@@ -367,3 +367,29 @@ TEST_CASE("the static memory plan keeps views of a buffer alive", "[runtime][mem
     CHECK((*y)[0].data<float>()[i] == Approx(std::max(v, 0.f) - 2 * v));
   }
 }
+
+TEST_CASE("an op output above max_tensor_bytes fails the run instead of exhausting memory",
+          "[session]") {
+  // Tile [1, 4] by [1000, 1000]: a 16 MB output, from a 16-byte input.
+  ModelBuilder b;
+  b.Input("x", {1, 4}).IntInitializer("reps", {1000, 1000});
+  b.Node("Tile", {"x", "reps"}, {"y"}).Output("y");
+  const std::string bytes = b.Serialize();
+  const std::vector<float> x = {1, 2, 3, 4};
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", Tensor::FromBytes(DataType::kFloat, {1, 4}, x.data(), sizeof(float) * 4)}};
+  SessionOptions limited;
+  limited.max_tensor_bytes = 1 << 20;
+  auto small = Session::CreateFromBuffer(bytes.data(), bytes.size(), limited);
+  REQUIRE(small.ok());
+  auto refused = (*small)->Run(feeds);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("1.6e+07 bytes") &&
+                                             Catch::Contains("max_tensor_bytes"));
+  // The default (physical memory) lets it run.
+  auto session = Session::CreateFromBuffer(bytes.data(), bytes.size());
+  REQUIRE(session.ok());
+  auto out = (*session)->Run(feeds);
+  REQUIRE(out.ok());
+  CHECK((*out)[0].shape() == std::vector<int64_t>{1000, 4000});
+}

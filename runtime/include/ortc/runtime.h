@@ -72,6 +72,10 @@ struct SessionOptions {
   // Threads each run uses inside its ops (convolutions, GEMMs, large elementwise loops); 0: one
   // per physical core. Runs of one session on several caller threads each use this many.
   int intra_op_threads = 0;
+  // The largest tensor an op may allocate, in bytes; 0: this machine's physical memory. Above
+  // it a run fails with an error instead of exhausting memory (a corrupt or hostile model can
+  // make an op's output any size).
+  uint64_t max_tensor_bytes = 0;
   // Share context binaries with other sessions of this process (like ONNX Runtime's
   // ep.share_ep_contexts, but always safe to leave on): mapped and verified once, unmapped with
   // the last session using them. false: this session maps its own copy.

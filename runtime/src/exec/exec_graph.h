@@ -87,6 +87,7 @@ struct ExecGraph {
   // the bytes planned for it (-1 when the value is allocated at run time).
   std::vector<int64_t> arena_offset, arena_size;
   int64_t arena_bytes = 0;
+  uint64_t max_tensor_bytes = 0;  // the session's limit on one op output (0: none)
 
   int AddValue(const std::string& name);
   int FindValue(const std::string& name) const;

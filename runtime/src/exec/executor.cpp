@@ -176,6 +176,7 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
     std::vector<Tensor> out(op.outputs.size());
     KernelContext ctx(op, std::move(in), &out);
     if (arena) ctx.UseArena(arena, &g.arena_offset, &g.arena_size);
+    ctx.LimitOutputBytes(g.max_tensor_bytes);
     const double op_start = profiler ? profiler->NowUs() : 0;
     ctx.UseProfiler(profiler, op_start);
     if (bound) ctx.UseBound(&bound_by_value);
@@ -186,6 +187,8 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
       s = InvalidArgument("out of memory allocating an output (shape too large?)");
     } catch (const MalformedNode& e) {
       s = InvalidGraph(e.what());
+    } catch (const TensorTooLarge& e) {
+      s = InvalidArgument(e.what());
     } catch (const std::exception& e) {
       s = InvalidArgument(std::string("kernel failed: ") + e.what());
     }

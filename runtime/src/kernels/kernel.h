@@ -18,6 +18,11 @@ struct MalformedNode : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by KernelContext when an output would be larger than the session allows.
+struct TensorTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class KernelContext {
  public:
   KernelContext(const ExecOp& op, std::vector<const Tensor*> inputs, std::vector<Tensor>* outputs)
@@ -37,6 +42,7 @@ class KernelContext {
   bool wants_output(size_t i) const { return i < op_.outputs.size() && op_.outputs[i] >= 0; }
   Tensor& Output(size_t i, DataType dtype, std::vector<int64_t> shape) {
     if (i >= outputs_->size()) MissingOutput(i);
+    CheckSize(i, dtype, shape);
     if (Planned(i, dtype, shape)) {
       std::memset((*outputs_)[i].mutable_raw(), 0, (*outputs_)[i].byte_size());
       return (*outputs_)[i];
@@ -47,6 +53,7 @@ class KernelContext {
   // An output the kernel overwrites completely: not zero-filled first.
   Tensor& OutputUninit(size_t i, DataType dtype, std::vector<int64_t> shape) {
     if (i >= outputs_->size()) MissingOutput(i);
+    CheckSize(i, dtype, shape);
     if (Planned(i, dtype, shape)) return (*outputs_)[i];
     (*outputs_)[i] = Tensor::AllocateUninitialized(dtype, std::move(shape));
     return (*outputs_)[i];
@@ -78,10 +85,14 @@ class KernelContext {
     return t.empty() ? nullptr : &t;
   }
   Status Error(const std::string& what) const { return InvalidArgument(what); }
+  // The largest output this op may allocate (the session's max_tensor_bytes; 0: no limit).
+  void LimitOutputBytes(uint64_t bytes) { max_output_bytes_ = bytes; }
 
  private:
   [[noreturn]] void MissingInput(size_t i) const;
   [[noreturn]] void MissingOutput(size_t i) const;
+  // Throws TensorTooLarge when output i of that dtype and shape would exceed the limit.
+  void CheckSize(size_t i, DataType dtype, const std::vector<int64_t>& shape) const;
   // Places output i in its arena slot when it has one and the tensor fits it.
   bool Planned(size_t i, DataType dtype, const std::vector<int64_t>& shape) {
     if (!arena_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return false;
@@ -101,6 +112,7 @@ class KernelContext {
 
   Profiler* profiler_ = nullptr;
   double start_us_ = 0;
+  uint64_t max_output_bytes_ = 0;
   const std::vector<Tensor>* bound_ = nullptr;
   std::shared_ptr<void> arena_;
   const std::vector<int64_t>* offsets_ = nullptr;

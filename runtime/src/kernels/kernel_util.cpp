@@ -2,6 +2,7 @@
 #include "kernels/kernel_util.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -161,6 +162,19 @@ void KernelContext::MissingInput(size_t i) const {
 void KernelContext::MissingOutput(size_t i) const {
   throw MalformedNode("output " + std::to_string(i) + " is written but the node has " +
                       std::to_string(outputs_->size()) + " outputs");
+}
+
+void KernelContext::CheckSize(size_t i, DataType dtype, const std::vector<int64_t>& shape) const {
+  if (max_output_bytes_ == 0) return;
+  // In long double: a hostile shape's product may not fit 64 bits.
+  long double bytes = static_cast<long double>(std::max<size_t>(ElementSize(dtype), 1));
+  for (int64_t d : shape) bytes *= static_cast<long double>(d < 0 ? 0 : d);
+  if (bytes <= static_cast<long double>(max_output_bytes_)) return;
+  char need[32];
+  std::snprintf(need, sizeof need, "%.3Lg", bytes);
+  throw TensorTooLarge("output " + std::to_string(i) + " would need " + need +
+                       " bytes, more than the " + std::to_string(max_output_bytes_) +
+                       " one tensor may have (SessionOptions::max_tensor_bytes)");
 }
 
 }  // namespace ortc::exec

@@ -2,6 +2,10 @@
 // library), or parsing an injected JSON description.
 #include <nlohmann/json.hpp>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <bit>
 #include <mutex>
 
@@ -10,6 +14,21 @@
 
 namespace ortc {
 namespace {
+
+#if defined(__x86_64__)
+// AMX tiles with bf16 and int8, usable: CPUID leaf 7 says the CPU has them and XCR0 says the OS
+// saves the tile state (bits 17, 18). By hand because older compilers' __builtin_cpu_supports
+// does not know the AMX names.
+bool HasAmx() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool cpu = (d >> 22 & 1) && (d >> 24 & 1) && (d >> 25 & 1);             // bf16, tile, int8
+  if (!cpu || !__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1)) return false;  // OSXSAVE
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return (xcr0_lo >> 17 & 3) == 3;
+}
+#endif
 
 // Reads the "cuda" object (the plugin's describe_device output has the same keys).
 void ApplyCuda(const nlohmann::json& c, DeviceDescription* d) {
@@ -95,9 +114,7 @@ DeviceDescription DeviceDescription::DetectHost() {
                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   if (core) d.cpu_isa.push_back("avx512_core");
   if (core && __builtin_cpu_supports("avx512bf16")) d.cpu_isa.push_back("avx512_core_bf16");
-  if (core && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
-      __builtin_cpu_supports("amx-int8"))
-    d.cpu_isa.push_back("avx512_core_amx");
+  if (core && HasAmx()) d.cpu_isa.push_back("avx512_core_amx");
 #elif defined(__aarch64__)
   d.cpu_arch = "aarch64";
 #else

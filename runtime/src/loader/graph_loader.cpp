@@ -1,6 +1,8 @@
 // Model -> ExecGraph, with EPContext routing and the version gate.
 #include "loader/graph_loader.h"
 
+#include <unistd.h>
+
 #include <map>
 
 #include "cpu_program_generated.h"
@@ -38,6 +40,13 @@ TensorInfo InfoOf(const onnx::ValueInfoProto& vi) {
   return info;
 }
 
+// Bytes of physical memory: the default limit on one tensor (no single output can be bigger
+// and still be computed without swapping the machine to a halt).
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 class Builder {
  public:
   Builder(const onnx::ModelProto& m, const fs::path* dir, const SessionOptions& o, bool gate_only)
@@ -51,6 +60,7 @@ class Builder {
   Result<LoadedModel> Build() {
     const auto& g = model_.graph();
     auto& eg = out_.graph;
+    eg.max_tensor_bytes = options_.max_tensor_bytes ? options_.max_tensor_bytes : PhysicalMemory();
     for (const auto& t : g.initializer()) {
       auto tensor = TensorFromProto(t, dir_);
       if (!tensor.ok()) return tensor.status().WithContext("initializer '" + t.name() + "'");

@@ -3,10 +3,10 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <regex>
 
 #include <onnx/onnx_pb.h>
 // After onnx_pb.h, which defines the export macros the generated header uses.
@@ -25,6 +25,48 @@ const std::map<std::string, DataType>& NpyTypes() {
       {"|i1", DataType::kInt8},   {"|u1", DataType::kUint8},  {"<u2", DataType::kUint16},
       {"<u4", DataType::kUint32}, {"<u8", DataType::kUint64}, {"|b1", DataType::kBool}};
   return m;
+}
+
+// The string value of 'key' in a .npy header dict ('descr': '<f4').
+bool QuotedValue(const std::string& header, const std::string& key, std::string* out) {
+  size_t p = header.find("'" + key + "'");
+  if (p == std::string::npos) return false;
+  p = header.find(':', p);
+  if (p == std::string::npos) return false;
+  p = header.find_first_not_of(" \t", p + 1);
+  if (p == std::string::npos || header[p] != '\'') return false;
+  const size_t end = header.find('\'', p + 1);
+  if (end == std::string::npos) return false;
+  *out = header.substr(p + 1, end - p - 1);
+  return true;
+}
+
+// The 'shape' tuple of a .npy header, each dimension a non-negative integer, at most 2^40
+// elements in all (Tensor's own limit).
+bool ShapeValue(const std::string& header, std::vector<int64_t>* shape, int64_t* elements) {
+  size_t p = header.find("'shape'");
+  if (p == std::string::npos) return false;
+  p = header.find(':', p);
+  if (p == std::string::npos) return false;
+  p = header.find_first_not_of(" \t", p + 1);
+  if (p == std::string::npos || header[p] != '(') return false;
+  const size_t end = header.find(')', p);
+  if (end == std::string::npos) return false;
+  const char* c = header.data() + p + 1;
+  const char* const stop = header.data() + end;
+  *elements = 1;
+  while (c < stop) {
+    while (c < stop && (*c == ' ' || *c == ',')) ++c;
+    if (c == stop) break;
+    int64_t d = 0;
+    const auto r = std::from_chars(c, stop, d);
+    if (r.ec != std::errc() || d < 0) return false;
+    if (d > 0 && *elements > (int64_t{1} << 40) / d) return false;
+    *elements *= d;
+    shape->push_back(d);
+    c = r.ptr;
+  }
+  return true;
 }
 
 }  // namespace
@@ -48,23 +90,26 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
   if (header_len > (1u << 20)) return InvalidArgument(path.string() + ": .npy header too large");
   std::string header(header_len, '\0');
   in.read(header.data(), header_len);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']+)'")))
+  // Parsed by hand: std::regex recurses per character and overflowed the stack on long headers.
+  std::string descr;
+  if (!QuotedValue(header, "descr", &descr))
     return InvalidArgument(path.string() + ": no dtype in .npy header");
-  const std::string descr = m[1];
   auto it = NpyTypes().find(descr);
   if (it == NpyTypes().end())
     return InvalidArgument(path.string() + ": unsupported .npy dtype " + descr);
   if (header.find("'fortran_order': True") != std::string::npos)
     return InvalidArgument(path.string() + ": Fortran-order arrays are not supported");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    return InvalidArgument(path.string() + ": no shape in .npy header");
   std::vector<int64_t> shape;
-  const std::string dims = m[1];
-  std::regex num("\\d+");
-  for (auto i = std::sregex_iterator(dims.begin(), dims.end(), num); i != std::sregex_iterator();
-       ++i)
-    shape.push_back(std::stoll(i->str()));
+  int64_t elements = 1;
+  if (!ShapeValue(header, &shape, &elements))
+    return InvalidArgument(path.string() + ": no valid shape in .npy header");
+  // The data must be in the file before anything is allocated for it.
+  const uint64_t bytes = static_cast<uint64_t>(elements) * ElementSize(it->second);
+  const auto data_at = static_cast<uint64_t>(in.tellg());
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (!in || ec || file_size < data_at || file_size - data_at < bytes)
+    return InvalidArgument(path.string() + ": .npy data is truncated");
   Tensor t = Tensor::Allocate(it->second, shape);
   in.read(static_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(t.byte_size()));
   if (static_cast<size_t>(in.gcount()) != t.byte_size())

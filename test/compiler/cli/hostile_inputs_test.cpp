@@ -214,3 +214,38 @@ TEST_CASE("output files are written whole or not at all", "[cli][hostile]") {
   CHECK(f.exit_code == 5);
   CHECK_THAT(f.out, Catch::Contains("cannot make the output folder"));
 }
+
+TEST_CASE(".npy headers are parsed in bounded stack and memory", "[cli][hostile]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {2, 3}).Node("Relu", {"x"}, {"y"}).Output("y");
+  const std::string model = Save(dir, "relu.onnx", m);
+  auto npy = [&](const std::string& name, const std::string& dict) {
+    std::string header = dict;
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x02\x00", 8);
+    const uint32_t len = static_cast<uint32_t>(header.size());
+    bytes.append(reinterpret_cast<const char*>(&len), 4);
+    ortc::test::WriteFile(dir / name, bytes + header + std::string(24, '\0'));
+    return (dir / name).string();
+  };
+  // A 600 kB dtype string: std::regex overflowed the stack on it.
+  const std::string long_descr =
+      npy("long.npy", "{'descr': '" + std::string(600000, 'f') + "', 'shape': (2, 3), }");
+  // 4e10 elements claimed, 24 bytes present: refused before allocating 160 GB.
+  const std::string huge = npy("huge.npy",
+                               "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (200000, 200000), }");
+  const std::string good = npy("good.npy",
+                               "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2, 3), }");
+  for (const auto& [file, reason] :
+       {std::pair{long_descr, "unsupported .npy dtype"}, std::pair{huge, "truncated"}}) {
+    auto r = Ortc("run " + model + " --input x=" + file);
+    INFO(r.out.substr(0, 300));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out.substr(0, 300), Catch::Contains(reason));
+  }
+  CHECK(Ortc("run " + model + " --input x=" + good).exit_code == 0);
+}
