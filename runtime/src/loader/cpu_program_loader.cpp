@@ -58,10 +58,18 @@ Result<Tensor> ProgramWeight(const fbc::Value& v, const ProgramWeights& w) {
   const auto bytes = w.binary->WeightBytes(slots->Get(static_cast<uint32_t>(v.weight_slot())));
   std::vector<int64_t> dims;
   if (v.dims()) dims.assign(v.dims()->begin(), v.dims()->end());
+  // The shape must describe exactly the bytes stored, counted without overflow.
+  const size_t element = ElementSize(static_cast<DataType>(v.dtype()));
+  uint64_t count = 1;
   for (int64_t d : dims) {
     if (d < 0)
       return InvalidGraph("graph '" + w.graph_name + "': a weight has a negative dimension");
+    if (d > 0 && count > bytes.size() / static_cast<uint64_t>(d))
+      return InvalidGraph("graph '" + w.graph_name + "': weight size does not match its shape");
+    count *= static_cast<uint64_t>(d);
   }
+  if (element == 0 || count * element != bytes.size())
+    return InvalidGraph("graph '" + w.graph_name + "': weight size does not match its shape");
   Tensor t = Tensor::Borrow(static_cast<DataType>(v.dtype()), dims, bytes.data(), w.keep_alive);
   if (t.byte_size() != bytes.size())
     return InvalidGraph("graph '" + w.graph_name + "': weight size does not match its shape");

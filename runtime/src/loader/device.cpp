@@ -7,7 +7,9 @@
 #endif
 
 #include <bit>
+#include <cstdint>
 #include <mutex>
+#include <stdexcept>
 
 #include "ortc/runtime.h"
 #include "plugin/backend_library.h"
@@ -35,7 +37,14 @@ void ApplyCuda(const nlohmann::json& c, DeviceDescription* d) {
   auto str = [&](const char* key) {
     return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string();
   };
-  d->cuda_driver_version = c.contains("driver_version") ? c["driver_version"].get<int>() : 0;
+  d->cuda_driver_version = 0;
+  if (c.contains("driver_version")) {
+    // Checked before conversion: a float or an out-of-range number cast to int is undefined.
+    const auto& v = c["driver_version"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
+      throw std::invalid_argument("cuda.driver_version must be a non-negative integer");
+    d->cuda_driver_version = static_cast<int>(v.get<int64_t>());
+  }
   d->cuda_archs =
       c.contains("archs") ? c["archs"].get<std::vector<std::string>>() : std::vector<std::string>{};
   d->cudnn_version = str("cudnn_version");

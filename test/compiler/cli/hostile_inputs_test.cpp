@@ -249,3 +249,17 @@ TEST_CASE(".npy headers are parsed in bounded stack and memory", "[cli][hostile]
   }
   CHECK(Ortc("run " + model + " --input x=" + good).exit_code == 0);
 }
+
+TEST_CASE("a device description's numbers are range-checked before conversion", "[cli][hostile]") {
+  TempDir dir;
+  const std::string ctx = CompiledRelu(dir);
+  // Found by fuzz_device_description: a float driver version was cast to int (undefined).
+  for (const std::string v : {"1e13", "10000003470774.1", "-5", "18446744073709551615"}) {
+    auto r = Ortc("check " + ctx + " --device '{\"cuda\": {\"driver_version\": " + v + "}}'");
+    INFO(v << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("driver_version must be a non-negative integer"));
+  }
+  CHECK(Ortc("check " + ctx + " --device '{\"cuda\": {\"driver_version\": 12080}}'").exit_code ==
+        0);
+}
