@@ -150,9 +150,16 @@ Result<Window> MakeWindow(const ExecOp& op, const std::vector<int64_t>& in_spati
     return InvalidArgument(
         "kernel_shape, strides, dilations or pads do not match the spatial rank");
   }
+  // Bounded so the geometry below cannot overflow 64 bits (a corrupt program can hold anything).
+  constexpr int64_t kMaxWindow = int64_t{1} << 31;
   for (size_t i = 0; i < n; ++i)
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
       return InvalidArgument("kernel_shape, strides and dilations must be at least 1");
+  for (size_t i = 0; i < n; ++i)
+    if (w.kernel[i] > kMaxWindow || w.strides[i] > kMaxWindow || w.dilations[i] > kMaxWindow)
+      return InvalidArgument("kernel_shape, strides and dilations must be below 2^31");
+  for (int64_t p : pads)
+    if (p < 0 || p > kMaxWindow) return InvalidArgument("pads must be in [0, 2^31]");
   w.pads_begin.assign(pads.begin(), pads.begin() + n);
   w.pads_end.assign(pads.begin() + n, pads.end());
   const std::string auto_pad = op.String("auto_pad", "NOTSET");
