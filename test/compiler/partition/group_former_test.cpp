@@ -1,0 +1,149 @@
+// FormGroups against a reference copy of its algorithm: the same groups on random graphs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+#include <random>
+
+#include "partition/group_former.h"
+
+using ortc::partition::FormGroups;
+using Successors = std::vector<std::vector<int>>;
+
+namespace {
+
+// The original grouping (group_former.cpp as first written), kept as a plain reference: greedy
+// merges in edge order, each tested by searching, over every member's edges, all that is
+// reachable from either group; passes repeat until none merges. Quadratic, fine on small
+// graphs. FormGroups may get faster, but must return exactly these groups.
+std::vector<int> ReferenceFormGroups(const Successors& succ, const std::vector<int>& labels) {
+  const int n = static_cast<int>(succ.size());
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<std::vector<int>> members(n);
+  for (int i = 0; i < n; ++i) members[i] = {i};
+  std::vector<unsigned> seen(n, 0);
+  unsigned stamp = 0;
+  std::function<int(int)> find = [&](int v) { return parent[v] == v ? v : find(parent[v]); };
+  auto indirect_path = [&](int a, int b) {
+    ++stamp;
+    std::vector<int> stack;
+    auto push_successors = [&](int g) {
+      for (int m : members[g]) {
+        for (int s : succ[m]) {
+          int sg = find(s);
+          if (sg == g || seen[sg] == stamp) continue;
+          if (g == a && sg == b) continue;
+          seen[sg] = stamp;
+          stack.push_back(sg);
+        }
+      }
+    };
+    push_successors(a);
+    while (!stack.empty()) {
+      int g = stack.back();
+      stack.pop_back();
+      if (g == b) return true;
+      push_successors(g);
+    }
+    return false;
+  };
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (int u = 0; u < n; ++u) {
+      for (int v : succ[u]) {
+        if (labels[u] != labels[v]) continue;
+        int a = find(u), b = find(v);
+        if (a == b || indirect_path(a, b) || indirect_path(b, a)) continue;
+        if (members[a].size() < members[b].size()) std::swap(a, b);
+        parent[b] = a;
+        members[a].insert(members[a].end(), members[b].begin(), members[b].end());
+        members[b].clear();
+        merged = true;
+      }
+    }
+  }
+  std::vector<int> root_of(n);
+  for (int v = 0; v < n; ++v) root_of[v] = find(v);
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> group_succ(n);
+  for (int u = 0; u < n; ++u) {
+    for (int v : succ[u]) {
+      if (root_of[u] != root_of[v]) group_succ[root_of[u]].push_back(root_of[v]);
+    }
+  }
+  std::vector<int> first_node(n, n);
+  for (int v = 0; v < n; ++v) first_node[root_of[v]] = std::min(first_node[root_of[v]], v);
+  for (int g = 0; g < n; ++g) {
+    auto& s = group_succ[g];
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    for (int t : s) ++indegree[t];
+  }
+  using Item = std::pair<int, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (int v = 0; v < n; ++v) {
+    if (root_of[v] == v && indegree[v] == 0) ready.push({first_node[v], v});
+  }
+  std::vector<int> id_of_root(n, -1);
+  int next_id = 0;
+  while (!ready.empty()) {
+    int g = ready.top().second;
+    ready.pop();
+    id_of_root[g] = next_id++;
+    for (int t : group_succ[g]) {
+      if (--indegree[t] == 0) ready.push({first_node[t], t});
+    }
+  }
+  std::vector<int> group(n);
+  for (int v = 0; v < n; ++v) group[v] = id_of_root[root_of[v]];
+  return group;
+}
+
+// Each node reads one to three earlier nodes, at most `max_back` ids back; one read in
+// `skip_one_in` reaches up to `max_skip` back instead (residual connections in a network).
+// max_back = 0: anywhere before, uniformly (long-range edges everywhere, the hard case).
+Successors RandomDag(std::mt19937& rng, int n, int max_back, int skip_one_in, int max_skip) {
+  Successors succ(n);
+  for (int i = 1; i < n; ++i) {
+    const int reads = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < reads; ++k) {
+      int window = max_back > 0 ? std::min(i, max_back) : i;
+      if (max_back > 0 && rng() % skip_one_in == 0) window = std::min(i, max_skip);
+      succ[i - 1 - static_cast<int>(rng() % window)].push_back(i);
+    }
+  }
+  for (auto& s : succ) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+  }
+  return succ;
+}
+
+// `count` labels at random; or in runs of random length, as backends' choices tend to come.
+std::vector<int> RandomLabels(std::mt19937& rng, int n, int count, bool runs) {
+  std::vector<int> labels(n);
+  int label = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!runs || rng() % 6 == 0) label = static_cast<int>(rng() % count);
+    labels[i] = label;
+  }
+  return labels;
+}
+
+}  // namespace
+
+TEST_CASE("group forming gives the reference algorithm's groups", "[partition][group]") {
+  std::mt19937 rng(20261123);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % (trial < 2000 ? 40 : 250));
+    const bool network = rng() % 2;
+    const Successors succ = network ? RandomDag(rng, n, 4, 8, 32) : RandomDag(rng, n, 0, 1, 1);
+    const auto labels = RandomLabels(rng, n, 1 + static_cast<int>(rng() % 3), /*runs=*/rng() % 2);
+    INFO("trial " << trial << ", " << n << " nodes");
+    REQUIRE(FormGroups(succ, labels) == ReferenceFormGroups(succ, labels));
+  }
+}
