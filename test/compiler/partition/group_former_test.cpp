@@ -1,4 +1,5 @@
-// FormGroups against a reference copy of its algorithm: the same groups on random graphs.
+// FormGroups against the algorithm it replaced: the same groups on random graphs; and the
+// order list its merge test relies on.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,8 +9,10 @@
 #include <random>
 
 #include "partition/group_former.h"
+#include "partition/order_list.h"
 
 using ortc::partition::FormGroups;
+using ortc::partition::GroupFormingStats;
 using Successors = std::vector<std::vector<int>>;
 
 namespace {
@@ -146,4 +149,51 @@ TEST_CASE("group forming gives the reference algorithm's groups", "[partition][g
     INFO("trial " << trial << ", " << n << " nodes");
     REQUIRE(FormGroups(succ, labels) == ReferenceFormGroups(succ, labels));
   }
+}
+
+TEST_CASE("group forming matches the reference where the order needs relabelling",
+          "[partition][group]") {
+  // Large enough that many groups move into one gap of the order's labels: the relabelling
+  // path must run, and change nothing.
+  std::mt19937 rng(5);
+  const Successors succ = RandomDag(rng, 4000, 0, 1, 1);
+  const auto labels = RandomLabels(rng, 4000, 2, false);
+  GroupFormingStats stats;
+  const auto groups = FormGroups(succ, labels, &stats);
+  REQUIRE(stats.relabel_writes > 0);
+  REQUIRE(groups == ReferenceFormGroups(succ, labels));
+}
+
+TEST_CASE("group forming's order list keeps its order through many moves", "[partition][group]") {
+  // Against a plain vector: random moves, with runs of moves into one spot that use up the
+  // gap between two labels and force relabelling.
+  const int n = 200;
+  ortc::partition::OrderList order(n);
+  std::vector<int> expected(n);
+  std::iota(expected.begin(), expected.end(), 0);
+  std::mt19937 rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    const int x = static_cast<int>(rng() % n);
+    int anchor = static_cast<int>(rng() % n);
+    if (anchor == x) continue;
+    if (step % 1000 < 300) anchor = expected[n / 2] == x ? expected[n / 2 + 1] : expected[n / 2];
+    const bool after = rng() % 2;
+    expected.erase(std::find(expected.begin(), expected.end(), x));
+    auto at = std::find(expected.begin(), expected.end(), anchor);
+    expected.insert(after ? at + 1 : at, x);
+    order.Remove(x);
+    if (after) {
+      order.InsertAfter(x, anchor);
+    } else {
+      order.InsertBefore(x, anchor);
+    }
+    for (int k = 0; k + 1 < n; ++k) REQUIRE(order.Before(expected[k], expected[k + 1]));
+  }
+  CHECK(order.relabel_writes() > 0);
+  // Replace: an item takes another's place.
+  const int gone = expected[10], newcomer = expected[50];
+  order.Remove(newcomer);
+  order.Replace(gone, newcomer);
+  CHECK(order.Before(expected[9], newcomer));
+  CHECK(order.Before(newcomer, expected[11]));
 }
