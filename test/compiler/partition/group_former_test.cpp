@@ -1,8 +1,11 @@
-// FormGroups against the algorithm it replaced: the same groups on random graphs; and the
-// order list its merge test relies on.
+// FormGroups against the algorithm it replaced (the same groups, on random graphs), and its
+// complexity: the work it reports stays linear in nodes + edges on the shapes that made the old
+// merge test quadratic (a long chain, a wide fan-out/fan-in, network-like DAGs). Work is
+// counted, never timed, so the bounds are exact and machine-independent.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
@@ -106,6 +109,22 @@ std::vector<int> ReferenceFormGroups(const Successors& succ, const std::vector<i
   return group;
 }
 
+Successors Chain(int n) {
+  Successors succ(n);
+  for (int i = 0; i + 1 < n; ++i) succ[i] = {i + 1};
+  return succ;
+}
+
+// Node 0 feeds `width` nodes, which all feed the last node.
+Successors FanOutFanIn(int width) {
+  Successors succ(width + 2);
+  for (int i = 1; i <= width; ++i) {
+    succ[0].push_back(i);
+    succ[i] = {width + 1};
+  }
+  return succ;
+}
+
 // Each node reads one to three earlier nodes, at most `max_back` ids back; one read in
 // `skip_one_in` reaches up to `max_skip` back instead (residual connections in a network).
 // max_back = 0: anywhere before, uniformly (long-range edges everywhere, the hard case).
@@ -135,6 +154,24 @@ std::vector<int> RandomLabels(std::mt19937& rng, int n, int count, bool runs) {
     labels[i] = label;
   }
   return labels;
+}
+
+int64_t Edges(const Successors& succ) {
+  int64_t e = 0;
+  for (const auto& s : succ) e += static_cast<int64_t>(s.size());
+  return e;
+}
+
+// Runs FormGroups and checks its work against `per_element` * (nodes + edges).
+void CheckLinearWork(const Successors& succ, const std::vector<int>& labels, double per_element) {
+  GroupFormingStats stats;
+  FormGroups(succ, labels, &stats);
+  const double size = static_cast<double>(succ.size()) + static_cast<double>(Edges(succ));
+  INFO("nodes " << succ.size() << ", edges " << Edges(succ) << ", passes " << stats.passes
+                << ", merge tests " << stats.merge_tests << ", search steps " << stats.search_steps
+                << ", groups moved " << stats.groups_moved << ", relabel writes "
+                << stats.relabel_writes << ", list entries moved " << stats.entries_moved);
+  CHECK(static_cast<double>(stats.Work()) <= per_element * size);
 }
 
 }  // namespace
@@ -196,4 +233,55 @@ TEST_CASE("group forming's order list keeps its order through many moves", "[par
   order.Replace(gone, newcomer);
   CHECK(order.Before(expected[9], newcomer));
   CHECK(order.Before(newcomer, expected[11]));
+}
+
+// The old merge test cost the whole boundary of a growing group and everything reachable from
+// it: about n^2 / 2 steps on the chain, n^2 on the fan. These bounds are a few times the
+// measured work (chain 5, fan 4, network-like DAGs 3 to 7 per node or edge).
+TEST_CASE("group forming work is linear on a 20k chain", "[partition][group]") {
+  const int n = 20000;
+  const Successors succ = Chain(n);
+  CheckLinearWork(succ, std::vector<int>(n, 0), 10);
+  std::vector<int> runs(n);
+  for (int i = 0; i < n; ++i) runs[i] = (i / 3) % 2;  // groups of three, alternating labels
+  CheckLinearWork(succ, runs, 10);
+}
+
+TEST_CASE("group forming work is linear on a wide fan-out and fan-in", "[partition][group]") {
+  const int width = 20000;
+  const Successors succ = FanOutFanIn(width);
+  CheckLinearWork(succ, std::vector<int>(width + 2, 0), 10);
+  std::vector<int> mixed(width + 2, 0);
+  for (int i = 1; i <= width; ++i) mixed[i] = i % 2;  // every other branch on another label
+  CheckLinearWork(succ, mixed, 10);
+}
+
+TEST_CASE("group forming work is linear on network-like random DAGs", "[partition][group]") {
+  std::mt19937 rng(77);
+  for (int count = 1; count <= 3; ++count) {
+    for (bool runs : {false, true}) {
+      const Successors succ = RandomDag(rng, 20000, 4, 16, 64);
+      INFO(count << " label(s), " << (runs ? "in runs" : "at random"));
+      CheckLinearWork(succ, RandomLabels(rng, 20000, count, runs), 20);
+    }
+  }
+}
+
+TEST_CASE("group forming work stays subquadratic on uniform random DAGs", "[partition][group]") {
+  // Edges from anywhere to anywhere later, labels at random: a refused merge's paths are long,
+  // and the two searches meet only after some hundreds of groups each, a number that grows
+  // with n (about like sqrt(n)). So the work is not linear here: measured 8 to 24 per node or
+  // edge at 20k nodes, 8 to 56 at 100k (network-like DAGs: the same 3 to 7 at both sizes).
+  // The bound is sqrt(n) = 141 per node or edge; the old search cost about n per merge test
+  // (about 1.7e9 steps on these graphs, 29,000 per node or edge).
+  std::mt19937 rng(99);
+  const int n = 20000;
+  for (int count = 1; count <= 3; ++count) {
+    const Successors succ = RandomDag(rng, n, 0, 1, 1);
+    GroupFormingStats stats;
+    FormGroups(succ, RandomLabels(rng, n, count, false), &stats);
+    const double size = static_cast<double>(n + Edges(succ));
+    INFO(count << " label(s): work " << stats.Work() << " for " << size << " nodes + edges");
+    CHECK(static_cast<double>(stats.Work()) <= size * std::sqrt(static_cast<double>(n)));
+  }
 }
