@@ -1,95 +1,58 @@
-// Greedy merging of same-label neighbours with a cycle check on the contracted graph,
-// repeated until no merge succeeds (merging never removes a path, so a refused pair stays
-// refused unless a third group on its path joins one of them: hence the repeat).
+// Greedy merging of same-label neighbours with a cycle check on the contracted graph
+// (quotient_graph.h), repeated until no merge succeeds (merging never removes a path, so a
+// refused pair stays refused unless a third group on its path joins one of them: hence the
+// repeat).
 #include "partition/group_former.h"
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <queue>
+#include <utility>
+
+#include "partition/quotient_graph.h"
 
 namespace ortc::partition {
-namespace {
-
-class Quotient {
- public:
-  explicit Quotient(const std::vector<std::vector<int>>& succ)
-      : succ_(succ), n_(static_cast<int>(succ.size())) {
-    parent_.resize(n_);
-    std::iota(parent_.begin(), parent_.end(), 0);
-    members_.resize(n_);
-    for (int i = 0; i < n_; ++i) members_[i] = {i};
-    seen_.assign(n_, 0);
-  }
-
-  int Find(int v) {
-    while (parent_[v] != v) {
-      parent_[v] = parent_[parent_[v]];
-      v = parent_[v];
-    }
-    return v;
-  }
-
-  // True when group `b` can be reached from group `a` through at least one other group.
-  bool HasIndirectPath(int a, int b) {
-    ++stamp_;
-    std::vector<int> stack;
-    auto push_successors = [&](int g) {
-      for (int m : members_[g]) {
-        for (int s : succ_[m]) {
-          int sg = Find(s);
-          if (sg == g || seen_[sg] == stamp_) continue;
-          if (g == a && sg == b) continue;  // the direct edge itself
-          seen_[sg] = stamp_;
-          stack.push_back(sg);
-        }
-      }
-    };
-    push_successors(a);
-    while (!stack.empty()) {
-      int g = stack.back();
-      stack.pop_back();
-      if (g == b) return true;
-      push_successors(g);
-    }
-    return false;
-  }
-
-  // Merges the groups of u and v (edge u -> v) if that keeps the quotient acyclic.
-  bool TryMerge(int u, int v) {
-    int a = Find(u), b = Find(v);
-    if (a == b) return false;
-    if (HasIndirectPath(a, b) || HasIndirectPath(b, a)) return false;
-    if (members_[a].size() < members_[b].size()) std::swap(a, b);
-    parent_[b] = a;
-    members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
-    members_[b].clear();
-    return true;
-  }
-
- private:
-  const std::vector<std::vector<int>>& succ_;
-  int n_;
-  std::vector<int> parent_;
-  std::vector<std::vector<int>> members_;
-  std::vector<unsigned> seen_;
-  unsigned stamp_ = 0;
-};
-
-}  // namespace
 
 std::vector<int> FormGroups(const std::vector<std::vector<int>>& successors,
-                            const std::vector<int>& labels) {
+                            const std::vector<int>& labels, GroupFormingStats* stats) {
   const int n = static_cast<int>(successors.size());
-  Quotient q(successors);
+  QuotientGraph q(successors, stats);
+  // Each pass tries the same-label edges in scan order. An edge whose ends share a group stays
+  // so, and a merge's outcome depends only on the groups, so a later pass need only retry the
+  // edges the previous one refused, in the same order, to decide exactly as a full rescan. And
+  // a refusal whose witness is still in a third group stands without a new search.
+  struct Edge {
+    int u, v;
+    int witness = -1;  // refused: a node on another path from u's group to v's
+  };
+  std::vector<Edge> pending;
+  for (int u = 0; u < n; ++u) {
+    for (int v : successors[u]) {
+      if (labels[u] == labels[v]) pending.push_back({u, v});
+    }
+  }
   bool merged = true;
   while (merged) {
     merged = false;
-    for (int u = 0; u < n; ++u) {
-      for (int v : successors[u]) {
-        if (labels[u] == labels[v] && q.TryMerge(u, v)) merged = true;
+    if (stats) ++stats->passes;
+    std::vector<Edge> refused;
+    for (Edge e : pending) {
+      const int a = q.Find(e.u), b = q.Find(e.v);
+      if (a == b) continue;
+      if (e.witness >= 0) {
+        const int w = q.Find(e.witness);
+        if (w != a && w != b) {
+          refused.push_back(e);
+          continue;
+        }
+      }
+      if (q.TryMerge(e.u, e.v, &e.witness)) {
+        merged = true;
+      } else {
+        refused.push_back(e);
       }
     }
+    pending = std::move(refused);
   }
 
   // Number groups in a topological order of the quotient, earliest first node first.

@@ -255,6 +255,20 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK(std::filesystem::exists(dir / "m_cuda.bin"));
     CHECK_FALSE(std::filesystem::exists(dir / "m_cpu.bin"));  // cpu was not named in --ep
   }
+  SECTION("an EPContext node named like a node left to ONNX Runtime") {
+    // CUDA refuses the dynamic-shape node, which stays an ONNX node, named like the EPContext
+    // node of the group CUDA takes.
+    ModelBuilder b;
+    b.Input("x", {-1, 4}).Input("z", {1, 4});
+    b.Node("Relu", {"x"}, {"y1"}, {}, "c_cuda_0").Node("Relu", {"z"}, {"y2"}, {}, "r");
+    b.Output("y1").Output("y2");
+    b.Save(dir / "clash.onnx");
+    auto r = RunOrtc("compile " + (dir / "clash.onnx").string() +
+                     " --ep cuda --node-name-prefix c_ --json");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("EPContext node name 'c_cuda_0' clashes"));
+    CHECK(FilesIn(dir.path()) == std::vector<std::string>{"clash.onnx", "m.onnx"});
+  }
   SECTION("bad provider option") {
     auto r = RunOrtc("compile " + model + " --provider-option cpu-threads --json");
     CHECK(r.exit_code == 2);
