@@ -31,6 +31,23 @@ size_t ElementSize(int32_t dtype) {
   return bits % 8 == 0 ? static_cast<size_t>(bits / 8) : 0;
 }
 
+// The bytes of a result of `dims` with `es`-byte elements; nullopt when a dim is negative or the
+// result exceeds `limit` (checked without overflow, before anything is allocated).
+std::optional<size_t> ResultBytes(const std::vector<int64_t>& dims, size_t es, int64_t limit) {
+  if (es == 0) return std::nullopt;
+  for (int64_t d : dims) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) return 0;
+  }
+  int64_t bytes = static_cast<int64_t>(es);
+  for (int64_t d : dims) {
+    if (bytes > limit / d) return std::nullopt;
+    bytes *= d;
+  }
+  if (bytes > limit) return std::nullopt;
+  return static_cast<size_t>(bytes);
+}
+
 bool Normalise(int64_t& axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return false;
   if (axis < 0) axis += rank;
@@ -130,11 +147,13 @@ int64_t BroadcastIndex(int64_t out_index, const std::vector<int64_t>& out_dims,
   return in_index;
 }
 
-std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const HostTensor& b) {
+std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const HostTensor& b,
+                                 int64_t limit) {
   if (a.dtype != b.dtype) return std::nullopt;
   auto dims = BroadcastDims(a.dims, b.dims);
-  if (!dims) return std::nullopt;
-  HostTensor out{a.dtype, *dims, std::string(Product(*dims) * ElementSize(a.dtype), '\0')};
+  const auto bytes = dims ? ResultBytes(*dims, ElementSize(a.dtype), limit) : std::nullopt;
+  if (!bytes) return std::nullopt;
+  HostTensor out{a.dtype, *dims, std::string(*bytes, '\0')};
   bool ok = true;
   const bool dispatched = Dispatch(a.dtype, [&](auto zero) {
     using V = decltype(zero);
@@ -162,11 +181,11 @@ std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const
   return out;
 }
 
-std::optional<HostTensor> Cast(const HostTensor& in, int32_t to) {
-  const size_t out_size = ElementSize(to);
-  if (out_size == 0) return std::nullopt;
+std::optional<HostTensor> Cast(const HostTensor& in, int32_t to, int64_t limit) {
+  const auto bytes = ResultBytes(in.dims, ElementSize(to), limit);
+  if (!bytes) return std::nullopt;
   const int64_t n = in.elements();
-  HostTensor out{to, in.dims, std::string(n * out_size, '\0')};
+  HostTensor out{to, in.dims, std::string(*bytes, '\0')};
   bool inner_ok = false, in_range = true;
   const bool outer_ok = Dispatch(in.dtype, [&](auto src_zero) {
     using S = decltype(src_zero);
@@ -220,7 +239,8 @@ std::optional<HostTensor> Transpose(const HostTensor& in, std::vector<int64_t> p
   return out;
 }
 
-std::optional<HostTensor> Concat(const std::vector<const HostTensor*>& ins, int64_t axis) {
+std::optional<HostTensor> Concat(const std::vector<const HostTensor*>& ins, int64_t axis,
+                                 int64_t limit) {
   if (ins.empty() || !ins[0]) return std::nullopt;
   const auto& first = *ins[0];
   if (!Normalise(axis, static_cast<int64_t>(first.dims.size()))) return std::nullopt;
@@ -234,9 +254,11 @@ std::optional<HostTensor> Concat(const std::vector<const HostTensor*>& ins, int6
     dims[axis] += t->dims[axis];
   }
   const size_t es = ElementSize(first.dtype);
-  if (es == 0) return std::nullopt;
+  const auto bytes = ResultBytes(dims, es, limit);
+  if (!bytes) return std::nullopt;
   const int64_t outer = Product(dims, 0, axis), inner = Product(dims, axis + 1);
   HostTensor out{first.dtype, dims, ""};
+  out.bytes.reserve(*bytes);
   for (int64_t o = 0; o < outer; ++o) {
     for (const auto* t : ins) {
       const int64_t chunk = t->dims[axis] * inner * static_cast<int64_t>(es);
@@ -246,7 +268,8 @@ std::optional<HostTensor> Concat(const std::vector<const HostTensor*>& ins, int6
   return out;
 }
 
-std::optional<HostTensor> Gather(const HostTensor& data, const HostTensor& indices, int64_t axis) {
+std::optional<HostTensor> Gather(const HostTensor& data, const HostTensor& indices, int64_t axis,
+                                 int64_t limit) {
   const auto rank = static_cast<int64_t>(data.dims.size());
   if (!Normalise(axis, rank)) return std::nullopt;
   auto idx = IntValues(&indices);
@@ -256,6 +279,7 @@ std::optional<HostTensor> Gather(const HostTensor& data, const HostTensor& indic
   std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
   dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  if (!ResultBytes(dims, es, limit)) return std::nullopt;  // repeated indices can grow the data
   const int64_t outer = Product(data.dims, 0, axis), inner = Product(data.dims, axis + 1) * es;
   const int64_t axis_dim = data.dims[axis];
   HostTensor out{data.dtype, dims, ""};
@@ -325,10 +349,11 @@ std::optional<std::vector<int64_t>> AxesFrom(const HostOp& op,
 }
 
 // Equal, Less, Greater: broadcast comparison to a bool tensor.
-std::optional<HostTensor> Compare(std::string_view op, const HostTensor& a, const HostTensor& b) {
+std::optional<HostTensor> Compare(std::string_view op, const HostTensor& a, const HostTensor& b,
+                                  int64_t limit) {
   if (a.dtype != b.dtype) return std::nullopt;
   auto dims = BroadcastDims(a.dims, b.dims);
-  if (!dims) return std::nullopt;
+  if (!dims || !ResultBytes(*dims, 1, limit)) return std::nullopt;
   const int64_t n = Product(*dims);
   HostTensor out{T::BOOL, *dims, std::string(n, '\0')};
   const bool dispatched = Dispatch(a.dtype, [&](auto zero) {
@@ -344,12 +369,13 @@ std::optional<HostTensor> Compare(std::string_view op, const HostTensor& a, cons
   return out;
 }
 
-std::optional<HostTensor> Where(const HostTensor& c, const HostTensor& x, const HostTensor& y) {
+std::optional<HostTensor> Where(const HostTensor& c, const HostTensor& x, const HostTensor& y,
+                                int64_t limit) {
   if (c.dtype != T::BOOL || x.dtype != y.dtype) return std::nullopt;
   auto xy = BroadcastDims(x.dims, y.dims);
   auto dims = xy ? BroadcastDims(c.dims, *xy) : std::nullopt;
   const size_t es = ElementSize(x.dtype);
-  if (!dims || es == 0) return std::nullopt;
+  if (!dims || !ResultBytes(*dims, es, limit)) return std::nullopt;
   const int64_t n = Product(*dims);
   HostTensor out{x.dtype, *dims, std::string(n * es, '\0')};
   for (int64_t i = 0; i < n; ++i) {
@@ -362,13 +388,14 @@ std::optional<HostTensor> Where(const HostTensor& c, const HostTensor& x, const 
 }
 
 // Expand: bidirectional broadcast of `in` with the target shape.
-std::optional<HostTensor> Expand(const HostTensor& in, const std::vector<int64_t>& shape) {
+std::optional<HostTensor> Expand(const HostTensor& in, const std::vector<int64_t>& shape,
+                                 int64_t limit) {
   for (int64_t d : shape) {
     if (d < 0) return std::nullopt;
   }
   auto dims = BroadcastDims(in.dims, shape);
   const size_t es = ElementSize(in.dtype);
-  if (!dims || es == 0) return std::nullopt;
+  if (!dims || !ResultBytes(*dims, es, limit)) return std::nullopt;
   const int64_t n = Product(*dims);
   HostTensor out{in.dtype, *dims, std::string(n * es, '\0')};
   for (int64_t i = 0; i < n; ++i) {
@@ -380,7 +407,7 @@ std::optional<HostTensor> Expand(const HostTensor& in, const std::vector<int64_t
 
 // Range over scalar start, limit and delta of one numeric type; a huge count declines.
 std::optional<HostTensor> Range(const HostTensor& start, const HostTensor& limit,
-                                const HostTensor& delta) {
+                                const HostTensor& delta, int64_t max_bytes) {
   if (start.dtype != limit.dtype || start.dtype != delta.dtype) return std::nullopt;
   if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1) return std::nullopt;
   std::optional<HostTensor> out;
@@ -393,6 +420,7 @@ std::optional<HostTensor> Range(const HostTensor& start, const HostTensor& limit
           std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
       if (!(count < double{1 << 24})) return;  // also rejects NaN
       const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+      if (!ResultBytes({n}, sizeof(V), max_bytes)) return;
       HostTensor r{start.dtype, {n}, std::string(n * sizeof(V), '\0')};
       for (int64_t i = 0; i < n; ++i) Put<V>(r, i, static_cast<V>(s + static_cast<V>(i) * d));
       out = std::move(r);
@@ -419,9 +447,9 @@ std::optional<HostTensor> Rounding(std::string_view op, const HostTensor& in) {
 
 // Pow with a floating-point base; the exponent may be any numeric type (T1 in ONNX), broadcast.
 // Exporters write x ** 0.5 on a folded size (attention's scale) and x ** 3 in GELU.
-std::optional<HostTensor> Pow(const HostTensor& base, const HostTensor& exponent) {
+std::optional<HostTensor> Pow(const HostTensor& base, const HostTensor& exponent, int64_t limit) {
   auto dims = BroadcastDims(base.dims, exponent.dims);
-  if (!dims) return std::nullopt;
+  if (!dims || !ResultBytes(*dims, ElementSize(base.dtype), limit)) return std::nullopt;
   std::vector<double> e(static_cast<size_t>(exponent.elements()));
   const bool read = Dispatch(exponent.dtype, [&](auto zero) {
     using E = decltype(zero);
@@ -534,17 +562,19 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
   const HostTensor& x = *in[0];
   if (t == "Identity") return one(x);
   if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div") {
-    return in.size() == 2 ? one(Binary(t, x, *in[1])) : std::nullopt;
+    return in.size() == 2 ? one(Binary(t, x, *in[1], op.max_output_bytes)) : std::nullopt;
   }
-  if (t == "Cast") return one(Cast(x, static_cast<int32_t>(op.IntAttr("to", 0))));
+  if (t == "Cast")
+    return one(Cast(x, static_cast<int32_t>(op.IntAttr("to", 0)), op.max_output_bytes));
   if (t == "Transpose") {
     const auto* p = op.Attr("perm");
     return one(Transpose(
         x, p ? std::vector<int64_t>(p->ints().begin(), p->ints().end()) : std::vector<int64_t>{}));
   }
-  if (t == "Concat") return one(Concat(in, op.IntAttr("axis", 0)));
+  if (t == "Concat") return one(Concat(in, op.IntAttr("axis", 0), op.max_output_bytes));
   if (t == "Gather")
-    return in.size() == 2 ? one(Gather(x, *in[1], op.IntAttr("axis", 0))) : std::nullopt;
+    return in.size() == 2 ? one(Gather(x, *in[1], op.IntAttr("axis", 0), op.max_output_bytes))
+                          : std::nullopt;
   if (t == "Reshape") {
     auto shape = in.size() == 2 ? IntValues(in[1]) : std::nullopt;
     if (!shape) return std::nullopt;
@@ -562,6 +592,7 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
       } else if (d < 0) {
         return std::nullopt;
       } else {
+        if (d > 0 && known > std::numeric_limits<int64_t>::max() / d) return std::nullopt;
         known *= d;
       }
     }
@@ -569,7 +600,8 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
       if (known == 0 || x.elements() % known != 0) return std::nullopt;
       (*shape)[infer] = x.elements() / known;
     }
-    if (Product(*shape) != x.elements()) return std::nullopt;
+    const auto bytes = ResultBytes(*shape, 1, std::numeric_limits<int64_t>::max());
+    if (!bytes || static_cast<int64_t>(*bytes) != x.elements()) return std::nullopt;
     return one(HostTensor{x.dtype, *shape, x.bytes});
   }
   if (t == "Flatten") {
@@ -623,15 +655,17 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
     return one(Slice(x, IntsAttr(op, "starts"), IntsAttr(op, "ends"), IntsAttr(op, "axes"), {}));
   }
   if (t == "Equal" || t == "Less" || t == "Greater")
-    return in.size() == 2 ? one(Compare(t, x, *in[1])) : std::nullopt;
-  if (t == "Where") return in.size() == 3 ? one(Where(x, *in[1], *in[2])) : std::nullopt;
+    return in.size() == 2 ? one(Compare(t, x, *in[1], op.max_output_bytes)) : std::nullopt;
+  if (t == "Where")
+    return in.size() == 3 ? one(Where(x, *in[1], *in[2], op.max_output_bytes)) : std::nullopt;
   if (t == "Expand") {
     auto shape = in.size() == 2 ? IntValues(in[1]) : std::nullopt;
-    return shape ? one(Expand(x, *shape)) : std::nullopt;
+    return shape ? one(Expand(x, *shape, op.max_output_bytes)) : std::nullopt;
   }
-  if (t == "Range") return in.size() == 3 ? one(Range(x, *in[1], *in[2])) : std::nullopt;
+  if (t == "Range")
+    return in.size() == 3 ? one(Range(x, *in[1], *in[2], op.max_output_bytes)) : std::nullopt;
   if (t == "Floor" || t == "Ceil" || t == "Sqrt") return one(Rounding(t, x));
-  if (t == "Pow") return in.size() == 2 ? one(Pow(x, *in[1])) : std::nullopt;
+  if (t == "Pow") return in.size() == 2 ? one(Pow(x, *in[1], op.max_output_bytes)) : std::nullopt;
   if (t == "Trilu") {
     std::optional<std::vector<int64_t>> k =
         in.size() > 1 ? IntValues(in[1]) : std::vector<int64_t>{0};
@@ -665,9 +699,11 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
         return std::nullopt;
       }
     }
+    const auto bytes = ResultBytes(*shape, fill.bytes.size(), op.max_output_bytes);
+    if (!bytes) return std::nullopt;
     HostTensor out{fill.dtype, *shape, ""};
     const int64_t n = out.elements();
-    out.bytes.reserve(n * fill.bytes.size());
+    out.bytes.reserve(*bytes);
     for (int64_t i = 0; i < n; ++i) out.bytes += fill.bytes;
     return one(std::move(out));
   }

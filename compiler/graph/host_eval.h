@@ -27,13 +27,17 @@ struct HostOp {
   std::string_view op_type, domain;
   int since_version = 0;
   std::vector<const onnx::AttributeProto*> attributes;
+  // Results above this size are declined before any of their memory is allocated: a shape
+  // input of [60000, 50000] must not make the compiler build a 12 GB constant.
+  int64_t max_output_bytes = 64ll << 20;
 
   const onnx::AttributeProto* Attr(std::string_view name) const;
   int64_t IntAttr(std::string_view name, int64_t fallback) const;
 };
 
-// Evaluates one op; nullopt when the op, its types or its attributes are not covered, or the
-// values are out of range (the op then stays in the graph). Never throws on odd inputs.
+// Evaluates one op; nullopt when the op, its types or its attributes are not covered, the
+// values are out of range or the result would exceed op.max_output_bytes (the op then stays in
+// the graph). Never throws on odd inputs.
 // Shape and Size read only `input_infos[0]` (which must be static); other ops need every
 // input as a tensor in `inputs`.
 std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,

@@ -12,8 +12,10 @@ namespace ortc::lowering {
 
 std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op,
                                                   const std::vector<const HostTensor*>& inputs,
-                                                  const std::vector<graph::TensorInfo>& infos) {
+                                                  const std::vector<graph::TensorInfo>& infos,
+                                                  int64_t max_bytes) {
   graph::HostOp host{op.op_type, op.domain, op.since_version, {}};
+  host.max_output_bytes = max_bytes;
   for (const auto& a : op.attributes) host.attributes.push_back(&a);
   return graph::EvaluateHostOp(host, inputs, infos);
 }
@@ -59,7 +61,7 @@ Result<FoldingStats> FoldConstants(SubgraphIr* ir, int64_t max_bytes) {
       all_constant = all_constant && (v < 0 || inputs.back() || shape_only);
     }
     if (!all_constant) continue;
-    auto result = EvaluateOp(op, inputs, infos);
+    auto result = EvaluateOp(op, inputs, infos, max_bytes);
     if (!result || result->size() != op.outputs.size()) continue;
     bool fits = true;
     for (const auto& r : *result) fits = fits && static_cast<int64_t>(r.bytes.size()) <= max_bytes;

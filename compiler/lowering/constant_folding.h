@@ -16,10 +16,12 @@ namespace ortc::lowering {
 using graph::HostTensor;
 
 // Evaluates one op with graph::EvaluateHostOp; nullopt when the op, its types or its
-// attributes are not covered (the op then stays in the program). Never throws on odd inputs.
-std::optional<std::vector<HostTensor>> EvaluateOp(
-    const IrOp& op, const std::vector<const HostTensor*>& inputs,
-    const std::vector<graph::TensorInfo>& input_infos);
+// attributes are not covered, or its result would exceed `max_bytes` (the op then stays in the
+// program). Never throws on odd inputs.
+std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op,
+                                                  const std::vector<const HostTensor*>& inputs,
+                                                  const std::vector<graph::TensorInfo>& input_infos,
+                                                  int64_t max_bytes = 64ll << 20);
 
 struct FoldingStats {
   int folded_ops = 0;

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "model_builder.h"
@@ -116,6 +117,50 @@ TEST_CASE("an initializer whose shape claims data it does not hold is refused in
     CHECK(r.exit_code == 3);
     CHECK_THAT(r.out, Catch::Contains("tensor 'big'"));
     CHECK(Ortc("compile " + model + " -o " + (dir / "c").string() + "/ -q").exit_code == 3);
+  }
+}
+
+TEST_CASE("constants too large to fold stay in the program; compile runs in bounded memory",
+          "[cli][hostile]") {
+  // Each builds a 3e9-element (12 GB) constant from small inputs. Folding them used to grow the
+  // compiler to 11.4 GB and abort; now they are left for the runtime, and compile passes under
+  // a 2 GiB address-space limit in well under a second.
+  TempDir dir;
+  struct Case {
+    std::string name;
+    std::function<void(ModelBuilder&)> build;  // defines "c"
+  };
+  const std::vector<Case> cases = {
+      {"constant_of_shape",
+       [](ModelBuilder& m) {
+         m.IntInitializer("shape", {60000, 50000}).Node("ConstantOfShape", {"shape"}, {"c"});
+       }},
+      {"expand",
+       [](ModelBuilder& m) {
+         m.IntInitializer("shape", {60000, 50000})
+             .Initializer("one", {1}, {1.f})
+             .Node("Expand", {"one", "shape"}, {"c"});
+       }},
+      {"broadcast_mul",
+       [](ModelBuilder& m) {
+         m.Initializer("col", {60000, 1}, std::vector<float>(60000, 1.f))
+             .Initializer("row", {1, 50000}, std::vector<float>(50000, 1.f))
+             .Node("Mul", {"col", "row"}, {"c"});
+       }},
+  };
+  for (const auto& c : cases) {
+    ModelBuilder m;
+    m.Input("x", {1});
+    c.build(m);
+    m.Node("ReduceSum", {"c"}, {"s"}, {Attr("keepdims", int64_t{0})})
+        .Node("Add", {"x", "s"}, {"y"})
+        .Output("y");
+    const std::string model = Save(dir, c.name + ".onnx", m);
+    auto r = RunOrtcWith("ulimit -v 2097152; timeout 60",
+                         "compile " + model + " -o " + (dir / c.name).string() + "/ --json", true);
+    INFO(c.name << "\n" << r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::exists(dir / c.name / (c.name + "_ctx.onnx")));
   }
 }
 

@@ -122,6 +122,24 @@ TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]"
     CHECK(Eval(Op("Flatten", 13, {Attr("axis", int64_t{2})}), {&x}).dims ==
           std::vector<int64_t>{6, 4});
   }
+  SECTION("a result above the size limit declines before it is allocated") {
+    // 3e9 floats (12 GB), and dims whose product overflows int64: both must decline at once.
+    std::vector<graph::TensorInfo> infos(2);
+    auto big = I64({2}, {60000, 50000}), huge = I64({2}, {int64_t{1} << 40, int64_t{1} << 40});
+    CHECK_FALSE(EvaluateOp(Op("ConstantOfShape", 9), {&big}, infos));
+    CHECK_FALSE(EvaluateOp(Op("ConstantOfShape", 9), {&huge}, infos));
+    auto one = F32({1}, {1});
+    CHECK_FALSE(EvaluateOp(Op("Expand", 13), {&one, &big}, infos));
+    auto col = F32({60000, 1}, std::vector<float>(60000, 1.f)),
+         row = F32({1, 50000}, std::vector<float>(50000, 1.f));
+    CHECK_FALSE(EvaluateOp(Op("Mul", 14), {&col, &row}, infos));
+    auto idx = I64({1000000}, std::vector<int64_t>(1000000, 0));  // one row, a million times
+    CHECK_FALSE(EvaluateOp(Op("Gather", 13), {&row, &idx}, infos));
+    // The limit is the caller's: 16 bytes fit a [2, 2] float result, 12 do not.
+    auto two = I64({2}, {2, 2});
+    CHECK(EvaluateOp(Op("ConstantOfShape", 9), {&two}, infos, 16));
+    CHECK_FALSE(EvaluateOp(Op("ConstantOfShape", 9), {&two}, infos, 12));
+  }
   SECTION("an op outside the covered set declines") {
     auto x = F32({2}, {1, 2});
     std::vector<graph::TensorInfo> infos(1);
