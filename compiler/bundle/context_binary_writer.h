@@ -70,6 +70,7 @@ class ContextBinaryWriter {
   // Lays out the file and fsyncs it; the final name is untouched until Commit().
   Status Finish();
   Status Commit() { return file_->Commit(); }
+  TempFile& file() { return *file_; }
   // The finished bytes (for embedding in the model instead of committing the file).
   Result<std::string> ReadFinished() const;
 

@@ -1,13 +1,15 @@
 // Atomic output files: written under a temporary name in the target folder, fsynced, then
 // renamed over the final name. Until Commit the final name is untouched; an error, an
-// exception or SIGINT/SIGTERM/SIGHUP removes the temporary file (SIGKILL leaves a file named
-// ".<name>.ortc-tmp-*", which never looks like a valid output).
+// exception or SIGINT/SIGTERM/SIGHUP removes the temporary file. SIGKILL leaves a file named
+// ".<name>.ortc-tmp-<host>-<pid>-<random>", which never looks like a valid output and which
+// RemoveStaleTempFiles deletes once that process is gone.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ortc/status.h"
 
@@ -29,8 +31,12 @@ class TempFile {
   Status ReadAt(uint64_t offset, std::span<std::byte> out) const;
   Status Truncate(uint64_t size);
   uint64_t size() const { return size_; }
-  Status Sync();    // fsync the data
-  Status Commit();  // close, rename over the final name, fsync the folder
+  Status Sync();  // fsync the data
+  // Closes, renames onto the final name and fsyncs the folder. kReplace replaces a file already
+  // there; kNoReplace fails (ALREADY_EXISTS-style IoError naming it) when one exists, checked
+  // atomically with the rename itself, so of concurrent writers exactly one wins.
+  enum class Mode { kReplace, kNoReplace };
+  Status Commit(Mode mode = Mode::kReplace);
 
  private:
   TempFile() = default;
@@ -42,5 +48,13 @@ class TempFile {
 
 // Installs the signal handlers that remove live temporary files. Call once from main().
 void InstallTempFileCleanup();
+
+// Deletes the temporary files in `folder` left by writers of this host that no longer run
+// (killed with SIGKILL, or a crash). Files of live processes and of other hosts (a shared
+// network folder) are left alone. Returns the paths removed.
+std::vector<std::filesystem::path> RemoveStaleTempFiles(const std::filesystem::path& folder);
+
+// Whether `name` is a temporary file name TempFile makes.
+bool IsTempFileName(const std::string& name);
 
 }  // namespace ortc::bundle

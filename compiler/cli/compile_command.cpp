@@ -71,6 +71,8 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
                            {"weight_bytes", m.weight_bytes},
                            {"new_unique_bytes", m.new_unique_bytes}});
   }
+  j["removed_temp_files"] = nlohmann::json::array();
+  for (const auto& f : r.removed_temp_files) j["removed_temp_files"].push_back(f.string());
   j["lowering"] = r.lowering_stats;
   j["seconds"] = r.phase_seconds;
   return j;
@@ -97,6 +99,8 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
       std::cout << "    (" << b.refusals.size() - kShown << " more reasons: see ortc partition)\n";
     }
   }
+  for (const auto& f : r.removed_temp_files)
+    std::cout << "  removed " << f.string() << " (left by a compile that was killed)\n";
   for (const auto& f : r.files) {
     std::cout << "  wrote " << f.path.string() << " (" << partition::FormatBytes(f.bytes) << ")\n";
   }

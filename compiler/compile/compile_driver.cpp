@@ -246,6 +246,13 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
 
   // Compile every group of every model into its backend's binary (one per backend).
   ORTC_RETURN_IF_ERROR(folders.Create());
+  // Temporary files of earlier compiles that were killed (SIGKILL, a crash) go now.
+  std::set<fs::path> output_dirs;
+  for (const auto& f : outputs) output_dirs.insert(f.parent_path());
+  for (const auto& dir : output_dirs) {
+    for (auto& removed : bundle::RemoveStaleTempFiles(dir))
+      report.removed_temp_files.push_back(std::move(removed));
+  }
   auto t = Clock::now();
   int64_t total_weight_bytes = 0, done_weight_bytes = 0;
   for (const auto& job : jobs) {
@@ -441,17 +448,33 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     ctx_sizes.push_back(static_cast<int64_t>(serialized.size()));
   }
 
-  // Binaries first, the ctx models last: a ctx model never points at a bin not yet in place.
+  // Binaries first, the ctx models last: a ctx model never points at a bin not yet in place,
+  // and a ctx model beside a newer bin (killed between the two) fails its content-id check.
+  // With --error-if-output-exists each rename refuses to replace, atomically: of concurrent
+  // compiles into one place exactly one publishes, and a loser removes what it had published.
+  const auto mode = o.error_if_output_exists ? bundle::TempFile::Mode::kNoReplace
+                                             : bundle::TempFile::Mode::kReplace;
+  std::vector<fs::path> published;
+  auto publish = [&](bundle::TempFile& f) -> Status {
+    Status s = f.Commit(mode);
+    if (s.ok()) {
+      published.push_back(f.final_path());
+    } else if (mode == bundle::TempFile::Mode::kNoReplace) {
+      for (const auto& p : published) fs::remove(p, ec);  // they did not exist before
+      s = InvalidArgument(s.message() + "; nothing written (--error-if-output-exists)");
+    }
+    return s;
+  };
   for (auto& w : writers) {
-    ORTC_RETURN_IF_ERROR(w->Commit());
+    ORTC_RETURN_IF_ERROR(publish(w->file()));
     report.files.push_back({w->final_path(), "context_binary", w->stats().file_bytes});
   }
   if (external) {
-    ORTC_RETURN_IF_ERROR(external->Commit());
+    ORTC_RETURN_IF_ERROR(publish(*external));
     report.files.push_back({external->final_path(), "external_initializers", external_bytes});
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
-    ORTC_RETURN_IF_ERROR(ctx_files[i]->Commit());
+    ORTC_RETURN_IF_ERROR(publish(*ctx_files[i]));
     report.files.push_back({jobs[i].ctx_path, "ctx_model", ctx_sizes[i]});
     report.models.push_back(jobs[i].summary);
   }
@@ -487,6 +510,8 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     if (!r.ok()) return r.status().WithContext(src.string());
     all.up_to_date = all.up_to_date && r->up_to_date;
     all.files.insert(all.files.end(), r->files.begin(), r->files.end());
+    all.removed_temp_files.insert(all.removed_temp_files.end(), r->removed_temp_files.begin(),
+                                  r->removed_temp_files.end());
     all.models.insert(all.models.end(), r->models.begin(), r->models.end());
     all.backends.insert(all.backends.end(), r->backends.begin(), r->backends.end());
     all.weights_added += r->weights_added;

@@ -78,6 +78,8 @@ struct CompileReport {
   std::map<std::string, int> lowering_stats;
   std::map<std::string, double> phase_seconds;
   bool up_to_date = false;  // --if-changed found nothing to do; files lists the ctx models
+  // Temporary files of killed compiles found in the output folders and removed.
+  std::vector<std::filesystem::path> removed_temp_files;
 };
 
 Result<CompileReport> Compile(const CompileOptions& options);

@@ -6,11 +6,15 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "model_builder.h"
+#include "run_ortc.h"
 
 using ortc::test::ModelBuilder;
 using ortc::test::TempDir;
@@ -85,4 +89,82 @@ TEST_CASE("SIGKILL during compile leaves no file under a final name", "[compile]
   MakeSlowModel(dir);
   fs::create_directories(dir / "out");
   CompileAndInterrupt(dir, SIGKILL);
+}
+
+TEST_CASE("the next compile into the folder removes the temporary files of a killed one",
+          "[compile][interrupt]") {
+  TempDir dir;
+  MakeSlowModel(dir);
+  fs::create_directories(dir / "out");
+  CompileAndInterrupt(dir, SIGKILL);
+  std::vector<fs::path> left;
+  for (const auto& e : fs::directory_iterator(dir / "out")) left.push_back(e.path());
+  REQUIRE(left.size() == 1);
+  // The same name with a live writer (this test's pid), and with another host: both must stay.
+  // Names are .<file>.ortc-tmp-<host>-<pid>-<random>.
+  const std::string name = left[0].filename().string();
+  const size_t random_dash = name.rfind('-'), pid_dash = name.rfind('-', random_dash - 1);
+  const size_t host_at = name.find(".ortc-tmp-") + std::string(".ortc-tmp-").size();
+  const std::string live = name.substr(0, pid_dash + 1) + std::to_string(getpid()) +
+                           name.substr(random_dash),
+                    other_host = name.substr(0, host_at) + "elsewhere" + name.substr(pid_dash);
+  { std::ofstream(dir / "out" / live) << "x"; }
+  { std::ofstream(dir / "out" / other_host) << "x"; }
+
+  ortc::test::ModelBuilder small;
+  small.Input("x", {1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+  small.Save(dir / "small.onnx");
+  auto r = ortc::test::RunOrtc("compile " + (dir / "small.onnx").string() + " -o " +
+                               (dir / "out").string() + "/ --json");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["removed_temp_files"].size() == 1);
+  CHECK(fs::path(j["removed_temp_files"][0].get<std::string>()).filename() == name);
+  CHECK_FALSE(fs::exists(left[0]));
+  CHECK(fs::exists(dir / "out" / live));
+  CHECK(fs::exists(dir / "out" / other_host));
+}
+
+TEST_CASE("of concurrent compiles with --error-if-output-exists exactly one writes",
+          "[compile][interrupt]") {
+  // The existence check before compiling cannot see a rival that finishes first; the final
+  // renames refuse to replace, atomically, so exactly one compile publishes and the others
+  // fail having removed what they had published.
+  TempDir dir;
+  ortc::test::ModelBuilder m;
+  m.Input("x", {1, 64}).Node("Relu", {"x"}, {"h"}).Node("Sigmoid", {"h"}, {"y"}).Output("y");
+  m.Save(dir / "m.onnx");
+  for (int round = 0; round < 3; ++round) {
+    const fs::path out = dir / ("out" + std::to_string(round));
+    constexpr int kWriters = 6;
+    std::vector<pid_t> pids;
+    for (int i = 0; i < kWriters; ++i) {
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        const std::string model = (dir / "m.onnx").string(), o = out.string() + "/";
+        const std::string log = out.string() + "-" + std::to_string(i) + ".log";
+        freopen(log.c_str(), "w", stderr);
+        execl(ORTC_BINARY, ORTC_BINARY, "compile", model.c_str(), "-o", o.c_str(), "-q",
+              "--error-if-output-exists", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      pids.push_back(pid);
+    }
+    int succeeded = 0;
+    for (pid_t pid : pids) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      REQUIRE(WIFEXITED(status));
+      CHECK((WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2));
+      succeeded += WEXITSTATUS(status) == 0;
+    }
+    CHECK(succeeded == 1);
+    // What is there is one compile's pair: it loads (the content ids match) and runs.
+    auto run = ortc::test::RunOrtc("run " + (out / "m_ctx.onnx").string());
+    INFO(run.out);
+    CHECK(run.exit_code == 0);
+    CHECK_FALSE(HasTempFile(out));
+  }
 }
