@@ -184,6 +184,15 @@ Status ContextBinary::Verify() {
       return InvalidGraph("weight " + std::to_string(i) + ": not aligned to " +
                           std::to_string(w->alignment()));
     }
+    // The section checksum catches accidents; the manifest's 128-bit hash of each weight also
+    // catches weight bytes changed by a producer that recomputed the section checksum.
+    const XXH128_hash_t h = XXH3_128bits(bytes.data() + ws->offset() + w->offset(), w->size());
+    if ((h.low64 != w->hash_lo() || h.high64 != w->hash_hi()) && !kSkipChecksums) {
+      return InvalidGraph("weight " + std::to_string(i) + " (" + std::to_string(w->size()) +
+                          " bytes at " + std::to_string(w->offset()) +
+                          " in the weights section): its bytes do not match the manifest's "
+                          "hash (the file was altered after it was compiled)");
+    }
   }
 
   for (const auto* g : *manifest_->graphs()) {

@@ -118,8 +118,7 @@ TEST_CASE("a context binary round-trips through writer and reader", "[format]") 
   for (const auto* w : *m.weights()) CHECK(w->offset() % 64 == 0);
 }
 
-TEST_CASE("identical weights are stored once, but not across types or shapes",
-          "[format][dedup]") {
+TEST_CASE("identical weights are stored once, but not across types or shapes", "[format][dedup]") {
   TempDir dir;
   auto w = bundle::ContextBinaryWriter::Create(dir / "d.bin", {"t", "cpu", {}, {}, {}});
   REQUIRE(w.ok());
@@ -213,6 +212,21 @@ TEST_CASE("every corrupted field is caught and named", "[format][corruption]") {
     bad = good;
     bad[4096 + 10] ^= 1;
     expect = "section 0 (weights): checksum mismatch";
+  }
+  SECTION("a weight byte, with the section checksum recomputed") {
+    // What a buggy producer or an attacker leaves: every checksum valid, one weight changed.
+    bad = good;
+    auto bin = OpenBytes(good);
+    const auto* w = (*bin)->manifest().weights()->Get(1);
+    const uint64_t section = (*bin)->manifest().sections()->Get(0)->offset();
+    bad[section + w->offset() + 1] ^= 1;
+    bad = MutateManifest(bad, [&](fb::Manifest* m) {
+      auto* s = m->mutable_sections()->GetMutableObject(0);
+      s->mutate_checksum(XXH3_64bits(bad.data() + s->offset(), s->size()));
+    });
+    expect = "weight 1 (";
+    CHECK_THAT(OpenBytes(bad).status().message(),
+               Catch::Contains("do not match the manifest's hash"));
   }
   SECTION("a program byte") {
     bad = good;
