@@ -146,6 +146,13 @@ Status ContextBinary::Verify() {
       !manifest_->backend()) {
     return InvalidGraph("manifest: required tables are missing");
   }
+  if (const auto* versions = manifest_->backend_versions()) {
+    for (uint32_t i = 0; i < versions->size(); ++i) {
+      if (!versions->Get(i)->key() || !versions->Get(i)->value())
+        return InvalidGraph("manifest: backend_versions entry " + std::to_string(i) +
+                            " has no key or no value");
+    }
+  }
 
   const auto& sections = *manifest_->sections();
   for (uint32_t i = 0; i < sections.size(); ++i) {

@@ -10,6 +10,7 @@
 #include "format/ep_context.h"
 #include "loader/binary_cache.h"
 #include "loader/cpu_program_loader.h"
+#include "loader/cpu_program_validator.h"
 #include "loader/plain_subgraph.h"
 #include "loader/tensor_proto.h"
 #include "loader/version_gate.h"
@@ -213,9 +214,9 @@ class Builder {
     if (!fbc::VerifyProgramBuffer(verifier))
       return InvalidGraph("graph '" + ep->partition_name + "': the CPU program is corrupt");
     const auto* program = fbc::GetProgram(bytes.data());
-    if (!program->values() || !program->ops() || !program->inputs() || !program->outputs()) {
-      return InvalidGraph("graph '" + ep->partition_name + "': the CPU program is incomplete");
-    }
+    ORTC_RETURN_IF_ERROR(ValidateCpuProgram(*program,
+                                            graph->weights() ? graph->weights()->size() : 0,
+                                            "graph '" + ep->partition_name + "'"));
     if (program->inputs()->size() != ep->inputs.size() ||
         program->outputs()->size() != ep->outputs.size()) {
       return InvalidGraph(
