@@ -1,6 +1,7 @@
 // Loading (verification, buffer placement, module choice, library plans, staging, CUDA graph
 // capture) and running of one CUDA program.
 #include "graph_instance.h"
+#include "program_validator.h"
 
 #include <algorithm>
 #include <cctype>
@@ -51,10 +52,10 @@ OrtcPluginStatus GraphInstance::Load(const OrtcGraphLoadInfo& info,
   if (!fbc::VerifyProgramBuffer(verifier))
     return Fail(ORTC_PLUGIN_INVALID_GRAPH, "graph '" + g->name_ + "': the CUDA program is corrupt");
   g->program_ = fbc::GetProgram(info.program);
-  if (!g->program_->buffers() || !g->program_->steps() || !g->program_->inputs() ||
-      !g->program_->outputs())
+  if (std::string invalid = cuda::ValidateCudaProgram(*g->program_, info.num_weights);
+      !invalid.empty())
     return Fail(ORTC_PLUGIN_INVALID_GRAPH,
-                "graph '" + g->name_ + "': the CUDA program is incomplete");
+                "graph '" + g->name_ + "': the CUDA program is invalid: " + invalid);
   ORTC_PLUGIN_TRY(AcquireDevice(&g->dev_));
   ScopedContext scope(g->dev_->context);
   if (!scope.ok()) return Fail(ORTC_PLUGIN_EP_FAIL, "cannot make the CUDA context current");

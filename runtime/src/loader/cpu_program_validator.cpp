@@ -10,26 +10,11 @@ namespace {
 
 namespace fbc = ortc::fb::cpu;
 
+// ONNX's element type numbers, 0 included: sequences, optionals and values whose type is only
+// known at run time carry 0. Kernels refuse the types they do not handle; sizes come from
+// ElementSize, which is 0 for anything without a fixed size.
 bool KnownDataType(int32_t dtype) {
-  switch (static_cast<DataType>(dtype)) {
-    case DataType::kFloat:
-    case DataType::kUint8:
-    case DataType::kInt8:
-    case DataType::kUint16:
-    case DataType::kInt16:
-    case DataType::kInt32:
-    case DataType::kInt64:
-    case DataType::kString:
-    case DataType::kBool:
-    case DataType::kFloat16:
-    case DataType::kDouble:
-    case DataType::kUint32:
-    case DataType::kUint64:
-    case DataType::kBfloat16:
-      return true;
-    default:
-      return false;
-  }
+  return dtype >= 0 && dtype <= 32;
 }
 
 // Bytes a value of static `dims` needs, or -1 when a dim is dynamic or the count overflows

@@ -14,7 +14,7 @@ namespace ortc::loader {
 
 // Checks every index, offset, size and kind of `program` and of the nested programs its
 // attributes hold:
-// - values: a known kind and element type, rank <= kMaxProgramRank, dims >= -1, a weight slot
+// - values: a known kind and an ONNX element type number (0..32), rank <= kMaxProgramRank, dims >= -1, a weight slot
 //   below `weight_slots` for weights (and -1 otherwise), arena ranges inside arena_bytes, no
 //   smaller than the static shape needs;
 // - ops: an op type; inputs in [-1, values), outputs in [-1, values); no op writes a program

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "library_reference.h"
+#include "program_validator.h"
 
 namespace ortc::test::cuda {
 namespace {
@@ -154,6 +155,11 @@ Result<ProgramInterpreter> ProgramInterpreter::Load(
   if (!fbc::VerifyProgramBuffer(verifier))
     return InvalidGraph("graph " + graph + ": the CUDA program does not verify");
   in.program_ = fbc::GetProgram(bytes.data());
+  // The plugin's validator first: every program the emulator runs also proves it accepts
+  // what the compiler writes.
+  const uint32_t slots = in.graph_->weights() ? in.graph_->weights()->size() : 0;
+  if (std::string invalid = ortc::cuda::ValidateCudaProgram(*in.program_, slots); !invalid.empty())
+    return InvalidGraph("graph " + graph + ": the CUDA program is invalid: " + invalid);
   in.binary_ = std::move(binary);
   const auto* steps = in.program_->steps();
   if (!steps || !in.program_->buffers()) return InvalidGraph("graph " + graph + ": no steps");
