@@ -177,9 +177,16 @@ Status ContextBinary::Verify() {
     }
   }
 
+  // FlatBuffers' verifier checks vectors for 4-byte alignment only: 8-byte dims could pass it
+  // misaligned, and reading them is undefined behaviour.
+  auto aligned = [](const flatbuffers::Vector<int64_t>* v) {
+    return !v || reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) == 0;
+  };
   const auto& weights = *manifest_->weights();
   for (uint32_t i = 0; i < weights.size(); ++i) {
     const auto* w = weights.Get(i);
+    if (!aligned(w->dims()))
+      return InvalidGraph("weight " + std::to_string(i) + ": dims are not aligned to 8 bytes");
     if (weights_section_ < 0)
       return InvalidGraph("weights: the binary has weights but no weights section");
     const auto* ws = sections.Get(static_cast<uint32_t>(weights_section_));
@@ -205,6 +212,13 @@ Status ContextBinary::Verify() {
   for (const auto* g : *manifest_->graphs()) {
     const std::string what = "graph '" + (g->name() ? g->name()->str() : std::string()) + "'";
     if (!g->name() || g->name()->size() == 0) return InvalidGraph("a graph has no name");
+    for (const auto* descs : {g->inputs(), g->outputs()}) {
+      if (!descs) continue;
+      for (const auto* d : *descs) {
+        if (!aligned(d->dims()))
+          return InvalidGraph(what + ": an input or output's dims are not aligned to 8 bytes");
+      }
+    }
     if (g->program_section() >= sections.size()) {
       return InvalidGraph(what + ": program section " + std::to_string(g->program_section()) +
                           " does not exist");
@@ -212,6 +226,12 @@ Status ContextBinary::Verify() {
     const auto* ps = sections.Get(g->program_section());
     if (!InBounds(g->program_offset(), g->program_size(), ps->size())) {
       return InvalidGraph(what + ": program range lies outside its section");
+    }
+    // Programs are FlatBuffers whose 8-byte fields are aligned relative to the program's start;
+    // the writer puts every program at a multiple of 8 in the file, and readers rely on it.
+    if ((ps->offset() + g->program_offset()) % 8 != 0) {
+      return InvalidGraph(what + ": program offset " + std::to_string(g->program_offset()) +
+                          " is not aligned to 8 bytes");
     }
     if (g->weights()) {
       for (uint32_t w : *g->weights()) {

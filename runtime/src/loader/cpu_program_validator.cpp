@@ -1,6 +1,7 @@
 // Semantic validation of CPU programs: see cpu_program_validator.h.
 #include "loader/cpu_program_validator.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "ortc/tensor.h"
@@ -29,6 +30,13 @@ int64_t StaticBytes(const flatbuffers::Vector<int64_t>* dims, int32_t dtype) {
     bytes *= static_cast<uint64_t>(d);
   }
   return static_cast<int64_t>(bytes);
+}
+
+// FlatBuffers' verifier checks a vector's length field for 4-byte alignment only, so a vector of
+// 8-byte elements can pass it misaligned; reading one is undefined behaviour.
+template <typename T>
+bool Aligned(const flatbuffers::Vector<T>* v) {
+  return !v || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
 }
 
 class Validator {
@@ -86,6 +94,7 @@ class Validator {
       return Error(what + ": unknown kind " + std::to_string(static_cast<int>(v.kind())));
     if (!KnownDataType(v.dtype()))
       return Error(what + ": unknown element type " + std::to_string(v.dtype()));
+    if (!Aligned(v.dims())) return Error(what + ": dims are not aligned to 8 bytes");
     if (v.dims()) {
       if (v.dims()->size() > kMaxProgramRank)
         return Error(what + ": rank " + std::to_string(v.dims()->size()) + " exceeds " +
@@ -155,6 +164,8 @@ class Validator {
       for (const auto* a : *op.attributes()) {
         if (a->type() < fbc::AttributeType::MIN || a->type() > fbc::AttributeType::MAX)
           return Error(what + ": an attribute of unknown type");
+        if (!Aligned(a->ints()) || !Aligned(a->floats()) || !Aligned(a->captures()))
+          return Error(what + ": an attribute's numbers are not aligned");
         if (!a->program()) continue;
         if (a->type() != fbc::AttributeType::Graph)
           return Error(what + ": a nested program in an attribute that is not a graph");

@@ -267,6 +267,14 @@ TEST_CASE("every corrupted field is caught and named", "[format][corruption]") {
     });
     expect = "graph 'g1': program range";
   }
+  SECTION("graph program alignment") {
+    bad = MutateManifest(good, [&](fb::Manifest* m) {
+      auto* g = m->mutable_graphs()->GetMutableObject(1);
+      g->mutate_program_offset(g->program_offset() + 4);
+      g->mutate_program_size(g->program_size() - 4);
+    });
+    expect = "graph 'g1': program offset";
+  }
   SECTION("graph program section") {
     bad = MutateManifest(good, [&](fb::Manifest* m) {
       m->mutable_graphs()->GetMutableObject(0)->mutate_program_section(9);
