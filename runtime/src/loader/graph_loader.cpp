@@ -91,12 +91,45 @@ class Builder {
       eg.outputs.push_back(v);
       out_.outputs.push_back(InfoOf(o));
     }
+    if (!gate_only_) ORTC_RETURN_IF_ERROR(CheckDataflow());
     if (!gate_only_) ORTC_RETURN_IF_ERROR(exec::BindKernels(&eg));
     out_.report.arena_bytes = eg.arena_bytes;
     return std::move(out_);
   }
 
  private:
+  // What the compiler's checker enforces on ONNX graphs, for the graph as it will run (plain
+  // nodes and expanded programs): ops in an order where every value is written before it is
+  // read, by exactly one op, and every graph output written. A graph that breaks it would read
+  // unset values or let the last writer win.
+  Status CheckDataflow() const {
+    const auto& eg = out_.graph;
+    std::vector<bool> written(eg.value_names.size(), false);
+    for (size_t v = 0; v < written.size(); ++v) written[v] = !eg.constants[v].empty();
+    for (int v : eg.inputs) written[static_cast<size_t>(v)] = true;
+    for (const auto& op : eg.ops) {
+      const std::string node = "node '" + op.name + "' (" + op.op_type + ")";
+      for (int v : op.inputs) {
+        if (v >= 0 && !written[static_cast<size_t>(v)])
+          return InvalidGraph(node + ": input '" + eg.value_names[v] +
+                              "' is produced by no earlier node, initializer or graph input");
+      }
+      for (int v : op.outputs) {
+        if (v < 0) continue;
+        if (written[static_cast<size_t>(v)])
+          return InvalidGraph(node + ": output '" + eg.value_names[v] +
+                              "' is already produced by an initializer, a graph input or an "
+                              "earlier node (ONNX values have one producer)");
+        written[static_cast<size_t>(v)] = true;
+      }
+    }
+    for (int v : eg.outputs) {
+      if (!written[static_cast<size_t>(v)])
+        return InvalidGraph("graph output '" + eg.value_names[v] + "' is produced by nothing");
+    }
+    return Status::Ok();
+  }
+
   int ValueFor(const std::string& name) {
     int v = out_.graph.FindValue(name);
     return v >= 0 ? v : out_.graph.AddValue(name);

@@ -57,6 +57,31 @@ TEST_CASE("a node without a required input is an invalid model in run, not a cra
   CHECK(Ortc("compile " + model + " -o " + (dir / "c").string() + "/ -q").exit_code == 3);
 }
 
+TEST_CASE("run refuses plain graphs the compiler refuses: unset, cyclic and doubly written values",
+          "[cli][hostile]") {
+  // They used to fail mid-run as a missing feed (exit 2), or run with the last writer winning.
+  TempDir dir;
+  struct Case {
+    std::string name, expect;
+    ModelBuilder model;
+  };
+  std::vector<Case> cases(3);
+  cases[0] = {"ghost", "input 'ghost' is produced by no earlier node", {}};
+  cases[0].model.Input("x", {2}).Node("Add", {"x", "ghost"}, {"y"}).Output("y");
+  cases[1] = {"cycle", "input 'z' is produced by no earlier node", {}};
+  cases[1].model.Input("x", {2}).Node("Relu", {"z"}, {"y"}).Node("Relu", {"y"}, {"z"}).Output("y");
+  cases[2] = {"twice", "output 'y' is already produced", {}};
+  cases[2].model.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Node("Neg", {"x"}, {"y"}).Output("y");
+  for (const auto& c : cases) {
+    const std::string model = Save(dir, c.name + ".onnx", c.model);
+    auto r = Ortc("run " + model);
+    INFO(c.name << "\n" << r.out);
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.out, Catch::Contains(c.expect));
+    CHECK(Ortc("compile " + model + " -o " + (dir / c.name).string() + "/ -q").exit_code == 3);
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
