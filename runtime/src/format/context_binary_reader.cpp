@@ -178,9 +178,10 @@ Status ContextBinary::Verify() {
   }
 
   // FlatBuffers' verifier checks vectors for 4-byte alignment only: 8-byte dims could pass it
-  // misaligned, and reading them is undefined behaviour.
+  // misaligned, and reading them is undefined behaviour. (Empty vectors are read from nowhere;
+  // FlatBuffers itself may leave them at 4 mod 8.)
   auto aligned = [](const flatbuffers::Vector<int64_t>* v) {
-    return !v || reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) == 0;
+    return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) == 0;
   };
   const auto& weights = *manifest_->weights();
   for (uint32_t i = 0; i < weights.size(); ++i) {

@@ -33,10 +33,11 @@ int64_t StaticBytes(const flatbuffers::Vector<int64_t>* dims, int32_t dtype) {
 }
 
 // FlatBuffers' verifier checks a vector's length field for 4-byte alignment only, so a vector of
-// 8-byte elements can pass it misaligned; reading one is undefined behaviour.
+// 8-byte elements can pass it misaligned; reading one is undefined behaviour. Empty vectors are
+// read from nowhere (FlatBuffers itself may leave them at 4 mod 8).
 template <typename T>
 bool Aligned(const flatbuffers::Vector<T>* v) {
-  return !v || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
 }
 
 class Validator {
