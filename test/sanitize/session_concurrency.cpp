@@ -1,5 +1,6 @@
-// Concurrency check of the runtime, built with ThreadSanitizer by scripts/sanitize: many threads
-// Run one session while other threads create, run and destroy sessions of a weight-sharing group.
+// Concurrency check of the runtime, built with ThreadSanitizer (and ASan + UBSan) by
+// scripts/sanitize: many threads Run one session while others create, run and destroy sessions
+// of a weight-sharing group.
 //
 //   session_concurrency [--threads N] [--runs N] [--group-threads N] [--cycles N]
 //                       SESSION_CTX GROUP_CTX...
