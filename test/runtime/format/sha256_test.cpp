@@ -36,7 +36,7 @@ TEST_CASE("SHA-256 of the standard's examples", "[sha256]") {
 TEST_CASE("SHA-256 of a file matches sha256sum", "[sha256]") {
   ortc::test::TempDir dir;
   std::string bytes;
-  for (int i = 0; i < 300000; ++i) bytes += static_cast<char>((i * 7919) & 0xff);
+  for (unsigned i = 0; i < 300000; ++i) bytes += static_cast<char>((i * 7919u) & 0xff);
   ortc::test::WriteFile(dir / "f.bin", bytes);
   auto d = ortc::format::Sha256OfFile(dir / "f.bin");
   REQUIRE(d.ok());

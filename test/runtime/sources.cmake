@@ -1,0 +1,17 @@
+# The runtime's unit tests that need no compiler library (they build their models in memory and
+# run them through the runtime alone): part of ortc_unit_tests, and built on their own under
+# ASan + UBSan by test/sanitize (scripts/sanitize address).
+set(ORTC_RUNTIME_TEST_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/loader/compatibility_info_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/fixed_inputs_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/plain_subgraph_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/cpu_program_validator_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format/mapped_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format/sha256_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/spectral_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/depthwise_conv_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/reductions_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/winograd_conv_test.cpp
+)
