@@ -738,12 +738,18 @@ Status GlobalPool(KernelContext& c, bool max) {
 
 Status BatchNormalization(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() < 2) return c.Error("BatchNormalization input must be (N, C, ...)");
   const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
   auto mean = AsFloats(c.in(3)), var = AsFloats(c.in(4));
+  const int64_t C = x.shape()[1], inner = Product(x.shape(), 2), N = x.shape()[0];
+  // Each of them is read at every channel.
+  for (const size_t n : {scale.size(), bias.size(), mean.size(), var.size()}) {
+    if (static_cast<int64_t>(n) != C)
+      return c.Error("BatchNormalization scale, B, input_mean and input_var must each have C = " +
+                     std::to_string(C) + " elements; one has " + std::to_string(n));
+  }
   const double eps = c.op().Float("epsilon", 1e-5f);
   Tensor& y = c.Output(0, x.dtype(), x.shape());
-  const int64_t C = x.rank() > 1 ? x.shape()[1] : 1, inner = Product(x.shape(), 2),
-                N = x.shape()[0];
   if (c.op().Int("training_mode", 0) != 0) {
     // Normalise with the batch's statistics; also output the updated running statistics.
     const double momentum = c.op().Float("momentum", 0.9f);

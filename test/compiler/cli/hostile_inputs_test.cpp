@@ -82,6 +82,26 @@ TEST_CASE("run refuses plain graphs the compiler refuses: unset, cyclic and doub
   }
 }
 
+TEST_CASE(
+    "BatchNormalization parameters shorter than the channels are an error, not a read past "
+    "them",
+    "[cli][hostile]") {
+  // Found by fuzz_model (ASan: heap-buffer-overflow reading a 16-element bias on 32 channels).
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {1, 32, 2, 2})
+      .Initializer("s", {32}, std::vector<float>(32, 1.f))
+      .Initializer("b16", {16}, std::vector<float>(16, 0.f))
+      .Initializer("mean", {32}, std::vector<float>(32, 0.f))
+      .Initializer("var", {32}, std::vector<float>(32, 1.f))
+      .Node("BatchNormalization", {"x", "s", "b16", "mean", "var"}, {"y"})
+      .Output("y");
+  auto r = Ortc("run " + Save(dir, "bn.onnx", m));
+  INFO(r.out);
+  CHECK(r.exit_code == 2);  // a kernel's refusal, as for MatMul's mismatched dimensions
+  CHECK_THAT(r.out, Catch::Contains("must each have C = 32 elements; one has 16"));
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
