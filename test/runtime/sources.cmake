@@ -14,4 +14,5 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels/depthwise_conv_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/reductions_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/winograd_conv_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/winograd_bf16_test.cpp
 )

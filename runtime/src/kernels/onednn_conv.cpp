@@ -11,6 +11,7 @@
 
 #include "exec/intra_op_threads.h"
 #include "kernels/onednn_support.h"
+#include "kernels/winograd_bf16.h"
 
 namespace ortc::exec {
 namespace {
@@ -37,6 +38,8 @@ struct ConvPlan {
   bool has_packed = false;
   std::vector<int64_t> out_shape;  // of y, in the op's layout
   std::string implementation;      // oneDNN's name for the kernel, e.g. "jit_wino_4x3:avx512_core"
+  // Set for bf16 convolutions ortc's own Winograd kernel runs; the members above are then unused.
+  std::shared_ptr<const WinogradBf16Plan> winograd_bf16;
   mutable std::atomic_flag bound_busy = ATOMIC_FLAG_INIT;
   mutable std::unique_ptr<BoundArgs> bound;
 };
@@ -106,7 +109,9 @@ void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const void* w, 
 Status Run(const ExecOp& op, const ConvPlan& plan, const float* x, const void* w, const float* bias,
            const float* residual, float* y) {
   try {
-    if (!plan.bound_busy.test_and_set(std::memory_order_acquire)) {
+    if (plan.winograd_bf16) {
+      RunWinogradBf16(*plan.winograd_bf16, x, bias, residual, y);
+    } else if (!plan.bound_busy.test_and_set(std::memory_order_acquire)) {
       if (!plan.bound) plan.bound = std::make_unique<BoundArgs>();
       struct Release {
         const ConvPlan& p;
@@ -252,6 +257,18 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   const dnnl::engine& eng = OneDnnEngine();
   auto plan = std::make_shared<ConvPlan>();
   plan->out_shape = out_shape;
+  // bf16 3x3 convolutions with plain constant weights: ortc's Winograd kernel where it pays.
+  const int threads = CurrentIntraOpThreads();
+  if (constant_w && packed_desc.empty() && WinogradBf16Pays(g, threads)) {
+    try {
+      plan->winograd_bf16 =
+          MakeWinogradBf16Plan(g, static_cast<const float*>(constant_w), act, threads);
+      plan->implementation = kWinogradBf16Implementation;
+      return plan;
+    } catch (const dnnl::error&) {
+      // No bf16 matmul in this oneDNN for these sizes: the direct kernel below.
+    }
+  }
   PlainDescs plain;
   auto pd = DescribeFastestConv(g, has_bias, has_residual, act, !packed_desc.empty(), &plain);
   plan->src_plain = plain.src;
@@ -351,7 +368,7 @@ Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& 
 Result<PackedConvWeights> PackConvWeights(const ConvGeometry& g, bool has_bias, bool has_residual,
                                           const FusedActivation& act, const float* weights) {
   PackedConvWeights out;
-  if (WinogradCandidate(g)) {
+  if (WinogradCandidate(g) || WinogradBf16Candidate(g)) {
     // Left plain: the runtime chooses between Winograd and the direct kernel by its thread
     // count, and transforms them for Winograd from the plain layout.
     out.impl = "winograd or direct, chosen at run time";
