@@ -279,8 +279,10 @@ Status Conv(KernelContext& c) {
   const std::vector<int64_t> spatial =
       x_nhwc ? std::vector<int64_t>{x.shape()[1], x.shape()[2]}
              : std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
-  std::vector<int64_t> kernel =
-      c.op().Ints("kernel_shape", std::vector<int64_t>(w_shape.begin() + 2, w_shape.end()));
+  // The weights' own spatial shape: a different kernel_shape would read past them.
+  const std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
+  if (c.op().Ints("kernel_shape", kernel) != kernel)
+    return c.Error("Conv kernel_shape does not match the weights' spatial shape");
   auto w = MakeWindow(c.op(), spatial, kernel);
   if (!w.ok()) return w.status();
   if (group <= 0 || C % group != 0 || M % group != 0 || w_shape[1] != C / group)
@@ -430,18 +432,40 @@ Status ConvTranspose(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& wt = c.in(1);
   if (x.rank() < 3) return c.Error("ConvTranspose input must have rank >= 3");
+  if (wt.rank() != x.rank()) return c.Error("ConvTranspose weights must have the input's rank");
   const int64_t N = x.shape()[0], C = x.shape()[1], group = c.op().Int("group", 1);
   const int64_t mg = wt.shape()[1], M = mg * group, cg = C / group;
   const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
   const size_t nsp = spatial.size();
-  std::vector<int64_t> kernel =
-      c.op().Ints("kernel_shape", std::vector<int64_t>(wt.shape().begin() + 2, wt.shape().end()));
+  // The weights' own spatial shape: a different kernel_shape would read past them.
+  const std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  if (c.op().Ints("kernel_shape", kernel) != kernel)
+    return c.Error("ConvTranspose kernel_shape does not match the weights' spatial shape");
   auto strides = c.op().Ints("strides", std::vector<int64_t>(nsp, 1));
   auto dil = c.op().Ints("dilations", std::vector<int64_t>(nsp, 1));
   auto pads = c.op().Ints("pads", std::vector<int64_t>(2 * nsp, 0));
   auto out_pad = c.op().Ints("output_padding", std::vector<int64_t>(nsp, 0));
   auto out_req = c.op().Ints("output_shape");
   const std::string auto_pad = c.op().String("auto_pad", "NOTSET");
+  // Everything indexed below, checked first (Conv's window does the same in MakeWindow).
+  if (group < 1 || C % group != 0 || wt.shape()[0] != C)
+    return c.Error("ConvTranspose channels do not match the weights and groups");
+  if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp ||
+      out_pad.size() != nsp || (!out_req.empty() && out_req.size() < nsp))
+    return c.Error(
+        "ConvTranspose strides, dilations, pads, output_padding or output_shape do not match "
+        "the spatial rank");
+  constexpr int64_t kMaxWindow = int64_t{1} << 31;  // keeps the geometry within 64 bits
+  auto in_range = [](const std::vector<int64_t>& v, int64_t lo) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= lo && x <= kMaxWindow; });
+  };
+  if (!in_range(strides, 1) || !in_range(dil, 1) || !in_range(pads, 0) || !in_range(out_pad, 0) ||
+      !in_range(out_req, 1) || !in_range(spatial, 0) || !in_range(kernel, 0))
+    return c.Error(
+        "ConvTranspose strides and dilations must be in [1, 2^31], pads and output_padding in "
+        "[0, 2^31], output_shape in [1, 2^31]");
+  if (c.has_input(2) && c.in(2).elements() != M)
+    return c.Error("ConvTranspose bias must have " + std::to_string(M) + " elements");
   std::vector<int64_t> out(nsp);
   for (size_t d = 0; d < nsp; ++d) {
     const int64_t full =
@@ -459,6 +483,7 @@ Status ConvTranspose(KernelContext& c) {
     } else {
       out[d] = full - pads[d] - pads[d + nsp];
     }
+    if (out[d] < 0) return c.Error("ConvTranspose pads leave a negative output size");
   }
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), out.begin(), out.end());

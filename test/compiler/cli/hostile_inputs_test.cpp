@@ -102,6 +102,69 @@ TEST_CASE(
   CHECK_THAT(r.out, Catch::Contains("must each have C = 32 elements; one has 16"));
 }
 
+TEST_CASE("Conv and ConvTranspose refuse a kernel_shape or weights their attributes do not fit",
+          "[cli][hostile]") {
+  // A kernel_shape of 3x3 over 1x1 weights used to read 9x past the weights (outputs of
+  // 1e14-1e23 from whatever memory followed), in run and in a compiled bundle alike;
+  // ConvTranspose's attributes and weight rank were indexed unchecked.
+  TempDir dir;
+  struct Case {
+    std::string name, op, expect;
+    std::vector<int64_t> w_dims;
+    std::vector<Attr> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"conv_kernel",
+       "Conv",
+       "kernel_shape does not match the weights' spatial shape",
+       {4, 4, 1, 1},
+       {Attr("kernel_shape", std::vector<int64_t>{3, 3})}},
+      {"convt_kernel",
+       "ConvTranspose",
+       "kernel_shape does not match the weights' spatial shape",
+       {4, 4, 1, 1},
+       {Attr("kernel_shape", std::vector<int64_t>{3, 3})}},
+      {"convt_rank", "ConvTranspose", "weights must have the input's rank", {4}, {}},
+      {"convt_strides",
+       "ConvTranspose",
+       "do not match the spatial rank",
+       {4, 4, 1, 1},
+       {Attr("strides", std::vector<int64_t>{2})}},
+      {"convt_group",
+       "ConvTranspose",
+       "channels do not match the weights and groups",
+       {4, 4, 1, 1},
+       {Attr("group", int64_t{0})}},
+      {"convt_output_shape",
+       "ConvTranspose",
+       "do not match the spatial rank",
+       {4, 4, 1, 1},
+       {Attr("output_shape", std::vector<int64_t>{8})}},
+  };
+  for (const Case& c : cases) {
+    int64_t w_elements = 1;
+    for (int64_t d : c.w_dims) w_elements *= d;
+    ModelBuilder m;
+    m.Input("x", {1, 4, 8, 8})
+        .Initializer("w", c.w_dims, std::vector<float>(w_elements, 1.f))
+        .Node(c.op, {"x", "w"}, {"y"}, c.attrs)
+        .Output("y");
+    const std::string model = Save(dir, c.name + ".onnx", m);
+    auto r = Ortc("run " + model);
+    INFO(c.name << "\n" << r.out);
+    CHECK(r.exit_code == 2);  // a kernel's refusal
+    CHECK_THAT(r.out, Catch::Contains(c.expect));
+    // Compiled, where the compiler takes it, the bundle refuses the same way.
+    const std::string out = (dir / c.name).string() + "/";
+    if (Ortc("compile " + model + " -o " + out + " -q").exit_code == 0) {
+      auto compiled = Ortc("run " + out + c.name + "_ctx.onnx");
+      INFO(compiled.out);
+      CHECK(compiled.exit_code == 2);
+      CHECK_THAT(compiled.out, Catch::Contains(c.expect));
+    }
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
