@@ -255,10 +255,16 @@ Status Conv(KernelContext& c) {
   // their logical OIHW shape in weight_shape.
   const bool packed = cache && !cache->packed_desc.empty();
   const bool weights_ok = packed || wt.dtype() == DataType::kFloat;
+  // Plans are kept per shapes of x, w and b: weights or a bias fed as graph inputs may change
+  // shape between runs, and a plan made for others would read past them.
+  std::vector<int64_t> plan_key = x.shape();
+  plan_key.push_back(-1);
+  plan_key.insert(plan_key.end(), wt.shape().begin(), wt.shape().end());
+  plan_key.push_back(c.has_input(2) ? c.in(2).elements() : -1);
   if (cache && x.dtype() == DataType::kFloat && weights_ok && bias_float) {
-    // A shape seen before: its plan knows the output shape and holds the primitive.
+    // Shapes seen before: their plan knows the output shape and holds the primitive.
     const std::vector<int64_t>* out_shape = nullptr;
-    if (const void* plan = FindConvPlan(cache, x.shape(), &out_shape)) {
+    if (const void* plan = FindConvPlan(cache, plan_key, &out_shape)) {
       if (residual && (residual->shape() != *out_shape || residual->dtype() != x.dtype()))
         return c.Error("FusedConv residual does not match the output's shape and type");
       Tensor& y = c.OutputUninit(0, x.dtype(), *out_shape);
@@ -287,6 +293,11 @@ Status Conv(KernelContext& c) {
   if (!w.ok()) return w.status();
   if (group <= 0 || C % group != 0 || M % group != 0 || w_shape[1] != C / group)
     return c.Error("Conv channels do not match the weights and groups");
+  if (c.has_input(2) && c.in(2).elements() != M)
+    return c.Error("Conv bias must have " + std::to_string(M) +
+                   " elements (one per output "
+                   "channel), got " +
+                   std::to_string(c.in(2).elements()));
   std::vector<int64_t> out_shape = {N, M};
   out_shape.insert(out_shape.end(), w->out.begin(), w->out.end());
   if (channels_last) out_shape = {N, w->out[0], w->out[1], M};
@@ -309,7 +320,7 @@ Status Conv(KernelContext& c) {
     bool handled = false;
     Status st = OneDnnConv(c.op(), cache, g, x.data<float>(), wt.raw(),
                            c.has_input(2) ? c.in(2).data<float>() : nullptr,
-                           residual ? residual->data<float>() : nullptr, *act, x.shape(), out_shape,
+                           residual ? residual->data<float>() : nullptr, *act, plan_key, out_shape,
                            y.mutable_data<float>(), &handled);
     if (!st.ok() || handled) return st;
     if (packed)

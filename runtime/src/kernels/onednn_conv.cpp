@@ -325,12 +325,12 @@ bool WinogradCandidate(const ConvGeometry& g) {
          g.group == 1 && g.in_channels >= 16 && g.out_channels >= 16;
 }
 
-const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
+const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& key,
                          const std::vector<int64_t>** out_shape) {
   std::lock_guard<std::mutex> lock(cache->mu);
   // Most recent first: a model run at one size finds its plan at once.
   for (auto it = cache->plans.rbegin(); it != cache->plans.rend(); ++it) {
-    if (it->first != x_shape || !it->second) continue;
+    if (it->first != key || !it->second) continue;
     const auto* plan = static_cast<const ConvPlan*>(it->second.get());
     *out_shape = &plan->out_shape;
     return plan;
@@ -349,12 +349,11 @@ Status RunConvPlan(const ExecOp& op, const void* plan, const float* x, const voi
 
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
                   const void* w, const float* bias, const float* residual,
-                  const FusedActivation& act, const std::vector<int64_t>& x_shape,
+                  const FusedActivation& act, const std::vector<int64_t>& key,
                   const std::vector<int64_t>& out_shape, float* y, bool* handled) {
   *handled = false;
   if (!cache || g.in.empty() || g.in.size() > 3 || (g.channels_last && g.in.size() != 2))
     return Status::Ok();
-  const std::vector<int64_t>& key = x_shape;
   const auto plan = std::static_pointer_cast<const ConvPlan>(FindOrMakePlan(cache, key, [&] {
     return MakePlan(g, bias != nullptr, residual != nullptr, act,
                     cache->weights_constant ? w : nullptr, cache->packed_desc, out_shape);

@@ -76,15 +76,16 @@ Status OneDnnPoolNhwc(const ExecOp& op, OneDnnPlanCache* cache, const PoolGeomet
 // Runs the convolution y = act(conv(x, w) + b + residual) with oneDNN into y (NCHW float, or
 // NHWC with channels_last; its shape already set, out_shape). residual may be nullptr. Sets
 // *handled to false when oneDNN cannot take this case (the caller then runs its own loops).
-// The plan made is kept under x_shape.
+// The plan made is kept under key, which must identify every shape g was made from (Conv uses
+// the shapes of x, w and the bias).
 Status OneDnnConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g, const float* x,
                   const void* w, const float* bias, const float* residual,
-                  const FusedActivation& act, const std::vector<int64_t>& x_shape,
+                  const FusedActivation& act, const std::vector<int64_t>& key,
                   const std::vector<int64_t>& out_shape, float* y, bool* handled);
 
-// The plan an earlier run made for this input shape (and its output shape), or nullptr: the
-// fast path of repeated runs, which skips reading the op's attributes again.
-const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& x_shape,
+// The plan an earlier run made under this key (and its output shape), or nullptr: the fast
+// path of repeated runs, which skips reading the op's attributes again.
+const void* FindConvPlan(OneDnnConvCache* cache, const std::vector<int64_t>& key,
                          const std::vector<int64_t>** out_shape);
 // oneDNN's name for the kernel a plan runs ("brgconv:avx512_core", "jit_wino_4x3:avx512_core").
 const std::string& ConvPlanImplementation(const void* plan);

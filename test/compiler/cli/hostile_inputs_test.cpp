@@ -102,16 +102,18 @@ TEST_CASE(
   CHECK_THAT(r.out, Catch::Contains("must each have C = 32 elements; one has 16"));
 }
 
-TEST_CASE("Conv and ConvTranspose refuse a kernel_shape or weights their attributes do not fit",
+TEST_CASE("Conv and ConvTranspose refuse kernel shapes, weights and biases that do not fit",
           "[cli][hostile]") {
-  // A kernel_shape of 3x3 over 1x1 weights used to read 9x past the weights (outputs of
-  // 1e14-1e23 from whatever memory followed), in run and in a compiled bundle alike;
-  // ConvTranspose's attributes and weight rank were indexed unchecked.
+  // A kernel_shape of 3x3 over 1x1 weights used to read 9x past the weights, and a bias shorter
+  // than the output channels past the bias (outputs of 1e14-1e31 from whatever memory
+  // followed), in run and in a compiled bundle alike; ConvTranspose's attributes and weight
+  // rank were indexed unchecked.
   TempDir dir;
   struct Case {
     std::string name, op, expect;
     std::vector<int64_t> w_dims;
     std::vector<Attr> attrs;
+    int64_t bias = 0;  // elements of a bias input, 0 for none
   };
   const std::vector<Case> cases = {
       {"conv_kernel",
@@ -140,15 +142,25 @@ TEST_CASE("Conv and ConvTranspose refuse a kernel_shape or weights their attribu
        "do not match the spatial rank",
        {4, 4, 1, 1},
        {Attr("output_shape", std::vector<int64_t>{8})}},
+      {"conv_bias", "Conv", "Conv bias must have 64 elements", {64, 4, 3, 3}, {}, 2},
+      {"convt_bias",
+       "ConvTranspose",
+       "ConvTranspose bias must have 4 elements",
+       {4, 4, 1, 1},
+       {},
+       2},
   };
   for (const Case& c : cases) {
     int64_t w_elements = 1;
     for (int64_t d : c.w_dims) w_elements *= d;
     ModelBuilder m;
-    m.Input("x", {1, 4, 8, 8})
-        .Initializer("w", c.w_dims, std::vector<float>(w_elements, 1.f))
-        .Node(c.op, {"x", "w"}, {"y"}, c.attrs)
-        .Output("y");
+    m.Input("x", {1, 4, 8, 8}).Initializer("w", c.w_dims, std::vector<float>(w_elements, 1.f));
+    std::vector<std::string> inputs = {"x", "w"};
+    if (c.bias > 0) {
+      m.Initializer("b", {c.bias}, std::vector<float>(c.bias, 1.f));
+      inputs.push_back("b");
+    }
+    m.Node(c.op, inputs, {"y"}, c.attrs).Output("y");
     const std::string model = Save(dir, c.name + ".onnx", m);
     auto r = Ortc("run " + model);
     INFO(c.name << "\n" << r.out);
