@@ -747,6 +747,7 @@ Status GlobalPool(KernelContext& c, bool max) {
     }
     return Status::Ok();
   }
+  if (x.rank() < 2) return c.Error("global pooling needs an input of rank >= 2 (N, C, ...)");
   std::vector<int64_t> shape = {x.shape()[0], x.shape()[1]};
   for (int64_t d = 2; d < x.rank(); ++d) shape.push_back(1);
   Tensor& y = c.Output(0, x.dtype(), shape);
@@ -852,9 +853,14 @@ void NormaliseRows(const Tensor& x, Tensor& y, int64_t rows, int64_t size, doubl
 
 Status InstanceNormalization(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() < 2) return c.Error("InstanceNormalization needs an input of rank >= 2");
   const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
-  Tensor& y = c.Output(0, x.dtype(), x.shape());
   const int64_t C = x.shape()[1];
+  if (static_cast<int64_t>(scale.size()) != C || static_cast<int64_t>(bias.size()) != C)
+    return c.Error("InstanceNormalization scale and B must each have C = " + std::to_string(C) +
+                   " elements; they have " + std::to_string(scale.size()) + " and " +
+                   std::to_string(bias.size()));
+  Tensor& y = c.Output(0, x.dtype(), x.shape());
   NormaliseRows(x, y, x.shape()[0] * C, Product(x.shape(), 2), c.op().Float("epsilon", 1e-5f),
                 [&](int64_t r, int64_t, double v) { return v * scale[r % C] + bias[r % C]; });
   return Status::Ok();
@@ -923,11 +929,20 @@ Status LayerNormalization(KernelContext& c) {
 
 Status GroupNormalization(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() < 2) return c.Error("GroupNormalization needs an input of rank >= 2");
   const int64_t groups = c.op().Int("num_groups", 1), C = x.shape()[1], N = x.shape()[0];
+  if (groups < 1 || C % groups != 0)
+    return c.Error("GroupNormalization num_groups must divide the " + std::to_string(C) +
+                   " channels, got " + std::to_string(groups));
   const int64_t inner = Product(x.shape(), 2);
   const auto scale = AsFloats(c.in(1)), bias = AsFloats(c.in(2));
   const bool per_channel =
       static_cast<int64_t>(scale.size()) == C;  // opset 21; opset 18 is per group
+  const int64_t want = per_channel ? C : groups;
+  if (static_cast<int64_t>(scale.size()) != want || static_cast<int64_t>(bias.size()) != want)
+    return c.Error("GroupNormalization scale and bias must each have C = " + std::to_string(C) +
+                   " or num_groups = " + std::to_string(groups) + " elements; they have " +
+                   std::to_string(scale.size()) + " and " + std::to_string(bias.size()));
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   const int64_t cpg = C / groups;
   NormaliseRows(x, y, N * groups, cpg * inner, c.op().Float("epsilon", 1e-5f),
@@ -998,6 +1013,8 @@ Status Softmax(KernelContext& c, SoftKind kind) {
 
 Status Lrn(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() < 2) return c.Error("LRN needs an input of rank >= 2");
+  if (c.op().Int("size", 1) < 1) return c.Error("LRN size must be at least 1");
   const int64_t size = c.op().Int("size", 1), C = x.shape()[1], inner = Product(x.shape(), 2);
   const double alpha = c.op().Float("alpha", 1e-4f), beta = c.op().Float("beta", 0.75f),
                bias = c.op().Float("bias", 1.f);

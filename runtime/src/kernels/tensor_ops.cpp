@@ -487,6 +487,15 @@ Status DepthSpace(KernelContext& c, bool to_space) {
   if (b <= 0) return c.Error("blocksize must be positive");
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
   const bool crd = c.op().String("mode", "DCR") == "CRD";
+  // Channels (DepthToSpace) or height and width (SpaceToDepth) must split into whole blocks;
+  // the bound keeps b * b and the output sizes within 64 bits.
+  if (b > (int64_t{1} << 20) || (to_space ? C % (b * b) != 0 : H % b != 0 || W % b != 0))
+    return c.Error(to_space
+                       ? "DepthToSpace channels (" + std::to_string(C) +
+                             ") must be a multiple of blocksize^2 (" + std::to_string(b) + "^2)"
+                       : "SpaceToDepth height and width (" + std::to_string(H) + ", " +
+                             std::to_string(W) + ") must be multiples of blocksize (" +
+                             std::to_string(b) + ")");
   if (to_space) {
     Tensor& y = c.Output(0, x.dtype(), {N, C / (b * b), H * b, W * b});
     const int64_t oc = C / (b * b);

@@ -177,6 +177,70 @@ TEST_CASE("Conv and ConvTranspose refuse kernel shapes, weights and biases that 
   }
 }
 
+TEST_CASE("normalisation, LRN, pooling and block layout kernels refuse what does not fit",
+          "[cli][hostile]") {
+  // InstanceNormalization read a 3-element scale on 64 channels past its end (outputs of
+  // 1e31); GroupNormalization divided by num_groups unchecked; the others indexed a rank-1
+  // input's second dimension or gave empty results instead of errors.
+  TempDir dir;
+  struct Case {
+    std::string name, op, expect;
+    std::vector<int64_t> x_dims;
+    std::vector<Attr> attrs;
+    int64_t params = 0;  // elements of scale and bias inputs, 0 for none
+    int opset = 17;
+  };
+  const std::vector<Case> cases = {
+      {"instnorm",
+       "InstanceNormalization",
+       "scale and B must each have C = 64 elements",
+       {1, 64, 4, 4},
+       {},
+       3},
+      {"groupnorm",
+       "GroupNormalization",
+       "scale and bias must each have C = 64 or num_groups = 4",
+       {1, 64, 4, 4},
+       {Attr("num_groups", int64_t{4})},
+       3,
+       18},
+      {"groupnorm_zero",
+       "GroupNormalization",
+       "num_groups must divide the 64 channels, got 0",
+       {1, 64, 4, 4},
+       {Attr("num_groups", int64_t{0})},
+       64,
+       18},
+      {"lrn", "LRN", "LRN size must be at least 1", {1, 4, 8, 8}, {Attr("size", int64_t{0})}},
+      {"depth_to_space",
+       "DepthToSpace",
+       "must be a multiple of blocksize^2",
+       {1, 4, 2, 2},
+       {Attr("blocksize", int64_t{3})}},
+      {"space_to_depth",
+       "SpaceToDepth",
+       "must be multiples of blocksize",
+       {1, 4, 5, 4},
+       {Attr("blocksize", int64_t{2})}},
+      {"global_pool", "GlobalAveragePool", "needs an input of rank >= 2", {4}, {}},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder m(c.opset);
+    m.Input("x", c.x_dims);
+    std::vector<std::string> inputs = {"x"};
+    if (c.params > 0) {
+      m.Initializer("s", {c.params}, std::vector<float>(c.params, 1.f));
+      m.Initializer("b", {c.params}, std::vector<float>(c.params, 0.f));
+      inputs.insert(inputs.end(), {"s", "b"});
+    }
+    m.Node(c.op, inputs, {"y"}, c.attrs).Output("y");
+    auto r = Ortc("run " + Save(dir, c.name + ".onnx", m));
+    INFO(c.name << "\n" << r.out);
+    CHECK(r.exit_code == 2);  // a kernel's refusal
+    CHECK_THAT(r.out, Catch::Contains(c.expect));
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
