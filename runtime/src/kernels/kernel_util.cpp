@@ -2,9 +2,12 @@
 #include "kernels/kernel_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace ortc::exec {
 
@@ -91,7 +94,26 @@ void WriteFromDouble(Tensor& t, int64_t i, double v) {
   }
   DispatchNumeric(t.dtype(), [&](auto z) {
     using T = decltype(z);
-    t.mutable_data<T>()[i] = static_cast<T>(v);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // A NaN or out-of-range double (an integer Mod or Div by zero computes through double)
+      // converted to an integer is undefined behaviour. NaN becomes 0; the rest goes through
+      // int64 (saturated), then wraps modulo 2^bits into narrower types, as uint8 arithmetic
+      // such as 1 - 2 = 255 expects.
+      T out;
+      if (std::isnan(v)) {
+        out = T{0};
+      } else if (std::is_same_v<T, uint64_t> && v >= 0x1p63) {
+        out = v >= 0x1p64 ? std::numeric_limits<T>::max() : static_cast<T>(v);
+      } else {
+        const int64_t w = v <= -0x1p63  ? std::numeric_limits<int64_t>::min()
+                          : v >= 0x1p63 ? std::numeric_limits<int64_t>::max()
+                                        : static_cast<int64_t>(v);
+        out = static_cast<T>(w);
+      }
+      t.mutable_data<T>()[i] = out;
+    } else {
+      t.mutable_data<T>()[i] = static_cast<T>(v);
+    }
   });
 }
 
@@ -144,7 +166,7 @@ std::optional<std::vector<int64_t>> IntsOf(const Tensor* t) {
   if (!t) return std::nullopt;
   std::vector<int64_t> v(static_cast<size_t>(t->elements()));
   if (t->dtype() == DataType::kInt64) {
-    std::memcpy(v.data(), t->raw(), v.size() * 8);
+    if (!v.empty()) std::memcpy(v.data(), t->raw(), v.size() * 8);  // empty: both may be null
   } else if (t->dtype() == DataType::kInt32) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = t->data<int32_t>()[i];
   } else {

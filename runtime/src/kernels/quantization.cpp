@@ -53,14 +53,20 @@ Status QuantizeLinear(KernelContext& c) {
                 hi = out == DataType::kUint8 ? 255.f : 127.f;
     const float* in = x.data<float>();
     const int64_t n = x.elements();
+    // A NaN quotient (a NaN input, or 0 / 0 where a dynamic scale came out 0) quantizes to the
+    // zero point: converting NaN to an integer is undefined behaviour.
+    auto step = [s](float v) {
+      const float r = std::nearbyint(v / s);
+      return r == r ? r : 0.f;
+    };
     if (out == DataType::kUint8) {
       uint8_t* q = y.mutable_data<uint8_t>();
       for (int64_t i = 0; i < n; ++i)
-        q[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(in[i] / s) + zero, lo, hi));
+        q[i] = static_cast<uint8_t>(std::clamp(step(in[i]) + zero, lo, hi));
     } else {
       int8_t* q = y.mutable_data<int8_t>();
       for (int64_t i = 0; i < n; ++i)
-        q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(in[i] / s) + zero, lo, hi));
+        q[i] = static_cast<int8_t>(std::clamp(step(in[i]) + zero, lo, hi));
     }
     return Status::Ok();
   }
@@ -70,7 +76,8 @@ Status QuantizeLinear(KernelContext& c) {
     // float32 arithmetic, as the specification's reference computes it
     const float q =
         static_cast<float>(ReadAsDouble(x, i)) / static_cast<float>(ReadAsDouble(scale, k));
-    WriteFromDouble(y, i, Saturate(std::nearbyint(q) + zero, out));
+    const double r = std::isnan(q) ? 0.0 : std::nearbyint(q);  // NaN: the zero point, as above
+    WriteFromDouble(y, i, Saturate(r + zero, out));
   }
   return Status::Ok();
 }
