@@ -162,6 +162,12 @@ bool NormaliseAxis(int64_t& axis, int64_t rank) {
   return true;
 }
 
+std::optional<int64_t> FirstIntOf(const Tensor* t) {
+  auto v = IntsOf(t);
+  if (!v || v->empty()) return std::nullopt;
+  return v->front();
+}
+
 std::optional<std::vector<int64_t>> IntsOf(const Tensor* t) {
   if (!t) return std::nullopt;
   std::vector<int64_t> v(static_cast<size_t>(t->elements()));

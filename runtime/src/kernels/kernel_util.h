@@ -89,6 +89,9 @@ std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape,
 bool NormaliseAxis(int64_t& axis, int64_t rank);
 // Reads a 0-D/1-D integer tensor (int32 or int64).
 std::optional<std::vector<int64_t>> IntsOf(const Tensor* t);
+// The first element of an integer tensor (TopK's k, CumSum's axis): nullopt when t is absent,
+// empty or not int32/int64.
+std::optional<int64_t> FirstIntOf(const Tensor* t);
 
 // Walks all indices of `shape`, calling f(linear index, offsets into each strided operand).
 template <typename F>

@@ -244,8 +244,12 @@ Status Slice(KernelContext& c) {
     if (!s || !e) return c.Error("starts/ends must be integers");
     starts = *s;
     ends = *e;
-    if (c.has_input(3)) axes = *IntsOf(c.input(3));
-    if (c.has_input(4)) steps = *IntsOf(c.input(4));
+    for (auto [index, out] : {std::pair{3, &axes}, std::pair{4, &steps}}) {
+      if (!c.has_input(index)) continue;
+      auto v = IntsOf(c.input(index));
+      if (!v) return c.Error("axes/steps must be integers");
+      *out = std::move(*v);
+    }
   }
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -582,7 +586,10 @@ Status ArgMin(KernelContext& c) {
 
 Status TopK(KernelContext& c) {
   const Tensor& x = c.in(0);
-  int64_t k = c.op().version < 10 ? c.op().Int("k", 0) : (*IntsOf(c.input(1)))[0];
+  const auto k_input =
+      c.op().version < 10 ? std::optional<int64_t>(c.op().Int("k", 0)) : FirstIntOf(c.input(1));
+  if (!k_input) return c.Error("TopK k must be an integer tensor with one element");
+  int64_t k = *k_input;
   int64_t axis = c.op().Int("axis", -1);
   if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
   const bool largest = c.op().Int("largest", 1) != 0, sorted = c.op().Int("sorted", 1) != 0;
@@ -631,7 +638,10 @@ Status NonZero(KernelContext& c) {
 
 Status Trilu(KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t k = c.has_input(1) ? (*IntsOf(c.input(1)))[0] : 0;
+  if (x.rank() < 2) return c.Error("Trilu needs an input of rank >= 2");
+  const auto k_input = c.has_input(1) ? FirstIntOf(c.input(1)) : std::optional<int64_t>(0);
+  if (!k_input) return c.Error("Trilu k must be an integer tensor with one element");
+  const int64_t k = *k_input;
   const bool upper = c.op().Int("upper", 1) != 0;
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   const int64_t rows = x.shape()[x.rank() - 2], cols = x.shape()[x.rank() - 1];
@@ -645,7 +655,9 @@ Status Trilu(KernelContext& c) {
 
 Status CumSum(KernelContext& c) {
   const Tensor& x = c.in(0);
-  int64_t axis = (*IntsOf(c.input(1)))[0];
+  const auto axis_input = FirstIntOf(c.input(1));
+  if (!axis_input) return c.Error("CumSum axis must be an integer tensor with one element");
+  int64_t axis = *axis_input;
   if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
   const bool exclusive = c.op().Int("exclusive", 0) != 0, reverse = c.op().Int("reverse", 0) != 0;
   Tensor& y = c.Output(0, x.dtype(), x.shape());

@@ -139,6 +139,8 @@ class Builder {
     out_.report.onnx_nodes++;
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     if (node.op_type() == "Constant" && domain.empty()) {
+      if (node.output_size() != 1 || node.output(0).empty())
+        return InvalidGraph("Constant node '" + node.name() + "' must have exactly one output");
       auto t = ConstantNodeValue(node, dir_);
       if (!t.ok()) return t.status();
       out_.graph.constants[ValueFor(node.output(0))] = std::move(t).value();

@@ -65,13 +65,17 @@ TEST_CASE("run refuses plain graphs the compiler refuses: unset, cyclic and doub
     std::string name, expect;
     ModelBuilder model;
   };
-  std::vector<Case> cases(3);
+  std::vector<Case> cases(4);
   cases[0] = {"ghost", "input 'ghost' is produced by no earlier node", {}};
   cases[0].model.Input("x", {2}).Node("Add", {"x", "ghost"}, {"y"}).Output("y");
   cases[1] = {"cycle", "input 'z' is produced by no earlier node", {}};
   cases[1].model.Input("x", {2}).Node("Relu", {"z"}, {"y"}).Node("Relu", {"y"}, {"z"}).Output("y");
   cases[2] = {"twice", "output 'y' is already produced", {}};
   cases[2].model.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Node("Neg", {"x"}, {"y"}).Output("y");
+  // fuzz_model (UBSan): a Constant without outputs was read at output 0.
+  cases[3] = {"constant", "must have exactly one output", {}};
+  cases[3].model.Input("x", {2}).Node("Constant", {}, {}, {Attr("value_float", 1.f)});
+  cases[3].model.Node("Relu", {"x"}, {"y"}).Output("y");
   for (const auto& c : cases) {
     const std::string model = Save(dir, c.name + ".onnx", c.model);
     auto r = Ortc("run " + model);
@@ -235,6 +239,40 @@ TEST_CASE("normalisation, LRN, pooling and block layout kernels refuse what does
     }
     m.Node(c.op, inputs, {"y"}, c.attrs).Output("y");
     auto r = Ortc("run " + Save(dir, c.name + ".onnx", m));
+    INFO(c.name << "\n" << r.out);
+    CHECK(r.exit_code == 2);  // a kernel's refusal
+    CHECK_THAT(r.out, Catch::Contains(c.expect));
+  }
+}
+
+TEST_CASE("integer inputs read as one value are checked: missing, empty or float is an error",
+          "[cli][hostile]") {
+  // TopK's k, CumSum's axis and Trilu's k were read as (*IntsOf(input))[0], undefined for a
+  // float or empty tensor; Slice's axes and steps likewise; Trilu indexed a rank-1 input's
+  // second-to-last dimension.
+  TempDir dir;
+  struct Case {
+    std::string name, expect;
+    ModelBuilder model;
+  };
+  std::vector<Case> cases(5);
+  cases[0] = {"topk_float_k", "TopK k must be an integer tensor with one element", {}};
+  cases[0].model.Input("x", {2, 4}).Initializer("k", {1}, {2.f});
+  cases[0].model.Node("TopK", {"x", "k"}, {"y", "i"}).Output("y");
+  cases[1] = {"topk_empty_k", "TopK k must be an integer tensor with one element", {}};
+  cases[1].model.Input("x", {2, 4}).IntInitializer("k", {});
+  cases[1].model.Node("TopK", {"x", "k"}, {"y", "i"}).Output("y");
+  cases[2] = {"cumsum_float_axis", "CumSum axis must be an integer tensor with one element", {}};
+  cases[2].model.Input("x", {2, 4}).Initializer("a", {}, {0.f});
+  cases[2].model.Node("CumSum", {"x", "a"}, {"y"}).Output("y");
+  cases[3] = {"trilu_rank1", "Trilu needs an input of rank >= 2", {}};
+  cases[3].model.Input("x", {4}).Node("Trilu", {"x"}, {"y"}).Output("y");
+  cases[4] = {"slice_float_axes", "axes/steps must be integers", {}};
+  cases[4].model.Input("x", {2, 4}).IntInitializer("s", {0}).IntInitializer("e", {1});
+  cases[4].model.Initializer("a", {1}, {0.f});
+  cases[4].model.Node("Slice", {"x", "s", "e", "a"}, {"y"}).Output("y");
+  for (const auto& c : cases) {
+    auto r = Ortc("run " + Save(dir, c.name + ".onnx", c.model));
     INFO(c.name << "\n" << r.out);
     CHECK(r.exit_code == 2);  // a kernel's refusal
     CHECK_THAT(r.out, Catch::Contains(c.expect));
