@@ -877,6 +877,8 @@ Status LayerNormalization(KernelContext& c) {
   if (c.has_input(2)) bf = AsFloats(c.in(2));
   if (static_cast<int64_t>(sf.size()) != size)
     return c.Error("scale does not match the normalised shape");
+  if (c.has_input(2) && static_cast<int64_t>(bf.size()) != size)
+    return c.Error("bias does not match the normalised shape");
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   const double eps = c.op().Float("epsilon", 1e-5f);
   if (x.dtype() == DataType::kFloat) {

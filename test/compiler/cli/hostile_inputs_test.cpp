@@ -243,6 +243,15 @@ TEST_CASE("normalisation, LRN, pooling and block layout kernels refuse what does
     CHECK(r.exit_code == 2);  // a kernel's refusal
     CHECK_THAT(r.out, Catch::Contains(c.expect));
   }
+  // LayerNormalization checked its scale but read a shorter bias past its end (fuzz_model).
+  ModelBuilder m;
+  m.Input("x", {2, 64}).Initializer("s", {64}, std::vector<float>(64, 1.f));
+  m.Initializer("b", {3}, std::vector<float>(3, 0.f));
+  m.Node("LayerNormalization", {"x", "s", "b"}, {"y"}, {Attr("axis", int64_t{-1})}).Output("y");
+  auto r = Ortc("run " + Save(dir, "layernorm.onnx", m));
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bias does not match the normalised shape"));
 }
 
 TEST_CASE("integer inputs read as one value are checked: missing, empty or float is an error",
