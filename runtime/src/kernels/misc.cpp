@@ -145,8 +145,16 @@ double Iou(const double* a, const double* b, bool center) {
 Status NonMaxSuppression(KernelContext& c) {
   const Tensor& boxes = c.in(0);
   const Tensor& scores = c.in(1);
-  const int64_t max_out =
-      c.has_input(2) && c.in(2).elements() ? static_cast<int64_t>(ReadAsDouble(c.in(2), 0)) : 0;
+  if (boxes.rank() != 3 || scores.rank() != 3 || boxes.shape()[0] != scores.shape()[0] ||
+      boxes.shape()[1] != scores.shape()[2] || boxes.shape()[2] != 4)
+    return c.Error(
+        "NonMaxSuppression needs boxes of shape [batches, boxes, 4] and scores of shape "
+        "[batches, classes, boxes]");
+  // Read as double (it may be any integer type); a NaN or huge value must not reach the cast.
+  const double max_read = c.has_input(2) && c.in(2).elements() ? ReadAsDouble(c.in(2), 0) : 0.0;
+  const int64_t max_out = !(max_read > 0)      ? 0
+                          : max_read >= 0x1p62 ? int64_t{1} << 62
+                                               : static_cast<int64_t>(max_read);
   const double iou_th = c.has_input(3) && c.in(3).elements() ? ReadAsDouble(c.in(3), 0) : 0;
   const bool has_score_th = c.has_input(4) && c.in(4).elements();
   const double score_th = has_score_th ? ReadAsDouble(c.in(4), 0) : 0;

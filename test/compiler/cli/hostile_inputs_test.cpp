@@ -288,6 +288,23 @@ TEST_CASE("integer inputs read as one value are checked: missing, empty or float
   }
 }
 
+TEST_CASE("NonMaxSuppression checks the shapes of its boxes and scores", "[cli][hostile]") {
+  // Found by fuzz_model (UBSan): scores of rank 1 were indexed at dimensions 1 and 2.
+  TempDir dir;
+  for (const auto& [boxes, scores] :
+       {std::pair<std::vector<int64_t>, std::vector<int64_t>>{{1, 6, 4}, {6}},
+        {{1, 6, 4}, {1, 1, 5}},
+        {{1, 6, 3}, {1, 1, 6}}}) {
+    ModelBuilder m;
+    m.Input("boxes", boxes).Input("scores", scores);
+    m.Node("NonMaxSuppression", {"boxes", "scores"}, {"y"}).Output("y", onnx::TensorProto::INT64);
+    auto r = Ortc("run " + Save(dir, "nms.onnx", m));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("NonMaxSuppression needs boxes of shape"));
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
