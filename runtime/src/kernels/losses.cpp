@@ -18,6 +18,14 @@ Status Nll(KernelContext& c, const Tensor& logp, const Tensor& target, const Ten
   const int64_t N = logp.shape()[0], C = logp.shape()[1], inner = Product(logp.shape(), 2);
   auto labels = IntsOf(&target);
   if (!labels) return c.Error("target must be int32 or int64");
+  // One label per (n, d...) position and one weight per class, as the loops below read them.
+  if (static_cast<int64_t>(labels->size()) != N * inner)
+    return c.Error(
+        "target must hold one label per position of the input without its class "
+        "dimension (" +
+        std::to_string(N * inner) + "), it holds " + std::to_string(labels->size()));
+  if (weight && weight->elements() != C)
+    return c.Error("weight must have one element per class (" + std::to_string(C) + ")");
   std::vector<double> loss(static_cast<size_t>(N * inner), 0.0);
   double weight_sum = 0;
   for (int64_t n = 0; n < N; ++n)

@@ -305,6 +305,28 @@ TEST_CASE("NonMaxSuppression checks the shapes of its boxes and scores", "[cli][
   }
 }
 
+TEST_CASE("the loss kernels check their target and weight sizes", "[cli][hostile]") {
+  // Found by fuzz_model (ASan): a target shorter than the scores' positions was read past.
+  TempDir dir;
+  for (const std::string op : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}) {
+    ModelBuilder short_target;
+    short_target.Input("x", {2, 3}).IntInitializer("t", {0});
+    short_target.Node(op, {"x", "t"}, {"y"}).Output("y");
+    auto r = Ortc("run " + Save(dir, op + "_target.onnx", short_target));
+    INFO(op << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("target must hold one label per position"));
+    ModelBuilder short_weight;
+    short_weight.Input("x", {2, 3}).IntInitializer("t", {0, 1});
+    short_weight.Initializer("w", {2}, {1.f, 1.f});
+    short_weight.Node(op, {"x", "t", "w"}, {"y"}).Output("y");
+    r = Ortc("run " + Save(dir, op + "_weight.onnx", short_weight));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("weight must have one element per class (3)"));
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
