@@ -229,10 +229,23 @@ Status MaxUnpool(KernelContext& c) {
   const auto k = c.op().Ints("kernel_shape");
   const auto st = c.op().Ints("strides", std::vector<int64_t>(k.size(), 1));
   const auto pads = c.op().Ints("pads", std::vector<int64_t>(2 * k.size(), 0));
+  const size_t nsp = k.size();
+  if (nsp == 0 || x.rank() != static_cast<int64_t>(nsp) + 2 || st.size() != nsp ||
+      pads.size() != 2 * nsp)
+    return c.Error("MaxUnpool kernel_shape, strides and pads must match the input's spatial rank");
+  constexpr int64_t kMaxWindow = int64_t{1} << 31;  // keeps the shape within 64 bits
+  for (size_t d = 0; d < nsp; ++d)
+    if (k[d] < 1 || st[d] < 1 || k[d] > kMaxWindow || st[d] > kMaxWindow || pads[d] < 0 ||
+        pads[d + nsp] < 0 || pads[d] > kMaxWindow || pads[d + nsp] > kMaxWindow)
+      return c.Error("MaxUnpool kernel_shape and strides must be in [1, 2^31], pads in [0, 2^31]");
+  if (static_cast<int64_t>(idx->size()) != x.elements())
+    return c.Error("MaxUnpool indices must have the input's shape");
   std::vector<int64_t> natural = {x.shape()[0], x.shape()[1]};
   for (size_t d = 0; d < k.size(); ++d) {
     natural.push_back((x.shape()[2 + d] - 1) * st[d] + k[d] - pads[d] - pads[d + k.size()]);
   }
+  for (int64_t n : natural)
+    if (n < 0) return c.Error("MaxUnpool pads leave a negative output size");
   std::vector<int64_t> shape = natural;
   if (c.has_input(2)) {
     auto requested = IntsOf(c.input(2));

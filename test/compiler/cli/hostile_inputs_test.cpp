@@ -327,6 +327,24 @@ TEST_CASE("the loss kernels check their target and weight sizes", "[cli][hostile
   }
 }
 
+TEST_CASE("MaxUnpool checks its indices and window attributes", "[cli][hostile]") {
+  // Found by fuzz_model (ASan): indices shorter than the input were read past.
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
+      {"indices must have the input's shape", {2, 2}},
+      {"must match the input's spatial rank", {2}},
+  };
+  for (const auto& [expect, kernel] : cases) {
+    ModelBuilder m;
+    m.Input("x", {1, 1, 2, 2}).IntInitializer("i", {0});
+    m.Node("MaxUnpool", {"x", "i"}, {"y"}, {Attr("kernel_shape", kernel)}).Output("y");
+    auto r = Ortc("run " + Save(dir, "unpool.onnx", m));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains(expect));
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
