@@ -703,6 +703,7 @@ Status OneHot(KernelContext& c) {
 
 Status EyeLike(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() != 2) return c.Error("EyeLike needs a 2-D input");
   const auto dtype =
       c.op().Has("dtype") ? static_cast<DataType>(c.op().Int("dtype", 1)) : x.dtype();
   const int64_t k = c.op().Int("k", 0);

@@ -181,7 +181,7 @@ TEST_CASE("Conv and ConvTranspose refuse kernel shapes, weights and biases that 
   }
 }
 
-TEST_CASE("normalisation, LRN, pooling and block layout kernels refuse what does not fit",
+TEST_CASE("normalisation, LRN, pooling, block layout and EyeLike kernels refuse what does not fit",
           "[cli][hostile]") {
   // InstanceNormalization read a 3-element scale on 64 channels past its end (outputs of
   // 1e31); GroupNormalization divided by num_groups unchecked; the others indexed a rank-1
@@ -227,6 +227,7 @@ TEST_CASE("normalisation, LRN, pooling and block layout kernels refuse what does
        {1, 4, 5, 4},
        {Attr("blocksize", int64_t{2})}},
       {"global_pool", "GlobalAveragePool", "needs an input of rank >= 2", {4}, {}},
+      {"eye_like", "EyeLike", "EyeLike needs a 2-D input", {4}, {}},  // fuzz_model, UBSan
   };
   for (const Case& c : cases) {
     ModelBuilder m(c.opset);
