@@ -80,7 +80,16 @@ Status GatherND(KernelContext& c) {
   const Tensor& ind = c.in(1);
   auto idx = IntsOf(&ind);
   if (!idx) return c.Error("indices must be integers");
-  const int64_t b = c.op().Int("batch_dims", 0), k = ind.shape().back();
+  const int64_t b = c.op().Int("batch_dims", 0);
+  // What the loops below index: the batch dimensions shared, k index dimensions within data.
+  if (ind.rank() < 1 || b < 0 || b >= ind.rank() || b > data.rank())
+    return c.Error("GatherND batch_dims must be in [0, rank(indices) - 1] and <= rank(data)");
+  const int64_t k = ind.shape().back();
+  if (k < 1 || b + k > data.rank())
+    return c.Error("GatherND indices' last dimension must be in [1, rank(data) - batch_dims]");
+  for (int64_t d = 0; d < b; ++d)
+    if (ind.shape()[d] != data.shape()[d])
+      return c.Error("GatherND batch dimensions of data and indices differ");
   std::vector<int64_t> shape(ind.shape().begin(), ind.shape().end() - 1);
   shape.insert(shape.end(), data.shape().begin() + b + k, data.shape().end());
   Tensor& y = c.Output(0, data.dtype(), shape);
@@ -94,7 +103,11 @@ Status GatherND(KernelContext& c) {
       int64_t base = bi * batch_stride;
       for (int64_t j = 0; j < k; ++j) {
         int64_t v = (*idx)[(bi * per_batch + n) * k + j];
-        if (v < 0) v += data.shape()[b + j];
+        const int64_t dim = data.shape()[b + j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim)
+          return c.Error("GatherND index " + std::to_string((*idx)[(bi * per_batch + n) * k + j]) +
+                         " is out of range for a dimension of " + std::to_string(dim));
         base += v * ds[b + j];
       }
       for (int64_t s = 0; s < slice; ++s) WriteFromDouble(y, out++, ReadAsDouble(data, base + s));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
 
 #include "model_builder.h"
 #include "run_ortc.h"
@@ -340,6 +341,26 @@ TEST_CASE("MaxUnpool checks its indices and window attributes", "[cli][hostile]"
     m.Input("x", {1, 1, 2, 2}).IntInitializer("i", {0});
     m.Node("MaxUnpool", {"x", "i"}, {"y"}, {Attr("kernel_shape", kernel)}).Output("y");
     auto r = Ortc("run " + Save(dir, "unpool.onnx", m));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains(expect));
+  }
+}
+
+TEST_CASE("GatherND checks its indices and batch_dims", "[cli][hostile]") {
+  // Found by fuzz_model (UBSan): rank-0 indices were read at their last dimension; indices out
+  // of range were read past the data.
+  TempDir dir;
+  const std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>> cases = {
+      {"is out of range for a dimension of 2", {5}, 0},
+      {"indices' last dimension must be in [1, rank(data) - batch_dims]", {0, 0, 0}, 0},
+      {"batch_dims must be in [0, rank(indices) - 1]", {0}, 1},
+  };
+  for (const auto& [expect, indices, batch_dims] : cases) {
+    ModelBuilder m;
+    m.Input("x", {2, 2}).IntInitializer("i", indices);
+    m.Node("GatherND", {"x", "i"}, {"y"}, {Attr("batch_dims", batch_dims)}).Output("y");
+    auto r = Ortc("run " + Save(dir, "gathernd.onnx", m));
     INFO(r.out);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.out, Catch::Contains(expect));
