@@ -964,7 +964,8 @@ Status Softmax(KernelContext& c, SoftKind kind) {
   if (!NormaliseAxis(axis, std::max<int64_t>(x.rank(), 1))) return c.Error("axis out of range");
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   const int64_t outer = Product(x.shape(), 0, axis);
-  const int64_t dim = legacy ? Product(x.shape(), axis) : x.shape()[axis];
+  // A scalar is one row of one element (its shape has no dimension to index).
+  const int64_t dim = legacy ? Product(x.shape(), axis) : x.rank() == 0 ? 1 : x.shape()[axis];
   const int64_t inner = legacy ? 1 : Product(x.shape(), axis + 1);
   if (kind == SoftKind::kSoftmax && x.dtype() == DataType::kFloat && inner == 1 && dim > 0) {
     // Contiguous float rows: each exp once, in float (as the model's type), the sum in double

@@ -114,3 +114,14 @@ TEST_CASE("float LayerNormalization matches a direct double computation", "[redu
     }
   }
 }
+
+TEST_CASE("Softmax of a scalar is 1: one row of one element", "[reductions]") {
+  // fuzz_model (UBSan) fed a 0-D input: the softmax axis was read from a shape with no
+  // dimensions. The fuzz input is kept in test/fuzz/regressions/fuzz_model/softmax_scalar.
+  for (const std::string op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+    const Tensor y = RunOne(op, {}, {3.5f});
+    INFO(op);
+    REQUIRE(y.elements() == 1);
+    CHECK(y.data<float>()[0] == (op == "LogSoftmax" ? 0.f : 1.f));
+  }
+}
