@@ -40,6 +40,8 @@ Status Window(KernelContext& c, double a0, double a1, double a2) {
 
 Status Det(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (x.rank() < 2 || x.shape()[x.rank() - 2] != x.shape().back())
+    return c.Error("Det needs square matrices: an input of shape [..., n, n]");
   const int64_t n = x.shape().back();
   const int64_t batch = x.elements() / std::max<int64_t>(n * n, 1);
   std::vector<int64_t> shape(x.shape().begin(), x.shape().end() - 2);

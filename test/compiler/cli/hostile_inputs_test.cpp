@@ -182,8 +182,9 @@ TEST_CASE("Conv and ConvTranspose refuse kernel shapes, weights and biases that 
   }
 }
 
-TEST_CASE("normalisation, LRN, pooling, block layout and EyeLike kernels refuse what does not fit",
-          "[cli][hostile]") {
+TEST_CASE(
+    "normalisation, LRN, pooling, block layout, EyeLike and Det kernels refuse what does not fit",
+    "[cli][hostile]") {
   // InstanceNormalization read a 3-element scale on 64 channels past its end (outputs of
   // 1e31); GroupNormalization divided by num_groups unchecked; the others indexed a rank-1
   // input's second dimension or gave empty results instead of errors.
@@ -229,6 +230,8 @@ TEST_CASE("normalisation, LRN, pooling, block layout and EyeLike kernels refuse 
        {Attr("blocksize", int64_t{2})}},
       {"global_pool", "GlobalAveragePool", "needs an input of rank >= 2", {4}, {}},
       {"eye_like", "EyeLike", "EyeLike needs a 2-D input", {4}, {}},  // fuzz_model, UBSan
+      {"det_rank1", "Det", "Det needs square matrices", {4}, {}},     // fuzz_model, UBSan
+      {"det_not_square", "Det", "Det needs square matrices", {2, 3}, {}},
   };
   for (const Case& c : cases) {
     ModelBuilder m(c.opset);
