@@ -25,6 +25,16 @@ Status ScatterElements(KernelContext& c) {
   int64_t axis = c.op().Int("axis", 0);
   if (!NormaliseAxis(axis, data.rank())) return c.Error("axis out of range");
   const std::string reduction = c.op().String("reduction", "none");
+  // indices and updates share a shape of data's rank, no larger than data off the axis.
+  const Tensor& ind = c.in(1);
+  bool fits = ind.rank() == data.rank() && updates.shape() == ind.shape() &&
+              updates.dtype() == data.dtype();
+  for (int64_t d = 0; fits && d < data.rank(); ++d)
+    fits = d == axis || ind.shape()[d] <= data.shape()[d];
+  if (!fits)
+    return c.Error(
+        "ScatterElements indices and updates must have one shape, of data's rank and "
+        "no larger than data off the axis, and updates data's type");
   Tensor y = data.Clone();
   const auto ds = Strides(data.shape());
   const auto us = Strides(c.in(1).shape());
@@ -53,8 +63,14 @@ Status ScatterND(KernelContext& c) {
   auto idx = IntsOf(&ind);
   if (!idx) return c.Error("indices must be integers");
   const std::string reduction = c.op().String("reduction", "none");
+  if (ind.rank() < 1 || ind.shape().back() < 1 || ind.shape().back() > data.rank())
+    return c.Error("ScatterND indices' last dimension must be in [1, rank(data)]");
   const int64_t k = ind.shape().back();
-  const int64_t slice = Product(data.shape(), k), count = ind.elements() / std::max<int64_t>(k, 1);
+  const int64_t slice = Product(data.shape(), k), count = ind.elements() / k;
+  if (updates.elements() != count * slice || updates.dtype() != data.dtype())
+    return c.Error(
+        "ScatterND updates must have data's type and indices.shape[:-1] + "
+        "data.shape[k:] elements");
   const auto ds = Strides(data.shape());
   Tensor y = data.Clone();
   for (int64_t n = 0; n < count; ++n) {

@@ -142,6 +142,12 @@ Status IntegerMatMul(KernelContext& c, const Tensor& a, const Tensor& b, const T
   const int64_t m = a.shape()[a.rank() - 2], k = a.shape().back(), n = b.shape().back();
   const int64_t batch = Product(a.shape(), 0, a.shape().size() - 2);
   const int64_t b_batch = Product(b.shape(), 0, b.shape().size() - 2);
+  // What the loop below reads: b's rows, its batches, and one zero point or one per row / col.
+  if (b.shape()[b.rank() - 2] != k || (b_batch != 1 && b_batch != batch))
+    return c.Error("operands' inner dimensions or batches differ");
+  if ((azp && azp->elements() != 1 && azp->elements() != m) ||
+      (bzp && bzp->elements() != 1 && bzp->elements() != n))
+    return c.Error("zero points must have one element, or one per row of a / column of b");
   std::vector<int64_t> shape(a.shape().begin(), a.shape().end() - 1);
   shape.push_back(n);
   Tensor& y = c.Output(0, out_type, shape);

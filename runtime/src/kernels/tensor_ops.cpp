@@ -319,6 +319,11 @@ Status GatherElements(KernelContext& c) {
   if (!idx) return c.Error("indices must be integers");
   int64_t axis = c.op().Int("axis", 0);
   if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  // indices have data's rank and are no larger than it off the axis (coordinates read there).
+  bool fits = ind.rank() == x.rank();
+  for (int64_t d = 0; fits && d < x.rank(); ++d) fits = d == axis || ind.shape()[d] <= x.shape()[d];
+  if (!fits)
+    return c.Error("GatherElements indices must have data's rank and be no larger off the axis");
   Tensor& y = c.Output(0, x.dtype(), ind.shape());
   const auto xs = Strides(x.shape());
   const auto is = Strides(ind.shape());

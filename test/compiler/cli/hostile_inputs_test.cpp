@@ -370,6 +370,34 @@ TEST_CASE("GatherND checks its indices and batch_dims", "[cli][hostile]") {
   }
 }
 
+TEST_CASE("indexing and integer matrix kernels check index, update and operand shapes",
+          "[cli][hostile]") {
+  // ScatterElements read indices of another rank past data's strides (fuzz_model, UBSan);
+  // GatherElements, ScatterND and MatMulInteger indexed the same way unchecked.
+  TempDir dir;
+  std::vector<std::pair<std::string, ModelBuilder>> cases(4);
+  cases[0].first = "GatherElements indices must have data's rank";
+  cases[0].second.Input("x", {2, 2}).IntInitializer("i", {0, 1, 1});
+  cases[0].second.Node("GatherElements", {"x", "i"}, {"y"}).Output("y");
+  cases[1].first = "ScatterElements indices and updates must have one shape";
+  cases[1].second.Input("x", {2, 2}).IntInitializer("i", {0}).Initializer("u", {1}, {1.f});
+  cases[1].second.Node("ScatterElements", {"x", "i", "u"}, {"y"}).Output("y");
+  cases[2].first = "ScatterND updates must have data's type";
+  cases[2].second.Input("x", {2, 2}).IntInitializer("i", {0}).Initializer("u", {1}, {1.f});
+  cases[2].second.Node("ScatterND", {"x", "i", "u"}, {"y"}).Output("y");
+  cases[3].first = "operands' inner dimensions or batches differ";
+  cases[3].second.Input("a", {2, 3}, onnx::TensorProto::UINT8);
+  cases[3].second.Input("b", {2, 2}, onnx::TensorProto::UINT8);
+  cases[3].second.Node("MatMulInteger", {"a", "b"}, {"y"}).Output("y", onnx::TensorProto::INT32);
+  int n = 0;
+  for (const auto& [expect, m] : cases) {
+    auto r = Ortc("run " + Save(dir, "case" + std::to_string(n++) + ".onnx", m));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains(expect));
+  }
+}
+
 TEST_CASE("a declared input too large to generate is refused before allocating", "[cli][hostile]") {
   TempDir dir;
   for (const auto& dims : {std::vector<int64_t>{1000000, 1000000},        // 1e12: bad_alloc
