@@ -34,7 +34,7 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 std::vector<float> AsFloats(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.elements()));
   if (t.dtype() == DataType::kFloat) {
-    std::memcpy(v.data(), t.raw(), v.size() * 4);
+    if (!v.empty()) std::memcpy(v.data(), t.raw(), v.size() * 4);  // empty: both may be null
   } else {
     for (size_t i = 0; i < v.size(); ++i)
       v[i] = static_cast<float>(ReadAsDouble(t, static_cast<int64_t>(i)));
@@ -44,7 +44,7 @@ std::vector<float> AsFloats(const Tensor& t) {
 
 void StoreFloats(Tensor& t, const std::vector<float>& v) {
   if (t.dtype() == DataType::kFloat) {
-    std::memcpy(t.mutable_raw(), v.data(), v.size() * 4);
+    if (!v.empty()) std::memcpy(t.mutable_raw(), v.data(), v.size() * 4);
   } else {
     for (size_t i = 0; i < v.size(); ++i) WriteFromDouble(t, static_cast<int64_t>(i), v[i]);
   }
