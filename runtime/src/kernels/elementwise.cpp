@@ -291,17 +291,30 @@ bool IsIntegral(DataType t) {
   return !IsFloatType(t) && t != DataType::kBool && t != DataType::kString;
 }
 
+// Integer Add, Sub and Mul wrap modulo 2^64, as the hardware (and ONNX Runtime) does: computed
+// on uint64_t, since signed overflow is undefined behaviour (fuzz_model found an int64 Add that
+// overflowed).
+int64_t WrappingAdd(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+int64_t WrappingSub(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+int64_t WrappingMul(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
+
 Status Add(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x + y; })) return Status::Ok();
-  return Binary(c, c.in(0).dtype(), std::plus<double>(), std::plus<int64_t>());
+  return Binary(c, c.in(0).dtype(), std::plus<double>(), WrappingAdd);
 }
 Status Sub(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x - y; })) return Status::Ok();
-  return Binary(c, c.in(0).dtype(), std::minus<double>(), std::minus<int64_t>());
+  return Binary(c, c.in(0).dtype(), std::minus<double>(), WrappingSub);
 }
 Status Mul(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x * y; })) return Status::Ok();
-  return Binary(c, c.in(0).dtype(), std::multiplies<double>(), std::multiplies<int64_t>());
+  return Binary(c, c.in(0).dtype(), std::multiplies<double>(), WrappingMul);
 }
 Status Div(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x / y; })) return Status::Ok();

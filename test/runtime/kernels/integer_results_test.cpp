@@ -78,3 +78,15 @@ TEST_CASE("QuantizeLinear maps a NaN quotient to the zero point, not an undefine
     CHECK(y[2] == (scale == 0.f ? 255 : 3));  // 3 / 0 is +inf: saturates
   }
 }
+
+TEST_CASE("int64 Add, Sub and Mul wrap instead of overflowing", "[integer_results]") {
+  // fuzz_model (UBSan): an int64 Add overflowed, which is undefined behaviour in C++.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  CHECK(RunBinary<int64_t>("Add", T::INT64, DataType::kInt64, {kMax, 5}, {1, -7}) ==
+        std::vector<int64_t>{kMin, -2});
+  CHECK(RunBinary<int64_t>("Sub", T::INT64, DataType::kInt64, {kMin, 5}, {1, 7}) ==
+        std::vector<int64_t>{kMax, -2});
+  CHECK(RunBinary<int64_t>("Mul", T::INT64, DataType::kInt64, {kMax, -3}, {2, 4}) ==
+        std::vector<int64_t>{-2, -12});
+}
