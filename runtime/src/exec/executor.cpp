@@ -115,6 +115,12 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
                                     Profiler* profiler, const std::vector<Tensor>* bound) {
   const double run_start = profiler ? profiler->NowUs() : 0;
   const size_t n = g.value_names.size();
+  // The graph's inputs and outputs index the values below (a nested graph's output without a
+  // name is -1: fuzz_model found a Scan body writing keep[-1]).
+  for (const std::vector<int>* ends : {&g.inputs, &g.outputs})
+    for (int v : *ends)
+      if (v < 0 || static_cast<size_t>(v) >= n)
+        return InvalidArgument("a graph input or output names no value of its graph");
   std::vector<Tensor> values(n);
   // One arena per run (runs may overlap in threads): planned intermediates live in it.
   std::shared_ptr<void> arena;

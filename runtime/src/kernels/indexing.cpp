@@ -236,6 +236,17 @@ Status ReverseSequence(KernelContext& c) {
   auto lens = IntsOf(c.input(1));
   if (!lens) return c.Error("sequence_lens must be int64");
   const int64_t batch_axis = c.op().Int("batch_axis", 1), time_axis = c.op().Int("time_axis", 0);
+  // One length per batch entry, each within the time dimension, over the two axes the
+  // specification allows (found by fuzz_model: a short sequence_lens was read past).
+  if (x.rank() < 2 || !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
+    return c.Error("ReverseSequence needs rank >= 2 and batch_axis, time_axis of 0 and 1");
+  if (static_cast<int64_t>(lens->size()) != x.shape()[batch_axis])
+    return c.Error("ReverseSequence sequence_lens must have one entry per batch entry (" +
+                   std::to_string(x.shape()[batch_axis]) + ")");
+  for (int64_t len : *lens)
+    if (len < 0 || len > x.shape()[time_axis])
+      return c.Error("ReverseSequence sequence_lens must be in [0, " +
+                     std::to_string(x.shape()[time_axis]) + "], got " + std::to_string(len));
   Tensor y = x.Clone();
   const auto s = Strides(x.shape());
   for (int64_t i = 0; i < x.elements(); ++i) {

@@ -373,7 +373,8 @@ TEST_CASE("GatherND checks its indices and batch_dims", "[cli][hostile]") {
 TEST_CASE("indexing and integer matrix kernels check index, update and operand shapes",
           "[cli][hostile]") {
   // ScatterElements read indices of another rank past data's strides (fuzz_model, UBSan);
-  // GatherElements, ScatterND and MatMulInteger indexed the same way unchecked.
+  // GatherElements, ScatterND and MatMulInteger indexed the same way unchecked; ReverseSequence
+  // read a short sequence_lens past its end.
   TempDir dir;
   std::vector<std::pair<std::string, ModelBuilder>> cases(4);
   cases[0].first = "GatherElements indices must have data's rank";
@@ -385,6 +386,10 @@ TEST_CASE("indexing and integer matrix kernels check index, update and operand s
   cases[2].first = "ScatterND updates must have data's type";
   cases[2].second.Input("x", {2, 2}).IntInitializer("i", {0}).Initializer("u", {1}, {1.f});
   cases[2].second.Node("ScatterND", {"x", "i", "u"}, {"y"}).Output("y");
+  cases.resize(5);
+  cases[4].first = "sequence_lens must have one entry per batch entry (3)";  // fuzz_model, ASan
+  cases[4].second.Input("x", {2, 3}).IntInitializer("l", {1});
+  cases[4].second.Node("ReverseSequence", {"x", "l"}, {"y"}).Output("y");
   cases[3].first = "operands' inner dimensions or batches differ";
   cases[3].second.Input("a", {2, 3}, onnx::TensorProto::UINT8);
   cases[3].second.Input("b", {2, 2}, onnx::TensorProto::UINT8);
