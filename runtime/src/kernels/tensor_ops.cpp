@@ -177,6 +177,12 @@ Status Concat(KernelContext& c) {
   shape[axis] = 0;
   for (size_t i = 0; i < c.num_inputs(); ++i) {
     if (c.in(i).rank() != first.rank()) return c.Error("inputs differ in rank");
+    // Copied in chunks of the first input's layout: every other dimension and the type must
+    // agree (fuzz_model, ASan: a narrower input was read past its end).
+    for (int64_t d = 0; d < first.rank(); ++d)
+      if (d != axis && c.in(i).shape()[d] != first.shape()[d])
+        return c.Error("inputs differ in a dimension other than the axis");
+    if (c.in(i).dtype() != first.dtype()) return c.Error("inputs differ in type");
     shape[axis] += c.in(i).shape()[axis];
   }
   Tensor& y = c.Output(0, first.dtype(), shape);

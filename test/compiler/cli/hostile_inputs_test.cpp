@@ -386,7 +386,10 @@ TEST_CASE("indexing and integer matrix kernels check index, update and operand s
   cases[2].first = "ScatterND updates must have data's type";
   cases[2].second.Input("x", {2, 2}).IntInitializer("i", {0}).Initializer("u", {1}, {1.f});
   cases[2].second.Node("ScatterND", {"x", "i", "u"}, {"y"}).Output("y");
-  cases.resize(5);
+  cases.resize(6);
+  cases[5].first = "inputs differ in a dimension other than the axis";  // fuzz_model, ASan
+  cases[5].second.Input("a", {2, 3}).Input("b", {1, 3});
+  cases[5].second.Node("Concat", {"a", "b"}, {"y"}, {Attr("axis", int64_t{1})}).Output("y");
   cases[4].first = "sequence_lens must have one entry per batch entry (3)";  // fuzz_model, ASan
   cases[4].second.Input("x", {2, 3}).IntInitializer("l", {1});
   cases[4].second.Node("ReverseSequence", {"x", "l"}, {"y"}).Output("y");
