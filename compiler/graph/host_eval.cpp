@@ -2,6 +2,8 @@
 // on weights). Shared by the graph-level shape folding and the per-group constant folding.
 #include "graph/host_eval.h"
 
+#include "kernels/kernel_util.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -307,21 +309,10 @@ std::optional<HostTensor> Slice(const HostTensor& data, std::vector<int64_t> sta
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = axes[k];
     if (!Normalise(a, rank) || steps[k] == 0) return std::nullopt;
-    const int64_t d = data.dims[a];
-    auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); };
-    int64_t s = starts[k] < 0 ? starts[k] + d : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + d : ends[k];
-    if (steps[k] > 0) {
-      s = clamp(s, 0, d);
-      e = clamp(e, 0, d);
-      count[a] = std::max<int64_t>(0, (e - s + steps[k] - 1) / steps[k]);
-    } else {
-      s = clamp(s, 0, d - 1);
-      e = clamp(e, -1, d - 1);
-      count[a] = std::max<int64_t>(0, (s - e + (-steps[k]) - 1) / (-steps[k]));
-    }
-    begin[a] = s;
-    step[a] = steps[k];
+    const exec::SliceAxis r = exec::ResolveSliceAxis(data.dims[a], starts[k], ends[k], steps[k]);
+    begin[a] = r.begin;
+    step[a] = r.step;
+    count[a] = r.count;
   }
   const size_t es = ElementSize(data.dtype);
   if (es == 0) return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include "cuda/codegen/emitters.h"
 #include "cuda/codegen/movement_util.h"
+#include "kernels/kernel_util.h"
 
 namespace ortc::backends::cuda::codegen {
 namespace {
@@ -130,23 +131,11 @@ Result<KernelSource> Slice(const std::string& name, const OpDesc& op) {
     if (!NormaliseAxis(a, rank) || seen[a]) return InvalidArgument("Slice: bad or repeated axis");
     seen[a] = true;
     if (steps[k] == 0) return InvalidArgument("Slice: step is zero");
-    const int64_t d = in[a], step = steps[k];
-    // Clamp as the specification says: [0, d] for positive steps, [-1, d-1] for negative ones.
-    int64_t s = starts[k] < 0 ? starts[k] + d : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + d : ends[k];
-    int64_t count;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      count = e > s ? (e - s + step - 1) / step : 0;
-    } else {
-      s = std::clamp<int64_t>(s, -1, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      count = s > e ? (s - e - step - 1) / -step : 0;
-    }
-    m.dims[a] = count;
-    if (count > 0) m.base += s * strides[a];
-    m.strides[a] = step * strides[a];
+    // Clamped as the specification says, without int64 overflow for extreme bounds or steps.
+    const exec::SliceAxis r = exec::ResolveSliceAxis(in[a], starts[k], ends[k], steps[k]);
+    m.dims[a] = r.count;
+    m.base += r.begin * strides[a];
+    m.strides[a] = r.step * strides[a];
   }
   return AffineCopy(name, op, m, m.dims);
 }

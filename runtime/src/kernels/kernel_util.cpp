@@ -162,6 +162,30 @@ bool NormaliseAxis(int64_t& axis, int64_t rank) {
   return true;
 }
 
+SliceAxis ResolveSliceAxis(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  const int64_t longest = std::max<int64_t>(dim, 1);
+  SliceAxis r;
+  r.step = std::clamp<int64_t>(step, -longest, longest);
+  // Clamped before adding dim, so that bounds near the int64 limits cannot overflow.
+  start = std::clamp<int64_t>(start, -dim - 1, dim + 1);
+  end = std::clamp<int64_t>(end, -dim - 1, dim + 1);
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (r.step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    r.count = end > start ? (end - start - 1) / r.step + 1 : 0;
+  } else {
+    // [0, dim - 1] as the specification says (ONNX Runtime agrees; numpy would give nothing
+    // for a start before the beginning); an empty axis gives nothing.
+    start = std::clamp<int64_t>(start, std::min<int64_t>(0, dim - 1), dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    r.count = start > end ? (start - end - 1) / -r.step + 1 : 0;
+  }
+  r.begin = r.count > 0 ? start : 0;
+  return r;
+}
+
 std::optional<int64_t> FirstIntOf(const Tensor* t) {
   auto v = IntsOf(t);
   if (!v || v->empty()) return std::nullopt;

@@ -87,6 +87,14 @@ std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape,
 
 // Normalises axis into [0, rank); false when out of range.
 bool NormaliseAxis(int64_t& axis, int64_t rank);
+// Slice's ONNX semantics on one axis of length dim: the first index taken, the step and how
+// many elements. start and end are clamped as the specification says (per the sign of step), and a step longer
+// than dim is shortened to dim (it takes the same one element), so no value of the int64
+// arguments overflows. step must not be 0.
+struct SliceAxis {
+  int64_t begin = 0, step = 1, count = 0;
+};
+SliceAxis ResolveSliceAxis(int64_t dim, int64_t start, int64_t end, int64_t step);
 // Reads a 0-D/1-D integer tensor (int32 or int64).
 std::optional<std::vector<int64_t>> IntsOf(const Tensor* t);
 // The first element of an integer tensor (TopK's k, CumSum's axis): nullopt when t is absent,

@@ -261,25 +261,19 @@ Status Slice(KernelContext& c) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    return c.Error("starts, ends, axes and steps must have the same length");
+  }
   const int64_t rank = x.rank();
   std::vector<int64_t> begin(rank, 0), step(rank, 1), count = x.shape();
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = axes[k];
     if (!NormaliseAxis(a, rank) || steps[k] == 0) return c.Error("bad slice axis or step");
-    const int64_t d = x.shape()[a];
-    int64_t s = starts[k] < 0 ? starts[k] + d : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + d : ends[k];
-    if (steps[k] > 0) {
-      s = std::clamp<int64_t>(s, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      count[a] = std::max<int64_t>(0, (e - s + steps[k] - 1) / steps[k]);
-    } else {
-      s = std::clamp<int64_t>(s, -1, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      count[a] = std::max<int64_t>(0, (s - e - steps[k] - 1) / -steps[k]);
-    }
-    begin[a] = s;
-    step[a] = steps[k];
+    const SliceAxis r = ResolveSliceAxis(x.shape()[a], starts[k], ends[k], steps[k]);
+    begin[a] = r.begin;
+    step[a] = r.step;
+    count[a] = r.count;
   }
   Tensor& y = c.Output(0, x.dtype(), count);
   const auto strides = Strides(x.shape());
