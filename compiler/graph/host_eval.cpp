@@ -222,8 +222,11 @@ std::optional<HostTensor> Transpose(const HostTensor& in, std::vector<int64_t> p
   if (es == 0) return std::nullopt;
   std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * in.dims[i];
+  std::vector<bool> taken(rank, false);
   for (size_t i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank)) return std::nullopt;
+    // A repeated axis would read past the input.
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank) || taken[perm[i]]) return std::nullopt;
+    taken[perm[i]] = true;
     out_dims[i] = in.dims[perm[i]];
   }
   HostTensor out{in.dtype, out_dims, std::string(in.bytes.size(), '\0')};
@@ -410,7 +413,8 @@ std::optional<HostTensor> Range(const HostTensor& start, const HostTensor& limit
       const double count =
           std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
       if (!(count < double{1 << 24})) return;  // also rejects NaN
-      const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+      // Clamped in double: converting a large negative count is undefined.
+      const auto n = static_cast<int64_t>(std::max(0.0, count));
       if (!ResultBytes({n}, sizeof(V), max_bytes)) return;
       HostTensor r{start.dtype, {n}, std::string(n * sizeof(V), '\0')};
       for (int64_t i = 0; i < n; ++i) Put<V>(r, i, static_cast<V>(s + static_cast<V>(i) * d));

@@ -85,12 +85,16 @@ std::optional<std::vector<int64_t>> BroadcastShape(const std::vector<std::vector
 std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape,
                                       const std::vector<int64_t>& out_shape);
 
+// The most elements Tensor::Allocate accepts in one tensor: kernels bound sizes taken from their
+// inputs by it before multiplying or adding them, so that the arithmetic cannot overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
 // Normalises axis into [0, rank); false when out of range.
 bool NormaliseAxis(int64_t& axis, int64_t rank);
 // Slice's ONNX semantics on one axis of length dim: the first index taken, the step and how
-// many elements. start and end are clamped as the specification says (per the sign of step), and a step longer
-// than dim is shortened to dim (it takes the same one element), so no value of the int64
-// arguments overflows. step must not be 0.
+// many elements. start and end are clamped as the specification says (per the sign of step), and a
+// step longer than dim is shortened to dim (it takes the same one element), so no value of the
+// int64 arguments overflows. step must not be 0.
 struct SliceAxis {
   int64_t begin = 0, step = 1, count = 0;
 };

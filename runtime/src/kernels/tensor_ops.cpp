@@ -1,5 +1,6 @@
 // Data-movement kernels: shape changes, gathers, slices, concatenation, padding, indexing.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "kernels/kernel_util.h"
@@ -45,6 +46,9 @@ Status Reshape(KernelContext& c) {
       infer = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       return c.Error("shape has a negative size");
+    } else if (shape[i] > 0 && known > kMaxTensorElements / shape[i]) {
+      // Checked before multiplying: a hostile shape's product overflows int64.
+      return c.Error("cannot reshape " + std::to_string(x.elements()) + " elements");
     } else {
       known *= shape[i];
     }
@@ -155,8 +159,12 @@ Status Transpose(KernelContext& c) {
   if (static_cast<int64_t>(perm.size()) != rank) return c.Error("perm does not match the rank");
   std::vector<int64_t> shape(rank), src_strides(rank);
   const auto in_strides = Strides(x.shape());
+  std::vector<bool> taken(rank, false);
   for (int64_t i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= rank) return c.Error("bad perm");
+    // A repeated axis would read past the input (perm [0, 0] of a 2x3 reads element 6).
+    if (perm[i] < 0 || perm[i] >= rank || taken[perm[i]])
+      return c.Error("perm is not a permutation of the input's axes");
+    taken[perm[i]] = true;
     shape[i] = x.shape()[perm[i]];
     src_strides[i] = in_strides[perm[i]];
   }
@@ -209,6 +217,7 @@ Status Split(KernelContext& c) {
   int64_t axis = c.op().Int("axis", 0);
   if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
   const auto n = static_cast<int64_t>(c.num_outputs());
+  if (n == 0) return c.Error("Split has no output");
   std::vector<int64_t> sizes;
   if (c.op().version >= 13 && c.has_input(1)) {
     auto s = IntsOf(c.input(1));
@@ -223,6 +232,17 @@ Status Split(KernelContext& c) {
   }
   if (static_cast<int64_t>(sizes.size()) != n)
     return c.Error("split sizes do not match the outputs");
+  // The pieces are copied from consecutive offsets: they must tile the axis exactly.
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0 || size > x.shape()[axis] - total)
+      return c.Error("split sizes must be non-negative and sum to the axis' length " +
+                     std::to_string(x.shape()[axis]));
+    total += size;
+  }
+  if (total != x.shape()[axis])
+    return c.Error("split sizes must be non-negative and sum to the axis' length " +
+                   std::to_string(x.shape()[axis]));
   const int64_t outer = Product(x.shape(), 0, axis), inner = Product(x.shape(), axis + 1);
   int64_t offset = 0;
   for (int64_t k = 0; k < n; ++k) {
@@ -362,7 +382,14 @@ Status Tile(KernelContext& c) {
   if (!reps || static_cast<int64_t>(reps->size()) != x.rank())
     return c.Error("repeats must match the rank");
   std::vector<int64_t> shape(x.rank());
-  for (int64_t i = 0; i < x.rank(); ++i) shape[i] = x.shape()[i] * (*reps)[i];
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    const int64_t r = (*reps)[i];
+    // Bounded before multiplying so the product cannot overflow; the output's size is checked
+    // against the session's cap when it is allocated.
+    if (r < 0 || (r > 0 && x.shape()[i] > kMaxTensorElements / r))
+      return c.Error("repeats must be non-negative and give at most 2^40 elements per axis");
+    shape[i] = x.shape()[i] * r;
+  }
   Tensor& y = c.Output(0, x.dtype(), shape);
   const auto xs = Strides(x.shape());
   const auto ys = Strides(shape);
@@ -401,6 +428,7 @@ Status ConstantOfShape(KernelContext& c) {
   if (!shape) return c.Error("shape must be int64");
   Tensor value = c.op().Has("value") ? c.op().attrs.at("value").tensor
                                      : Tensor::Allocate(DataType::kFloat, {1});
+  if (value.elements() != 1) return c.Error("value must have one element");
   Tensor& y = c.Output(0, value.dtype(), *shape);
   for (int64_t i = 0; i < y.elements(); ++i) CopyElement(value, 0, y, i);
   return Status::Ok();
@@ -410,7 +438,11 @@ Status Range(KernelContext& c) {
   const double start = ReadAsDouble(c.in(0), 0), limit = ReadAsDouble(c.in(1), 0),
                delta = ReadAsDouble(c.in(2), 0);
   if (delta == 0) return c.Error("delta is zero");
-  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  const double count = std::ceil((limit - start) / delta);
+  // Bounded in double: converting NaN, infinity or anything past int64 is undefined.
+  if (std::isnan(count) || count > static_cast<double>(kMaxTensorElements))
+    return c.Error("start, limit and delta give more than 2^40 elements");
+  const auto n = static_cast<int64_t>(std::max(0.0, count));
   Tensor& y = c.Output(0, c.in(0).dtype(), {n});
   for (int64_t i = 0; i < n; ++i) WriteFromDouble(y, i, start + static_cast<double>(i) * delta);
   return Status::Ok();
@@ -432,7 +464,9 @@ Status Pad(KernelContext& c) {
   }
   std::vector<int64_t> axes;
   if (c.op().version >= 18 && c.has_input(3)) {
-    axes = *IntsOf(c.input(3));
+    auto a = IntsOf(c.input(3));
+    if (!a) return c.Error("axes must be int32 or int64");
+    axes = std::move(*a);
   } else {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
@@ -446,7 +480,15 @@ Status Pad(KernelContext& c) {
   }
   const std::string mode = c.op().String("mode", "constant");
   std::vector<int64_t> shape(rank);
-  for (int64_t i = 0; i < rank; ++i) shape[i] = x.shape()[i] + before[i] + after[i];
+  for (int64_t i = 0; i < rank; ++i) {
+    // Bounded before adding so the sum cannot overflow; negative pads crop.
+    const auto bounded = [](int64_t v) {
+      return v >= -kMaxTensorElements && v <= kMaxTensorElements;
+    };
+    if (!bounded(before[i]) || !bounded(after[i])) return c.Error("pads must be within 2^40");
+    shape[i] = x.shape()[i] + before[i] + after[i];
+    if (shape[i] < 0) return c.Error("pads remove more than the axis' length");
+  }
   Tensor& y = c.Output(0, x.dtype(), shape);
   const auto xs = Strides(x.shape());
   const auto ys = Strides(shape);
