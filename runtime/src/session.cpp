@@ -7,6 +7,7 @@
 
 #include "exec/intra_op_threads.h"
 #include "exec/profiler.h"
+#include "exec/shape_limit.h"
 #include "format/regular_file.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
@@ -143,6 +144,11 @@ Result<std::vector<Tensor>> Session::RunImpl(
     if (tensor.is_none()) {
       ordered[k] = tensor;
       continue;
+    }
+    if (tensor.is_tensor() && !exec::ShapeWithinLimit(tensor.shape())) {
+      return InvalidArgument("input '" + name +
+                             "' has a negative dimension or more than 2^40 elements in its "
+                             "non-zero dimensions");
     }
     if (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype) {
       return InvalidArgument("input '" + name + "' must be " + DataTypeName(info.dtype) + ", got " +

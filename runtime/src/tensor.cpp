@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "exec/buffer_pool.h"
+#include "exec/shape_limit.h"
 
 namespace ortc {
 
@@ -92,12 +93,7 @@ Tensor Tensor::AllocateImpl(DataType dtype, std::vector<int64_t> shape, bool zer
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  int64_t n = 1;
-  for (int64_t d : t.shape_) {
-    if (d < 0 || (d > 0 && n > (int64_t{1} << 40) / d))
-      throw std::length_error("invalid tensor shape");
-    n *= d;
-  }
+  if (!exec::ShapeWithinLimit(t.shape_)) throw std::length_error("invalid tensor shape");
   if (dtype == DataType::kString) {
     t.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(t.elements()));
     return t;

@@ -10,6 +10,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/format/sha256_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exec/shape_limit_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/spectral_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/depthwise_conv_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/reductions_test.cpp

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/exec_graph.h"
+#include "exec/shape_limit.h"
 
 namespace ortc::exec {
 
@@ -98,12 +99,11 @@ class KernelContext {
     if (!arena_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return false;
     const int v = op_.outputs[i];
     const int64_t offset = (*offsets_)[v];
-    if (offset < 0 || dtype == DataType::kString) return false;
+    // A shape past the limit is left to Allocate, which refuses it; within it, bytes cannot
+    // overflow.
+    if (offset < 0 || dtype == DataType::kString || !ShapeWithinLimit(shape)) return false;
     int64_t bytes = static_cast<int64_t>(ElementSize(dtype));
-    for (int64_t d : shape) {
-      if (d < 0) return false;
-      bytes *= d;
-    }
+    for (int64_t d : shape) bytes *= d;
     if (bytes > (*sizes_)[v]) return false;
     (*outputs_)[i] =
         Tensor::WrapWritable(dtype, shape, static_cast<char*>(arena_.get()) + offset, arena_);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "exec/shape_limit.h"
 #include "kernels/kernel.h"
 
 namespace ortc::exec {
@@ -84,10 +85,6 @@ std::optional<std::vector<int64_t>> BroadcastShape(const std::vector<std::vector
 // For each input, its element strides over the broadcast output (0 on broadcast dims).
 std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape,
                                       const std::vector<int64_t>& out_shape);
-
-// The most elements Tensor::Allocate accepts in one tensor: kernels bound sizes taken from their
-// inputs by it before multiplying or adding them, so that the arithmetic cannot overflow.
-inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
 
 // Normalises axis into [0, rank); false when out of range.
 bool NormaliseAxis(int64_t& axis, int64_t rank);

@@ -54,7 +54,7 @@ Status Reshape(KernelContext& c) {
     }
   }
   if (infer >= 0) shape[infer] = known == 0 ? 0 : x.elements() / known;
-  if (Product(shape) != x.elements())
+  if (!ShapeWithinLimit(shape) || Product(shape) != x.elements())
     return c.Error("cannot reshape " + std::to_string(x.elements()) + " elements");
   c.SetOutput(0, x.Reshaped(shape));
   return Status::Ok();

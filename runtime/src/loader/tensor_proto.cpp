@@ -5,6 +5,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "exec/shape_limit.h"
+
 namespace ortc::loader {
 namespace {
 
@@ -33,16 +35,17 @@ int64_t TypedFieldCount(const onnx::TensorProto& p, DataType dtype) {
   }
 }
 
-// The element count of dims, refused above Tensor's own limit (2^40) without overflowing.
+// The element count of dims, refused above Tensor's own limit (2^40) without overflowing; the
+// non-zero dimensions are bounded too, as every tensor's are (exec/shape_limit.h).
 Result<int64_t> ElementCount(const onnx::TensorProto& p) {
-  constexpr int64_t kMax = int64_t{1} << 40;
-  int64_t n = 1;
-  for (int64_t d : p.dims()) {
+  const std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims) {
     if (d < 0) return InvalidGraph("tensor '" + p.name() + "' has a negative dimension");
-    if (d > 0 && n > kMax / d)
-      return InvalidGraph("tensor '" + p.name() + "' declares more than 2^40 elements");
-    n *= d;
   }
+  if (!exec::ShapeWithinLimit(dims))
+    return InvalidGraph("tensor '" + p.name() + "' declares more than 2^40 elements");
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
   return n;
 }
 
