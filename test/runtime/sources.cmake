@@ -20,4 +20,5 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels/integer_results_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/slice_axis_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/data_movement_checks_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/hostile_operands_test.cpp
 )

@@ -125,7 +125,11 @@ Status Loop(KernelContext& c) {
     if (!c.in(0).is_tensor() || c.in(0).elements() != 1 || c.in(0).dtype() == DataType::kString ||
         !c.in(0).raw())
       return c.Error("M must be a numeric scalar");
-    trips = static_cast<int64_t>(ReadAsDouble(c.in(0), 0));
+    // Read as an integer: INT64_MAX (what exporters write for an unbounded loop) is 2^63 as a
+    // double, and converting that, NaN or 1e30 back is undefined.
+    if (!IsIntegerType(c.in(0).dtype())) return c.Error("M must be an integer scalar");
+    trips = static_cast<int64_t>(ReadBits(c.in(0), 0));
+    if (c.in(0).dtype() == DataType::kUint64 && trips < 0) trips = INT64_MAX;
   }
   bool cond = true;
   if (c.has_input(1)) {
@@ -306,6 +310,11 @@ Status SequenceMap(KernelContext& c) {
     if (c.in(i).is_sequence() && c.in(i).items().size() != len)
       return c.Error("the input sequences differ in length");
   }
+  // Checked before the loop: with an empty sequence the body never runs, and the outputs' types
+  // come from the body's output infos.
+  if (body->graph->outputs.size() != c.num_outputs() ||
+      body->graph->output_infos.size() != c.num_outputs())
+    return c.Error("the body's outputs do not match the node's");
   std::vector<std::vector<Tensor>> results(c.num_outputs());
   for (size_t k = 0; k < len; ++k) {
     std::vector<Tensor> in;
@@ -315,7 +324,11 @@ Status SequenceMap(KernelContext& c) {
     if (!out.ok()) return out.status();
     if (out->size() != c.num_outputs())
       return c.Error("the body's outputs do not match the node's");
-    for (size_t o = 0; o < out->size(); ++o) results[o].push_back((*out)[o].Clone());
+    for (size_t o = 0; o < out->size(); ++o) {
+      // A sequence holds tensors: ConcatFromSequence and the others read every item as one.
+      if (!(*out)[o].is_tensor()) return c.Error("the body's outputs must be tensors");
+      results[o].push_back((*out)[o].Clone());
+    }
   }
   for (size_t o = 0; o < results.size(); ++o) {
     const DataType dt =

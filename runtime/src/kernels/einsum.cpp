@@ -117,6 +117,11 @@ Status Einsum(KernelContext& c) {
     for (int l : out_labels)
       if (!size.count(l))
         return c.Error("Einsum '" + equation + "': an output label is in no input");
+    // A repeated output label would index the output's diagonal past the inputs.
+    std::vector<int> sorted = out_labels;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return c.Error("Einsum '" + equation + "': an output label is repeated");
   } else {
     // Implicit output: the ellipsis dims, then the letters used once, in alphabetical order.
     std::map<int, int> uses;
@@ -151,8 +156,16 @@ Status Einsum(KernelContext& c) {
   Tensor& y = c.Output(0, dtype, out_shape);
   std::vector<int> order = out_labels;
   order.insert(order.end(), summed.begin(), summed.end());
+  // The loop below runs inner times per output element: bounded before multiplying, so that
+  // neither the product overflows nor a hostile equation runs for hours.
   int64_t inner = 1;
-  for (int l : summed) inner *= size[l];
+  for (int l : summed) {
+    if (size[l] > 0 && inner > kMaxTensorElements / size[l])
+      return c.Error("Einsum '" + equation + "' sums over more than 2^40 terms");
+    inner *= size[l];
+  }
+  if (inner > 0 && y.elements() > kMaxTensorElements / inner)
+    return c.Error("Einsum '" + equation + "' needs more than 2^40 multiply-adds");
   std::vector<int64_t> index(order.size(), 0);
   std::vector<int64_t> offset(terms.size(), 0);
   for (int64_t o = 0; o < y.elements(); ++o) {

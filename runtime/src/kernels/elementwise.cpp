@@ -125,6 +125,19 @@ Status Relu(KernelContext& c) {
   return Unary(
       c, [](double v) { return v > 0 ? v : 0.0; }, true);
 }
+// Integer Add, Sub and Mul wrap modulo 2^64, as the hardware (and ONNX Runtime) does: computed
+// on uint64_t, since signed overflow is undefined behaviour (fuzz_model found an int64 Add that
+// overflowed).
+int64_t WrappingAdd(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+int64_t WrappingSub(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+int64_t WrappingMul(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
+
 // Ops exact on 64-bit integers: int64 goes through int64 arithmetic, not double. `f` is
 // generic (called with int64_t or double).
 template <typename F>
@@ -138,11 +151,18 @@ Status UnaryInt64Exact(KernelContext& c, F f) {
   for (int64_t i = 0; i < n; ++i) y.mutable_data<int64_t>()[i] = f(x.data<int64_t>()[i]);
   return Status::Ok();
 }
+// On int64, INT64_MIN negates to itself (wrapping, as the hardware does): -v would overflow.
 Status Abs(KernelContext& c) {
-  return UnaryInt64Exact(c, [](auto v) { return v < 0 ? -v : v; });
+  return UnaryInt64Exact(c, [](auto v) -> decltype(v) {
+    if constexpr (std::is_same_v<decltype(v), int64_t>) return v < 0 ? WrappingSub(0, v) : v;
+    return v < 0 ? -v : v;
+  });
 }
 Status Neg(KernelContext& c) {
-  return UnaryInt64Exact(c, [](auto v) { return -v; });
+  return UnaryInt64Exact(c, [](auto v) -> decltype(v) {
+    if constexpr (std::is_same_v<decltype(v), int64_t>) return WrappingSub(0, v);
+    return -v;
+  });
 }
 Status Sign(KernelContext& c) {
   return Unary(
@@ -197,9 +217,11 @@ Status Binary(KernelContext& c, DataType out_type, const std::function<double(do
     });
     return Status::Ok();
   }
+  // Both operands must be 64-bit integers: the exact path reads them as such (an int32 B was
+  // read past its end).
   const bool int64_exact = fi &&
                            (a.dtype() == DataType::kInt64 || a.dtype() == DataType::kUint64) &&
-                           out_type == a.dtype();
+                           b.dtype() == a.dtype() && out_type == a.dtype();
   ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
     if (int64_exact) {
       y.mutable_data<int64_t>()[i] = fi(a.data<int64_t>()[o[0]], b.data<int64_t>()[o[1]]);
@@ -291,19 +313,6 @@ bool IsIntegral(DataType t) {
   return !IsFloatType(t) && t != DataType::kBool && t != DataType::kString;
 }
 
-// Integer Add, Sub and Mul wrap modulo 2^64, as the hardware (and ONNX Runtime) does: computed
-// on uint64_t, since signed overflow is undefined behaviour (fuzz_model found an int64 Add that
-// overflowed).
-int64_t WrappingAdd(int64_t x, int64_t y) {
-  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
-}
-int64_t WrappingSub(int64_t x, int64_t y) {
-  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
-}
-int64_t WrappingMul(int64_t x, int64_t y) {
-  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
-}
-
 Status Add(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x + y; })) return Status::Ok();
   return Binary(c, c.in(0).dtype(), std::plus<double>(), WrappingAdd);
@@ -318,10 +327,21 @@ Status Mul(KernelContext& c) {
 }
 Status Div(KernelContext& c) {
   if (BinaryFloat(c, [](float x, float y) { return x / y; })) return Status::Ok();
-  if (IsIntegral(c.in(0).dtype())) {
+  if (c.in(0).dtype() == DataType::kUint64) {
     return Binary(
         c, c.in(0).dtype(), [](double x, double y) { return y == 0 ? 0.0 : std::trunc(x / y); },
-        [](int64_t x, int64_t y) { return y == 0 ? 0 : x / y; });
+        [](int64_t x, int64_t y) {
+          const auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+          return static_cast<int64_t>(uy == 0 ? 0 : ux / uy);
+        });
+  }
+  if (IsIntegral(c.in(0).dtype())) {
+    // INT64_MIN / -1 overflows (SIGFPE on x86): it wraps to INT64_MIN, as negation does.
+    return Binary(
+        c, c.in(0).dtype(), [](double x, double y) { return y == 0 ? 0.0 : std::trunc(x / y); },
+        [](int64_t x, int64_t y) { return y == 0    ? 0
+                                          : y == -1 ? WrappingSub(0, x)
+                                                    : x / y; });
   }
   return Binary(c, c.in(0).dtype(), std::divides<double>());
 }
@@ -356,12 +376,33 @@ Status PRelu(KernelContext& c) {
   }
   return Binary(c, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
 }
+// Bitwise ops on integer operands of one type, on their bits.
+Status BinaryBits(KernelContext& c, bool unsigned_only,
+                  const std::function<uint64_t(uint64_t, uint64_t)>& f) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  const DataType t = a.dtype();
+  const bool is_unsigned = t == DataType::kUint8 || t == DataType::kUint16 ||
+                           t == DataType::kUint32 || t == DataType::kUint64;
+  if (!IsIntegerType(t) || b.dtype() != t || (unsigned_only && !is_unsigned))
+    return c.Error(std::string("operands must be ") + (unsigned_only ? "unsigned " : "") +
+                   "integers of one type");
+  auto shape = BroadcastShape({a.shape(), b.shape()});
+  if (!shape) return c.Error("shapes cannot be broadcast together");
+  Tensor& y = c.Output(0, t, *shape);
+  ForEachBroadcast(*shape,
+                   {BroadcastStrides(a.shape(), *shape), BroadcastStrides(b.shape(), *shape)},
+                   [&](int64_t i, const std::vector<int64_t>& o) {
+                     WriteBits(y, i, f(ReadBits(a, o[0]), ReadBits(b, o[1])));
+                   });
+  return Status::Ok();
+}
+
 Status BitShift(KernelContext& c) {
   const bool left = c.op().String("direction", "") == "LEFT";
-  return Binary(c, c.in(0).dtype(), [left](double x, double s) {
-    const auto u = static_cast<uint64_t>(x);
-    const auto k = static_cast<uint64_t>(s);
-    return static_cast<double>(k >= 64 ? 0 : (left ? u << k : u >> k));
+  // Bits shifted past the element's width are dropped by WriteBits's truncation.
+  return BinaryBits(c, true, [left](uint64_t u, uint64_t k) -> uint64_t {
+    return k >= 64 ? 0 : (left ? u << k : u >> k);
   });
 }
 
@@ -379,34 +420,20 @@ COMPARE(And, (x != 0) && (y != 0))
 COMPARE(Or, (x != 0) || (y != 0))
 COMPARE(Xor, (x != 0) != (y != 0))
 
-Status Bitwise(KernelContext& c, const std::function<int64_t(int64_t, int64_t)>& f) {
-  return Binary(
-      c, c.in(0).dtype(),
-      [&](double x, double y) {
-        return static_cast<double>(f(static_cast<int64_t>(x), static_cast<int64_t>(y)));
-      },
-      f);
-}
 Status BitwiseAnd(KernelContext& c) {
-  return Bitwise(c, std::bit_and<int64_t>());
+  return BinaryBits(c, false, std::bit_and<uint64_t>());
 }
 Status BitwiseOr(KernelContext& c) {
-  return Bitwise(c, std::bit_or<int64_t>());
+  return BinaryBits(c, false, std::bit_or<uint64_t>());
 }
 Status BitwiseXor(KernelContext& c) {
-  return Bitwise(c, std::bit_xor<int64_t>());
+  return BinaryBits(c, false, std::bit_xor<uint64_t>());
 }
 Status BitwiseNot(KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (!IsIntegerType(x.dtype())) return c.Error("the operand must be an integer");
   Tensor& y = c.Output(0, x.dtype(), x.shape());
-  for (int64_t i = 0; i < x.elements(); ++i) {
-    const auto v = static_cast<int64_t>(ReadAsDouble(x, i));
-    WriteFromDouble(y, i,
-                    static_cast<double>(x.dtype() == DataType::kUint8    ? static_cast<uint8_t>(~v)
-                                        : x.dtype() == DataType::kUint16 ? static_cast<uint16_t>(~v)
-                                        : x.dtype() == DataType::kUint32 ? static_cast<uint32_t>(~v)
-                                                                         : ~v));
-  }
+  for (int64_t i = 0; i < x.elements(); ++i) WriteBits(y, i, ~ReadBits(x, i));
   return Status::Ok();
 }
 
@@ -448,13 +475,23 @@ Status Where(KernelContext& c) {
   const Tensor& cond = c.in(0);
   const Tensor& a = c.in(1);
   const Tensor& b = c.in(2);
+  // Both sides are copied with X's element size, and the condition read as bool.
+  if (cond.dtype() != DataType::kBool) return c.Error("the condition must be bool");
+  if (a.dtype() != b.dtype()) return c.Error("X and Y must have one type");
   auto shape = BroadcastShape({cond.shape(), a.shape(), b.shape()});
   if (!shape) return c.Error("shapes cannot be broadcast together");
   Tensor& y = c.Output(0, a.dtype(), *shape);
-  const size_t es = ElementSize(a.dtype());
   const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(cond.shape(), *shape),
                                                      BroadcastStrides(a.shape(), *shape),
                                                      BroadcastStrides(b.shape(), *shape)};
+  if (a.dtype() == DataType::kString) {
+    ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+      const bool pick = cond.data<bool>()[o[0]];
+      y.mutable_strings()[i] = (pick ? a : b).strings()[pick ? o[1] : o[2]];
+    });
+    return Status::Ok();
+  }
+  const size_t es = ElementSize(a.dtype());
   auto* out = static_cast<char*>(y.mutable_raw());
   ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
     const bool pick = cond.data<bool>()[o[0]];

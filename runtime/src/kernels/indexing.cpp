@@ -165,6 +165,16 @@ Status Compress(KernelContext& c) {
   return Status::Ok();
 }
 
+// A strict weak order on values with NaN: NaNs are equal to each other and after every number.
+// Plain < on vectors holding NaN is no order at all, which std::map and std::sort may not be given
+// (libstdc++'s insertion sort can then walk before the range).
+struct NanLastLess {
+  static bool Less(double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); }
+  bool operator()(const std::vector<double>& a, const std::vector<double>& b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), Less);
+  }
+};
+
 Status Unique(KernelContext& c) {
   const Tensor& x = c.in(0);
   const bool sorted = c.op().Int("sorted", 1) != 0;
@@ -176,6 +186,9 @@ Status Unique(KernelContext& c) {
     outer = Product(x.shape(), 0, axis);
     dim = x.shape()[axis];
     inner = Product(x.shape(), axis + 1);
+    // Every slice would be empty and the same: a loop of up to 2^40 for one item.
+    if (outer * inner == 0 && dim > 0)
+      return c.Error("Unique along an axis of a tensor with no elements is not supported");
   }
   // Each "item" is a slice along the axis (or one element), compared as a vector of values.
   auto item = [&](int64_t k) {
@@ -186,7 +199,7 @@ Status Unique(KernelContext& c) {
   };
   std::vector<std::vector<double>> items;
   std::vector<int64_t> first, counts, inverse(dim);
-  std::map<std::vector<double>, int64_t> seen;
+  std::map<std::vector<double>, int64_t, NanLastLess> seen;
   for (int64_t k = 0; k < dim; ++k) {
     auto v = item(k);
     auto it = seen.find(v);
@@ -203,7 +216,7 @@ Status Unique(KernelContext& c) {
   std::iota(order.begin(), order.end(), 0);
   if (sorted)
     std::sort(order.begin(), order.end(),
-              [&](int64_t a, int64_t b) { return items[a] < items[b]; });
+              [&](int64_t a, int64_t b) { return NanLastLess()(items[a], items[b]); });
   std::vector<int64_t> rank_of(items.size());
   for (size_t r = 0; r < order.size(); ++r) rank_of[order[r]] = static_cast<int64_t>(r);
   const auto u = static_cast<int64_t>(items.size());
@@ -282,10 +295,15 @@ Status MaxUnpool(KernelContext& c) {
     return c.Error("MaxUnpool indices must have the input's shape");
   std::vector<int64_t> natural = {x.shape()[0], x.shape()[1]};
   for (size_t d = 0; d < k.size(); ++d) {
+    if (x.shape()[2 + d] - 1 > kMaxTensorElements / st[d])  // before multiplying
+      return c.Error("MaxUnpool's output would have more than 2^40 elements");
     natural.push_back((x.shape()[2 + d] - 1) * st[d] + k[d] - pads[d] - pads[d + k.size()]);
   }
   for (int64_t n : natural)
     if (n < 0) return c.Error("MaxUnpool pads leave a negative output size");
+  // Its strides and size are computed below even when output_shape asks for less.
+  if (!ShapeWithinLimit(natural))
+    return c.Error("MaxUnpool's output would have more than 2^40 elements");
   std::vector<int64_t> shape = natural;
   if (c.has_input(2)) {
     auto requested = IntsOf(c.input(2));

@@ -88,12 +88,13 @@ class KernelContext {
   Status Error(const std::string& what) const { return InvalidArgument(what); }
   // The largest output this op may allocate (the session's max_tensor_bytes; 0: no limit).
   void LimitOutputBytes(uint64_t bytes) { max_output_bytes_ = bytes; }
+  // Throws TensorTooLarge when output i of that dtype and shape would exceed the limit. Output()
+  // checks this itself; kernels that build a scratch copy of an output first check it before.
+  void CheckSize(size_t i, DataType dtype, const std::vector<int64_t>& shape) const;
 
  private:
   [[noreturn]] void MissingInput(size_t i) const;
   [[noreturn]] void MissingOutput(size_t i) const;
-  // Throws TensorTooLarge when output i of that dtype and shape would exceed the limit.
-  void CheckSize(size_t i, DataType dtype, const std::vector<int64_t>& shape) const;
   // Places output i in its arena slot when it has one and the tensor fits it.
   bool Planned(size_t i, DataType dtype, const std::vector<int64_t>& shape) {
     if (!arena_ || i >= op_.outputs.size() || op_.outputs[i] < 0) return false;

@@ -117,6 +117,38 @@ void WriteFromDouble(Tensor& t, int64_t i, double v) {
   });
 }
 
+bool IsIntegerType(DataType t) {
+  switch (t) {
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kUint8:
+    case DataType::kUint16:
+    case DataType::kUint32:
+    case DataType::kUint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint64_t ReadBits(const Tensor& t, int64_t i) {
+  uint64_t v = 0;
+  DispatchNumeric(t.dtype(), [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_integral_v<T>) v = static_cast<uint64_t>(t.data<T>()[i]);
+  });
+  return v;
+}
+
+void WriteBits(Tensor& t, int64_t i, uint64_t v) {
+  DispatchNumeric(t.dtype(), [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_integral_v<T>) t.mutable_data<T>()[i] = static_cast<T>(v);
+  });
+}
+
 std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];

@@ -33,6 +33,12 @@ inline uint16_t FloatToBf16(float f) {
 // Element read/write in double for generic kernels (exact for all but 64-bit integers > 2^53).
 double ReadAsDouble(const Tensor& t, int64_t i);
 void WriteFromDouble(Tensor& t, int64_t i, double v);
+// Element i of an integer tensor as 64 bits (signed types sign-extended), and a 64-bit value
+// written truncated to the element type: bitwise ops work on the bits, which a round trip
+// through double loses above 2^53 and cannot convert back for negative or 2^64-sized values.
+uint64_t ReadBits(const Tensor& t, int64_t i);
+void WriteBits(Tensor& t, int64_t i, uint64_t v);
+bool IsIntegerType(DataType t);
 
 // Calls f(T{}) for the C++ type of a numeric dtype (not float16/bfloat16/string).
 template <typename F>

@@ -21,9 +21,10 @@ Status Shrink(KernelContext& c) {
 
 // Generalised cosine windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
 Status Window(KernelContext& c, double a0, double a1, double a2) {
-  if (c.in(0).elements() != 1 || IsFloatType(c.in(0).dtype()))
+  if (c.in(0).elements() != 1 || !IsIntegerType(c.in(0).dtype()))
     return c.Error(c.op().op_type + " size must be an integer scalar");
-  const auto size = static_cast<int64_t>(ReadAsDouble(c.in(0), 0));
+  // Read as an integer: INT64_MAX through double is 2^63, which converts back undefined.
+  const auto size = static_cast<int64_t>(ReadBits(c.in(0), 0));
   if (size < 0) return c.Error(c.op().op_type + " size must not be negative");
   const bool periodic = c.op().Int("periodic", 1) != 0;
   const auto dtype = static_cast<DataType>(c.op().Int("output_datatype", 1));
@@ -84,6 +85,11 @@ Status MeanVarianceNormalization(KernelContext& c) {
   }
   std::vector<int64_t> stat_shape;
   for (int64_t d = 0; d < x.rank(); ++d) stat_shape.push_back(reduced[d] ? 1 : x.shape()[d]);
+  // No element, nothing to normalise: the statistics' shape alone may be 2^40 entries.
+  if (x.elements() == 0) {
+    c.Output(0, x.dtype(), x.shape());
+    return Status::Ok();
+  }
   const int64_t n_stat = Product(stat_shape), per = x.elements() / std::max<int64_t>(n_stat, 1);
   std::vector<double> mean(n_stat, 0), sq(n_stat, 0);
   const auto strides = BroadcastStrides(stat_shape, x.shape());

@@ -291,7 +291,9 @@ Status Conv(KernelContext& c) {
     return c.Error("Conv kernel_shape does not match the weights' spatial shape");
   auto w = MakeWindow(c.op(), spatial, kernel);
   if (!w.ok()) return w.status();
-  if (group <= 0 || C % group != 0 || M % group != 0 || w_shape[1] != C / group)
+  // group <= max(C, 1): C = 0 is divisible by any group, and the loops run group times.
+  if (group <= 0 || group > std::max<int64_t>(C, 1) || C % group != 0 || M % group != 0 ||
+      w_shape[1] != C / group)
     return c.Error("Conv channels do not match the weights and groups");
   if (c.has_input(2) && c.in(2).elements() != M)
     return c.Error("Conv bias must have " + std::to_string(M) +
@@ -309,6 +311,8 @@ Status Conv(KernelContext& c) {
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
   const bool all_float = x.dtype() == DataType::kFloat && weights_ok && bias_float;
   if (channels_last && !all_float) return c.Error("a channels_last Conv must be float");
+  // Packed weights are in oneDNN's layout, which the plain loops below would read as OIHW.
+  if (packed && !all_float) return c.Error("a Conv with packed weights must be float");
   if (all_float && spatial.size() <= 3) {
     ConvGeometry g{
         N,           C,     M, group, spatial, kernel, w->strides, w->dilations, w->pads_begin,
@@ -445,7 +449,7 @@ Status ConvTranspose(KernelContext& c) {
   if (x.rank() < 3) return c.Error("ConvTranspose input must have rank >= 3");
   if (wt.rank() != x.rank()) return c.Error("ConvTranspose weights must have the input's rank");
   const int64_t N = x.shape()[0], C = x.shape()[1], group = c.op().Int("group", 1);
-  const int64_t mg = wt.shape()[1], M = mg * group, cg = C / group;
+  const int64_t mg = wt.shape()[1];
   const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
   const size_t nsp = spatial.size();
   // The weights' own spatial shape: a different kernel_shape would read past them.
@@ -459,8 +463,10 @@ Status ConvTranspose(KernelContext& c) {
   auto out_req = c.op().Ints("output_shape");
   const std::string auto_pad = c.op().String("auto_pad", "NOTSET");
   // Everything indexed below, checked first (Conv's window does the same in MakeWindow).
-  if (group < 1 || C % group != 0 || wt.shape()[0] != C)
+  // Checked before dividing by group or multiplying by it; group <= max(C, 1) as in Conv.
+  if (group < 1 || group > std::max<int64_t>(C, 1) || C % group != 0 || wt.shape()[0] != C)
     return c.Error("ConvTranspose channels do not match the weights and groups");
+  const int64_t M = mg * group, cg = C / group;
   if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp ||
       out_pad.size() != nsp || (!out_req.empty() && out_req.size() < nsp))
     return c.Error(
@@ -718,7 +724,9 @@ Status Pool(KernelContext& c, PoolKind kind) {
       WriteFromDouble(y, nc * osize + o, acc);
       if (indices) {
         int64_t flat = best;
-        if (col_major && nsp == 2) flat = (best % spatial[1]) * spatial[0] + best / spatial[1];
+        // best < 0: no tap inside the input (an empty axis), nothing to remap.
+        if (best >= 0 && col_major && nsp == 2)
+          flat = (best % spatial[1]) * spatial[0] + best / spatial[1];
         indices->mutable_data<int64_t>()[nc * osize + o] = nc * isize + flat;
       }
     }
@@ -963,6 +971,8 @@ Status Softmax(KernelContext& c, SoftKind kind) {
   int64_t axis = c.op().Int("axis", legacy ? 1 : -1);
   if (!NormaliseAxis(axis, std::max<int64_t>(x.rank(), 1))) return c.Error("axis out of range");
   Tensor& y = c.Output(0, x.dtype(), x.shape());
+  // No element, no row: an empty tensor's axis may still be 2^40 long (the row buffer below).
+  if (x.elements() == 0) return Status::Ok();
   const int64_t outer = Product(x.shape(), 0, axis);
   // A scalar is one row of one element (its shape has no dimension to index).
   const int64_t dim = legacy ? Product(x.shape(), axis) : x.rank() == 0 ? 1 : x.shape()[axis];
@@ -1054,7 +1064,8 @@ Result<ConvGeometry> ResolveConvGeometry(const ExecOp& op, const std::vector<int
   if (!w.ok()) return w.status();
   ConvGeometry g{x_shape[0], x_shape[1],   w_shape[0],    op.Int("group", 1), spatial, kernel,
                  w->strides, w->dilations, w->pads_begin, w->pads_end,        w->out};
-  if (g.group <= 0 || g.in_channels % g.group != 0 || g.out_channels % g.group != 0 ||
+  if (g.group <= 0 || g.group > std::max<int64_t>(g.in_channels, 1) ||
+      g.in_channels % g.group != 0 || g.out_channels % g.group != 0 ||
       w_shape[1] != g.in_channels / g.group)
     return InvalidArgument(op.op_type + " channels do not match the weights and groups");
   return g;
@@ -1065,9 +1076,14 @@ Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const T
   const std::string& op = c.op().op_type;
   if (x.rank() < 3 || wt.rank() != x.rank())
     return c.Error(op + " input and weights must have the same rank, at least 3");
-  if (IsFloatType(x.dtype()) || IsFloatType(wt.dtype()) || x.dtype() == DataType::kString ||
-      wt.dtype() == DataType::kString)
-    return c.Error(op + " input and weights must be integer tensors");
+  // 8-bit operands and zero points of their types, as the specification says: the integer
+  // arithmetic below then cannot overflow, and no zero point converts from NaN or past int64.
+  auto eight_bit = [](DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; };
+  if (!eight_bit(x.dtype()) || !eight_bit(wt.dtype()))
+    return c.Error(op + " input and weights must be uint8 or int8 tensors");
+  if ((x_zero && x_zero->elements() > 0 && x_zero->dtype() != x.dtype()) ||
+      (w_zero && w_zero->elements() > 0 && w_zero->dtype() != wt.dtype()))
+    return c.Error(op + " zero points must have the input's and the weights' types");
   const int64_t N = x.shape()[0], C = x.shape()[1], M = wt.shape()[0];
   const int64_t group = c.op().Int("group", 1);
   const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
@@ -1076,7 +1092,8 @@ Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const T
     return c.Error(op + " kernel_shape does not match the weights' spatial shape");
   auto w = MakeWindow(c.op(), spatial, kernel);
   if (!w.ok()) return w.status();
-  if (group <= 0 || C % group != 0 || M % group != 0 || wt.shape()[1] != C / group)
+  if (group <= 0 || group > std::max<int64_t>(C, 1) || C % group != 0 || M % group != 0 ||
+      wt.shape()[1] != C / group)
     return c.Error(op + " channels do not match the weights and groups");
   auto zero_point = [&](const Tensor* z, bool per_channel_ok, int64_t channel) -> Result<int64_t> {
     if (!z || z->elements() == 0) return int64_t{0};
@@ -1100,6 +1117,10 @@ Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const T
   IntegerConvOutput result;
   result.shape = {N, M};
   result.shape.insert(result.shape.end(), w->out.begin(), w->out.end());
+  // The accumulators are a scratch copy of the output: bounded as the output will be, first.
+  if (!ShapeWithinLimit(result.shape))
+    return c.Error(op + " output would have more than 2^40 elements");
+  c.CheckSize(0, DataType::kInt64, result.shape);
   result.acc.assign(static_cast<size_t>(Product(result.shape)), 0);
   const int64_t cg = C / group, mg = M / group, ksize = Product(kernel), osize = Product(w->out),
                 isize = Product(spatial);

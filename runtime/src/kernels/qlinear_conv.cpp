@@ -86,6 +86,12 @@ Status QLinearConv(KernelContext& c) {
     return c.Error("QLinearConv y_zero_point must be a scalar");
   const DataType out_type = y_zero ? y_zero->dtype() : x.dtype();
   if (!IsQuantizedType(out_type)) return c.Error("QLinearConv y_zero_point must be uint8 or int8");
+  // Zero points are read as x's and w's types (a float NaN or an int64 2^40 converted to int32
+  // was undefined).
+  for (auto [i, type] : {std::pair{2, x.dtype()}, std::pair{5, w.dtype()}}) {
+    if (c.has_input(i) && c.in(i).elements() > 0 && c.in(i).dtype() != type)
+      return c.Error("QLinearConv x_zero_point and w_zero_point must have x's and w's types");
+  }
   const Tensor* bias = c.has_input(8) && c.in(8).elements() > 0 ? c.input(8) : nullptr;
   if (bias && (bias->dtype() != DataType::kInt32 || bias->rank() != 1 || bias->elements() != M))
     return c.Error("QLinearConv B must be a 1-D int32 tensor with one value per output channel (" +

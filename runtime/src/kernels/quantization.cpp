@@ -34,15 +34,28 @@ int64_t ParamIndex(const Tensor& x, const Tensor& p, int64_t axis, int64_t i) {
   return (i / inner) % x.shape()[axis];
 }
 
+// The scale has one element, or one per index of x's axis; the zero point, when given, as many
+// elements as the scale and an integer type (ParamIndex reads both at the same index).
+Status CheckQuantParams(KernelContext& c, const Tensor& x, const Tensor& scale, const Tensor* zp,
+                        int64_t& axis) {
+  if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  if (scale.elements() != 1 && (scale.elements() == 0 || scale.elements() != x.shape()[axis]))
+    return c.Error("the scale must have one element or one per index of the axis");
+  if (zp && (zp->elements() != scale.elements() || !IsIntegerType(zp->dtype())))
+    return c.Error("the zero point must be an integer tensor with the scale's element count");
+  return Status::Ok();
+}
+
 Status QuantizeLinear(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& scale = c.in(1);
   const Tensor* zp = c.input(2);
   int64_t axis = c.op().Int("axis", 1);
-  if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  ORTC_RETURN_IF_ERROR(CheckQuantParams(c, x, scale, zp, axis));
   DataType out = zp ? zp->dtype() : DataType::kUint8;
   if (c.op().Int("output_dtype", 0) != 0)
     out = static_cast<DataType>(c.op().Int("output_dtype", 0));
+  if (!IsIntegerType(out)) return c.Error("the output type must be an integer type");
   Tensor& y = c.Output(0, out, x.shape());
   if (x.dtype() == DataType::kFloat && scale.dtype() == DataType::kFloat && scale.elements() == 1 &&
       (out == DataType::kUint8 || out == DataType::kInt8)) {
@@ -87,7 +100,9 @@ Status DequantizeLinear(KernelContext& c) {
   const Tensor& scale = c.in(1);
   const Tensor* zp = c.input(2);
   int64_t axis = c.op().Int("axis", 1);
-  if (scale.elements() > 1 && !NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
+  ORTC_RETURN_IF_ERROR(CheckQuantParams(c, x, scale, zp, axis));
+  if (zp && zp->dtype() != x.dtype()) return c.Error("the zero point must have x's type");
+  if (!IsFloatType(scale.dtype())) return c.Error("the scale must be a float type");
   Tensor& y = c.Output(0, scale.dtype(), x.shape());
   if ((x.dtype() == DataType::kUint8 || x.dtype() == DataType::kInt8) &&
       scale.dtype() == DataType::kFloat && scale.elements() == 1) {
@@ -122,8 +137,9 @@ Status DynamicQuantizeLinear(KernelContext& c) {
     hi = std::max(hi, ReadAsDouble(x, i));
   }
   const float scale = (static_cast<float>(hi) - static_cast<float>(lo)) / 255.0f;
-  const double zp =
+  double zp =
       scale == 0 ? 0 : Saturate(std::nearbyint(static_cast<float>(-lo) / scale), DataType::kUint8);
+  if (std::isnan(zp)) zp = 0;  // an infinite input makes -lo / scale inf / inf
   Tensor& y = c.Output(0, DataType::kUint8, x.shape());
   for (int64_t i = 0; i < x.elements(); ++i) {
     const float q = static_cast<float>(ReadAsDouble(x, i)) / scale;
@@ -175,6 +191,10 @@ Status MatMulInteger(KernelContext& c) {
 
 Status QLinearMatMul(KernelContext& c) {
   // a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp
+  for (int k : {1, 4, 6, 7}) {
+    if (c.in(k).elements() < 1) return c.Error("scales and zero points must not be empty");
+  }
+  if (!IsIntegerType(c.in(7).dtype())) return c.Error("y_zero_point must be an integer tensor");
   const double sa = ReadAsDouble(c.in(1), 0), sb = ReadAsDouble(c.in(4), 0),
                sy = ReadAsDouble(c.in(6), 0);
   const Tensor& yzp = c.in(7);

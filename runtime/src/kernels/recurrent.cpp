@@ -413,8 +413,8 @@ class Recurrence {
   bool Active(int64_t b, int64_t t) const { return t < cfg_.lengths[b]; }
 
   void Emit(int64_t d, int64_t t, int64_t b) {
-    if (!want_y_) return;
     const int64_t h = cfg_.hidden;
+    if (!want_y_ || h == 0) return;  // memcpy from an empty vector's null data is undefined
     std::memcpy(y_.data() + cfg_.YRow(t, d, b), state_.data() + b * h, h * sizeof(T));
   }
 

@@ -121,16 +121,33 @@ Status ResizeKernel(KernelContext& c) {
     if (c.has_input(1) && c.in(1).elements() > 0) {
       const Tensor& roi = c.in(1);
       const int64_t n = roi.elements() / 2;
+      // A start and an end per axis (or per axes entry): other counts indexed past axes.
+      if (roi.elements() % 2 != 0 || (n != rank && n != static_cast<int64_t>(axes.size())))
+        return c.Error("roi must have a start and an end per axis");
       for (int64_t k = 0; k < n; ++k) {
         const int64_t a = n == rank ? k : axes[k];
         roi_start[a] = ReadAsDouble(roi, k);
         roi_end[a] = ReadAsDouble(roi, k + n);
+        if (!std::isfinite(roi_start[a]) || !std::isfinite(roi_end[a]))
+          return c.Error("roi must be finite");
       }
     }
   }
+  // Output lengths computed in double are converted only when finite and within 2^40: NaN, inf
+  // and values past int64 convert undefined.
+  bool bad_length = false;
+  auto length = [&](double v) {
+    if (!(v >= 0 && v <= static_cast<double>(kMaxTensorElements))) {
+      bad_length = true;
+      return int64_t{0};
+    }
+    return static_cast<int64_t>(v);
+  };
   if (sizes_t && sizes_t->elements() > 0) {
     auto sizes = IntsOf(sizes_t);
     if (!sizes || sizes->size() != axes.size()) return c.Error("sizes does not match the axes");
+    for (int64_t v : *sizes)
+      if (v < 0) return c.Error("sizes must not be negative");
     const std::string policy = op.String("keep_aspect_ratio_policy", "stretch");
     double common = policy == "not_larger" ? INFINITY : 0.0;
     for (size_t k = 0; k < axes.size(); ++k) {
@@ -144,7 +161,7 @@ Status ResizeKernel(KernelContext& c) {
         scales[a] = static_cast<double>(out_shape[a]) / static_cast<double>(x.shape()[a]);
       } else {
         scales[a] = common;
-        out_shape[a] = static_cast<int64_t>(std::round(common * static_cast<double>(x.shape()[a])));
+        out_shape[a] = length(std::round(common * static_cast<double>(x.shape()[a])));
       }
     }
   } else if (scales_t && scales_t->elements() > 0) {
@@ -156,15 +173,24 @@ Status ResizeKernel(KernelContext& c) {
       scales[a] = ReadAsDouble(*scales_t, k);
     }
     for (int64_t a = 0; a < rank; ++a)
-      out_shape[a] =
-          static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
+      out_shape[a] = length(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
   } else if (!(upsample && op.version < 9)) {
     return c.Error("neither scales nor sizes is given");
   } else {
     for (int64_t a = 0; a < rank; ++a)
-      out_shape[a] =
-          static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
+      out_shape[a] = length(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
   }
+  if (bad_length) return c.Error("scales or sizes give an output length that is not in [0, 2^40]");
+  for (int64_t a = 0; a < rank; ++a) {
+    // An empty axis has no taps: its scale (0 / 0 from sizes) is never used.
+    if (x.shape()[a] > 0 && (!std::isfinite(scales[a]) || scales[a] <= 0))
+      return c.Error("scales must be finite and positive");
+    if (x.shape()[a] == 0 && out_shape[a] > 0)
+      return c.Error("cannot resize an axis of length 0 to a longer one");
+  }
+  // The taps below take memory per output coordinate: the output's size is checked first.
+  if (!ShapeWithinLimit(out_shape)) return c.Error("the output would have more than 2^40 elements");
+  c.CheckSize(0, x.dtype(), out_shape);
   if (mode == "bilinear" || mode == "trilinear") mode = "linear";
 
   // Taps per axis per output coordinate.
@@ -180,6 +206,7 @@ Status ResizeKernel(KernelContext& c) {
       }
       const double orig = Original(coord, static_cast<double>(o), scales[a], in_len, out_len,
                                    roi_start[a], roi_end[a]);
+      if (!std::isfinite(orig)) return c.Error("the resize maps an output coordinate to no input");
       if (coord == "tf_crop_and_resize" && (orig < 0 || orig > in_len - 1)) {
         t.push_back({-1, 1.0});
         continue;
@@ -194,7 +221,9 @@ Status ResizeKernel(KernelContext& c) {
           idx = std::floor(orig + 0.5);
         else
           idx = (orig - std::floor(orig) == 0.5) ? std::floor(orig) : std::round(orig);
-        t.push_back({std::clamp<int64_t>(static_cast<int64_t>(idx), 0, in_len - 1), 1.0});
+        // Clamped in double, then converted: orig may lie far outside the input.
+        t.push_back(
+            {static_cast<int64_t>(std::clamp(idx, 0.0, static_cast<double>(in_len - 1))), 1.0});
       } else if (mode == "linear") {
         const double clamped = std::clamp(orig, 0.0, static_cast<double>(in_len - 1));
         const auto i0 = static_cast<int64_t>(std::floor(clamped));
@@ -203,8 +232,11 @@ Status ResizeKernel(KernelContext& c) {
         t.push_back({i0, 1 - f});
         if (f > 0) t.push_back({i1, f});
       } else if (mode == "cubic") {
-        const auto base = static_cast<int64_t>(std::floor(orig));
-        const auto w = CubicWeights(orig - static_cast<double>(base), cubic_a);
+        // Beyond 4 taps outside, every tap clamps to the edge: clamping orig there first keeps
+        // the conversion defined and changes no result.
+        const double near = std::clamp(orig, -4.0, static_cast<double>(in_len) + 3.0);
+        const auto base = static_cast<int64_t>(std::floor(near));
+        const auto w = CubicWeights(near - static_cast<double>(base), cubic_a);
         double total = 0;
         for (int k = 0; k < 4; ++k) {
           const int64_t idx = base - 1 + k;
@@ -216,6 +248,9 @@ Status ResizeKernel(KernelContext& c) {
         if (exclude_outside && total != 0) {
           for (auto& tap : t) tap.weight /= total;
         }
+        // Every tap outside and excluded: the edge, as without exclude_outside (an empty list
+        // was read at its first entry below).
+        if (t.empty()) t.push_back({std::clamp<int64_t>(base, 0, in_len - 1), 1.0});
       } else {
         return c.Error("resize mode '" + mode + "' is not supported");
       }

@@ -295,10 +295,13 @@ Status RoiAlign(KernelContext& c) {
     }
     const double bin_h = roi_h / static_cast<double>(out_h);
     const double bin_w = roi_w / static_cast<double>(out_w);
-    const double grid_hd = ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin_h);
-    const double grid_wd = ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin_w);
-    if (!std::isfinite(x_start) || !std::isfinite(y_start) || !std::isfinite(grid_hd) ||
-        !std::isfinite(grid_wd) || grid_hd * grid_wd * static_cast<double>(out_h * out_w) > 1e8) {
+    // Negative sizes (a reversed box) sample nothing; NaN or infinite boxes are refused, since
+    // their sample positions would convert to pixel indices undefined.
+    const double grid_hd = std::max(0.0, ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin_h));
+    const double grid_wd = std::max(0.0, ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin_w));
+    if (!std::isfinite(x_start) || !std::isfinite(y_start) || !std::isfinite(roi_w) ||
+        !std::isfinite(roi_h) || !std::isfinite(grid_hd) || !std::isfinite(grid_wd) ||
+        grid_hd * grid_wd * static_cast<double>(out_h) * static_cast<double>(out_w) > 1e8) {
       return c.Error("roi " + std::to_string(roi) + " is not finite or needs too many samples");
     }
     const int64_t grid_h = std::max<int64_t>(static_cast<int64_t>(grid_hd), 0);

@@ -102,7 +102,10 @@ Status SplitToSequence(KernelContext& c) {
   const int64_t dim = x.shape()[axis];
   std::vector<int64_t> sizes;
   bool squeeze = false;
+  // An axis of 2^40 in a tensor with no elements would make as many empty pieces.
+  constexpr int64_t kMaxPieces = int64_t{1} << 24;
   if (!c.has_input(1)) {
+    if (dim > kMaxPieces) return c.Error("SplitToSequence would make more than 2^24 pieces");
     sizes.assign(static_cast<size_t>(dim), 1);
     squeeze = c.op().Int("keepdims", 1) == 0;
   } else {
@@ -111,12 +114,15 @@ Status SplitToSequence(KernelContext& c) {
     if (c.in(1).rank() == 0) {
       const int64_t chunk = (*split)[0];
       if (chunk <= 0) return c.Error("split must be positive");
+      if (dim / chunk > kMaxPieces)
+        return c.Error("SplitToSequence would make more than 2^24 pieces");
       for (int64_t at = 0; at < dim; at += chunk) sizes.push_back(std::min(chunk, dim - at));
     } else {
       sizes = *split;
       int64_t total = 0;
       for (int64_t s : sizes) {
-        if (s < 0) return c.Error("split sizes must not be negative");
+        if (s < 0 || s > dim - total)  // checked before adding: a huge size overflowed
+          return c.Error("split sizes must not be negative and must add up to the axis length");
         total += s;
       }
       if (total != dim) return c.Error("split sizes do not add up to the axis length");
@@ -137,6 +143,9 @@ Status ConcatFromSequence(KernelContext& c) {
   if (!seq.ok()) return seq.status();
   const auto& items = (*seq)->items();
   if (items.empty()) return c.Error("cannot concatenate an empty sequence");
+  for (const Tensor& item : items) {
+    if (!item.is_tensor()) return c.Error("the sequence's items must be tensors");
+  }
   const bool new_axis = c.op().Int("new_axis", 0) != 0;
   int64_t axis = c.op().Int("axis", 0);
   if (!NormaliseAxis(axis, items[0].rank() + (new_axis ? 1 : 0)))

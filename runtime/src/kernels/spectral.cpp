@@ -70,7 +70,10 @@ Status Dft(KernelContext& c) {
   std::vector<int64_t> out_shape = x.shape();
   out_shape[axis] = bins;
   out_shape.back() = 2;
+  if (n > kMaxTensorElements) return c.Error("DFT length must be at most 2^40");
   Tensor& y = c.OutputUninit(0, x.dtype(), out_shape);
+  // No line to transform: the plan alone could take terabytes for a long dft_length.
+  if (y.elements() == 0) return Status::Ok();
 
   const int64_t outer = Product(x.shape(), 0, axis), len = x.shape()[axis];
   const int64_t inner = Product(x.shape(), axis + 1, rank - 1), comp = x.shape().back();
@@ -128,6 +131,7 @@ Status Stft(KernelContext& c) {
   const bool onesided = c.op().Int("onesided", 1) != 0;
   const int64_t hop = **step, frames = 1 + (length - n) / hop, bins = onesided ? n / 2 + 1 : n;
   Tensor& y = c.OutputUninit(0, x.dtype(), {batch, frames, bins, 2});
+  if (y.elements() == 0) return Status::Ok();  // as in DFT: no frame, no plan
 
   std::vector<double> w(static_cast<size_t>(n), 1.0);
   if (window)

@@ -81,7 +81,8 @@ Status TfIdfVectorizer(KernelContext& c) {
                    std::to_string(pool->size) + " pool n-grams");
   int64_t width = 0;
   for (int64_t i : indexes) {
-    if (i < 0) return c.Error("TfIdfVectorizer ngram_indexes must not be negative");
+    if (i < 0 || i >= kMaxTensorElements)  // i + 1 below must not overflow
+      return c.Error("TfIdfVectorizer ngram_indexes must be in [0, 2^40)");
     width = std::max(width, i + 1);
   }
   const auto weights = c.op().Floats("weights");
