@@ -36,7 +36,9 @@ size_t ElementSize(int32_t dtype) {
 // The bytes of a result of `dims` with `es`-byte elements; nullopt when a dim is negative or the
 // result exceeds `limit` (checked without overflow, before anything is allocated).
 std::optional<size_t> ResultBytes(const std::vector<int64_t>& dims, size_t es, int64_t limit) {
-  if (es == 0) return std::nullopt;
+  // Also the runtime's bound on every shape, zero-element ones included, so that Product and
+  // strides over any folded tensor's dims cannot overflow.
+  if (es == 0 || !exec::ShapeWithinLimit(dims)) return std::nullopt;
   for (int64_t d : dims) {
     if (d < 0) return std::nullopt;
     if (d == 0) return 0;
@@ -58,9 +60,14 @@ bool Normalise(int64_t& axis, int64_t rank) {
 
 template <typename V>
 V Get(const HostTensor& t, int64_t i) {
-  V v;
-  std::memcpy(&v, t.bytes.data() + i * sizeof(V), sizeof(V));
-  return v;
+  if constexpr (std::is_same_v<V, bool>) {
+    // A byte other than 0 or 1 is no valid bool: read the byte, then compare.
+    return t.bytes[static_cast<size_t>(i)] != 0;
+  } else {
+    V v;
+    std::memcpy(&v, t.bytes.data() + i * sizeof(V), sizeof(V));
+    return v;
+  }
 }
 
 template <typename V>
@@ -166,14 +173,28 @@ std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const
         const V x = Get<V>(a, BroadcastIndex(i, *dims, a.dims));
         const V y = Get<V>(b, BroadcastIndex(i, *dims, b.dims));
         V r{};
-        if (op == "Add") r = static_cast<V>(x + y);
-        if (op == "Sub") r = static_cast<V>(x - y);
-        if (op == "Mul") r = static_cast<V>(x * y);
-        if (op == "Div") {
-          if constexpr (std::is_integral_v<V>) {
-            if (y == 0) ok = false;
+        if constexpr (std::is_integral_v<V>) {
+          // Integers wrap, as the runtime's kernels do: computed unsigned, since signed
+          // overflow is undefined (and INT64_MIN / -1 traps).
+          using U = std::make_unsigned_t<V>;
+          const U ux = static_cast<U>(x), uy = static_cast<U>(y);
+          if (op == "Add") r = static_cast<V>(static_cast<U>(ux + uy));
+          if (op == "Sub") r = static_cast<V>(static_cast<U>(ux - uy));
+          if (op == "Mul") r = static_cast<V>(static_cast<U>(ux * uy));
+          if (op == "Div") {
+            if (y == 0) {
+              ok = false;
+            } else if (std::is_signed_v<V> && y == static_cast<V>(-1)) {
+              r = static_cast<V>(static_cast<U>(U{0} - ux));
+            } else {
+              r = static_cast<V>(x / y);
+            }
           }
-          if (ok) r = static_cast<V>(x / y);
+        } else {
+          if (op == "Add") r = static_cast<V>(x + y);
+          if (op == "Sub") r = static_cast<V>(x - y);
+          if (op == "Mul") r = static_cast<V>(x * y);
+          if (op == "Div") r = static_cast<V>(x / y);
         }
         Put<V>(out, i, r);
       }
@@ -261,8 +282,9 @@ std::optional<HostTensor> Concat(const std::vector<const HostTensor*>& ins, int6
   const size_t es = ElementSize(first.dtype);
   const auto bytes = ResultBytes(dims, es, limit);
   if (!bytes) return std::nullopt;
-  const int64_t outer = Product(dims, 0, axis), inner = Product(dims, axis + 1);
   HostTensor out{first.dtype, dims, ""};
+  if (*bytes == 0) return out;  // an outer size of 2^40 over empty chunks would loop that often
+  const int64_t outer = Product(dims, 0, axis), inner = Product(dims, axis + 1);
   out.bytes.reserve(*bytes);
   for (int64_t o = 0; o < outer; ++o) {
     for (const auto* t : ins) {
@@ -284,14 +306,18 @@ std::optional<HostTensor> Gather(const HostTensor& data, const HostTensor& indic
   std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
   dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
-  if (!ResultBytes(dims, es, limit)) return std::nullopt;  // repeated indices can grow the data
+  const auto bytes = ResultBytes(dims, es, limit);  // repeated indices can grow the data
+  if (!bytes) return std::nullopt;
   const int64_t outer = Product(data.dims, 0, axis), inner = Product(data.dims, axis + 1) * es;
   const int64_t axis_dim = data.dims[axis];
+  for (int64_t& k : *idx) {  // checked once, not once per outer index
+    if (k < -axis_dim || k >= axis_dim) return std::nullopt;
+    if (k < 0) k += axis_dim;
+  }
   HostTensor out{data.dtype, dims, ""};
+  if (*bytes == 0) return out;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k : *idx) {
-      if (k < -axis_dim || k >= axis_dim) return std::nullopt;
-      if (k < 0) k += axis_dim;
       out.bytes.append(data.bytes, (o * axis_dim + k) * inner, inner);
     }
   }
@@ -417,7 +443,17 @@ std::optional<HostTensor> Range(const HostTensor& start, const HostTensor& limit
       const auto n = static_cast<int64_t>(std::max(0.0, count));
       if (!ResultBytes({n}, sizeof(V), max_bytes)) return;
       HostTensor r{start.dtype, {n}, std::string(n * sizeof(V), '\0')};
-      for (int64_t i = 0; i < n; ++i) Put<V>(r, i, static_cast<V>(s + static_cast<V>(i) * d));
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral_v<V>) {
+          // i * d may overflow even when every element fits (INT64_MIN to INT64_MAX by 2^62).
+          using U = std::make_unsigned_t<V>;
+          Put<V>(r, i,
+                 static_cast<V>(static_cast<U>(
+                     static_cast<U>(s) + static_cast<U>(static_cast<U>(i) * static_cast<U>(d)))));
+        } else {
+          Put<V>(r, i, static_cast<V>(s + static_cast<V>(i) * d));
+        }
+      }
       out = std::move(r);
     }
   });
@@ -547,7 +583,11 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
   if (t == "Size") {
     if (infos.empty() || !infos[0].shape.is_static()) return std::nullopt;
     int64_t n = 1;
-    for (const auto& d : infos[0].shape.dims) n *= d.value;
+    for (const auto& d : infos[0].shape.dims) {
+      if (d.value == 0) return std::vector<HostTensor>{Int64Tensor({0}, {})};
+      if (n > std::numeric_limits<int64_t>::max() / d.value) return std::nullopt;  // overflow
+      n *= d.value;
+    }
     return std::vector<HostTensor>{Int64Tensor({n}, {})};
   }
   for (const auto* x : in) {

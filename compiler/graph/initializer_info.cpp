@@ -4,6 +4,8 @@
 #include <charconv>
 #include <system_error>
 
+#include "exec/shape_limit.h"
+
 namespace ortc::graph {
 namespace {
 
@@ -61,10 +63,13 @@ Result<Initializer> ReadInitializerInfo(const onnx::TensorProto& t, const fs::pa
   int64_t elements = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) return InvalidGraph(where + " has a negative dimension " + std::to_string(d));
-    if (d > 0 && elements > (INT64_MAX / d)) return InvalidGraph(where + " is too large");
-    elements *= d;
     init.dims.push_back(d);
   }
+  // The runtime's bound on every shape (non-zero dimensions' product <= 2^40): elements * bits
+  // below cannot overflow, and a [0, 2^62, 2^62] tensor cannot reach constant folding.
+  if (!exec::ShapeWithinLimit(init.dims))
+    return InvalidGraph(where + " declares more than 2^40 elements");
+  for (int64_t d : init.dims) elements *= d;
   const int64_t bits = DataTypeBits(init.dtype);
   const bool is_string = init.dtype == onnx::TensorProto::STRING;
   if (bits == 0 && !is_string) {
@@ -113,8 +118,8 @@ Result<Initializer> ReadInitializerInfo(const onnx::TensorProto& t, const fs::pa
     if (ec) return IoError(where + ": cannot read size of '" + loc.file.string() + "'");
     if (loc.offset > size || size - loc.offset < loc.length) {
       return InvalidGraph(where + ": external data file '" + loc.file.string() +
-                          "' is truncated: " + "needs bytes " + std::to_string(loc.offset) + ".." +
-                          std::to_string(loc.offset + loc.length) + " but has " +
+                          "' is truncated: needs " + std::to_string(loc.length) +
+                          " bytes from offset " + std::to_string(loc.offset) + " but has " +
                           std::to_string(size));
     }
     init.byte_size = loc.length;

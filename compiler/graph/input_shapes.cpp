@@ -35,9 +35,10 @@ Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* graph,
     if (!input->type().has_tensor_type()) {
       return InvalidArgument("--input-shape: input '" + name + "' is not a tensor");
     }
+    // Read before mutable_shape(), which creates a shape and so makes has_shape() true.
+    const bool declared = input->type().tensor_type().has_shape();
     auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
-    if (input->type().tensor_type().has_shape() &&
-        shape->dim_size() != static_cast<int>(dims.size())) {
+    if (declared && shape->dim_size() != static_cast<int>(dims.size())) {
       return InvalidArgument("--input-shape gives input '" + name + "' rank " +
                              std::to_string(dims.size()) + " but the model declares rank " +
                              std::to_string(shape->dim_size()));

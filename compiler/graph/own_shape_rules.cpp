@@ -5,8 +5,19 @@
 #include <cmath>
 #include <map>
 
+#include "exec/shape_limit.h"
+
 namespace ortc::graph {
 namespace {
+
+// A computed dimension, or unknown when it is no length a tensor can have (negative, NaN or past
+// 2^40). The arithmetic feeding it is done in long double, which holds any int64 exactly, so
+// hostile attributes (pads of INT64_MAX, scales of 1e30) can neither overflow it nor convert
+// undefined.
+Dim LengthOrUnknown(long double v) {
+  if (!(v >= 0 && v <= static_cast<long double>(exec::kMaxTensorElements))) return Dim{};
+  return Dim{.value = static_cast<int64_t>(v)};
+}
 
 using Rule = std::function<std::optional<std::vector<TensorInfo>>(const RuleInputs&)>;
 
@@ -102,7 +113,7 @@ std::optional<std::vector<TensorInfo>> Split(const RuleInputs& in) {
   if (!x) return std::nullopt;
   const size_t outputs = static_cast<size_t>(in.node->output_size());
   std::vector<TensorInfo> outs(outputs, TensorInfo{x->dtype, {}});
-  if (!x->shape.rank_known) return outs;
+  if (!x->shape.rank_known || outputs == 0) return outs;  // no parts: nothing to divide by
   const auto rank = static_cast<int64_t>(x->shape.dims.size());
   int64_t axis = IntAttr(*in.node, "axis", 0);
   if (axis < -rank || axis >= rank) return std::nullopt;
@@ -113,7 +124,7 @@ std::optional<std::vector<TensorInfo>> Split(const RuleInputs& in) {
   } else if (x->shape.dims[axis].known()) {
     const int64_t dim = x->shape.dims[axis].value;
     const int64_t parts = static_cast<int64_t>(outputs);
-    const int64_t chunk = (dim + parts - 1) / parts;
+    const int64_t chunk = dim / parts + (dim % parts != 0);  // dim + parts - 1 may overflow
     sizes = std::vector<int64_t>();
     for (int64_t i = 0; i < parts; ++i)
       sizes->push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
@@ -149,7 +160,7 @@ std::optional<std::vector<TensorInfo>> Pad(const RuleInputs& in) {
   for (size_t k = 0; k < n; ++k) {
     Dim& d = out.shape.dims[(*axes)[k]];
     if (d.known()) {
-      d.value += (*pads)[k] + (*pads)[k + n];
+      d = LengthOrUnknown(static_cast<long double>(d.value) + (*pads)[k] + (*pads)[k + n]);
     } else {
       d = Dim{};
     }
@@ -191,7 +202,7 @@ std::optional<std::vector<TensorInfo>> Resize(const RuleInputs& in) {
     }
     for (size_t k = 0; k < norm->size(); ++k) {
       Dim& d = out.shape.dims[(*norm)[k]];
-      d.value = static_cast<int64_t>(std::round(scale * static_cast<double>(d.value)));
+      d = LengthOrUnknown(std::round(scale * static_cast<double>(d.value)));
     }
     return std::vector<TensorInfo>{out};
   }
@@ -199,7 +210,7 @@ std::optional<std::vector<TensorInfo>> Resize(const RuleInputs& in) {
     for (size_t k = 0; k < norm->size(); ++k) {
       Dim& d = out.shape.dims[(*norm)[k]];
       if (d.known()) {
-        d.value = static_cast<int64_t>(std::floor(static_cast<double>(d.value) * (*scales)[k]));
+        d = LengthOrUnknown(std::floor(static_cast<double>(d.value) * (*scales)[k]));
       } else {
         d = Dim{};
       }
@@ -234,19 +245,21 @@ std::optional<std::vector<TensorInfo>> Pool(const RuleInputs& in) {
       d = Dim{};
       continue;
     }
-    const int64_t in_dim = d.value;
-    const int64_t eff_kernel = dilations[i] * (kernel[i] - 1) + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      d.value = (in_dim + strides[i] - 1) / strides[i];
+    // In long double (see LengthOrUnknown): attributes are only known to be >= 1 here.
+    const long double in_dim = d.value, stride = strides[i];
+    const long double eff_kernel = static_cast<long double>(dilations[i]) * (kernel[i] - 1) + 1;
+    if (stride < 1) {
+      d = Dim{};
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      d = LengthOrUnknown(std::ceil(in_dim / stride));
     } else if (auto_pad == "VALID") {
-      d.value = (in_dim - eff_kernel) / strides[i] + 1;
+      d = LengthOrUnknown(std::floor((in_dim - eff_kernel) / stride) + 1);
     } else {
-      const double span = static_cast<double>(in_dim + pads[i] + pads[i + spatial] - eff_kernel);
-      const double steps = span / static_cast<double>(strides[i]);
-      int64_t n = static_cast<int64_t>(ceil_mode ? std::ceil(steps) : std::floor(steps)) + 1;
+      const long double steps = (in_dim + pads[i] + pads[i + spatial] - eff_kernel) / stride;
+      long double n = (ceil_mode ? std::ceil(steps) : std::floor(steps)) + 1;
       // With ceil_mode, a window that starts inside the end padding is dropped.
-      if (ceil_mode && (n - 1) * strides[i] >= in_dim + pads[i]) --n;
-      d.value = n;
+      if (ceil_mode && (n - 1) * stride >= in_dim + pads[i]) n -= 1;
+      d = LengthOrUnknown(n);
     }
   }
   return std::vector<TensorInfo>{out};

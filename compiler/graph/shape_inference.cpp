@@ -6,6 +6,8 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "graph/opset_support.h"
@@ -13,6 +15,10 @@
 
 namespace ortc::graph {
 namespace {
+
+// The longest rank a Reshape's output gets from the length of its shape input: a shape input
+// declared [1e12] would otherwise size a vector of 1e12 dims.
+constexpr int64_t kMaxRank = 1024;
 
 onnx::TypeProto ToTypeProto(const TensorInfo& info) {
   onnx::TypeProto t;
@@ -87,6 +93,11 @@ class Inferencer {
       }
       if (t->data_type() == onnx::TensorProto::FLOAT) {
         auto d = onnx::ParseData<float>(t);
+        if constexpr (std::is_integral_v<T>) {
+          // NaN, infinities and values past int64 have no defined conversion: not a constant.
+          for (float v : d)
+            if (!(std::fabs(v) < 0x1p62f)) return std::nullopt;
+        }
         return std::vector<T>(d.begin(), d.end());
       }
     } catch (const std::exception&) {
@@ -195,7 +206,11 @@ class Inferencer {
       if (minus_one >= 0 && data.shape.is_static()) {
         int64_t total = 1, rest = 1;
         bool known = true;
-        for (const auto& d : data.shape.dims) total *= d.value;
+        for (const auto& d : data.shape.dims) {
+          // Declared dims may be anything up to INT64_MAX: a product that overflows is unknown.
+          if (d.value > 0 && total > std::numeric_limits<int64_t>::max() / d.value) known = false;
+          if (known) total *= d.value;
+        }
         for (int i = 0; i < static_cast<int>(info.shape.dims.size()); ++i) {
           if (i == minus_one) continue;
           known = known && info.shape.dims[i].known();
@@ -204,7 +219,7 @@ class Inferencer {
         if (known && rest > 0) info.shape.dims[minus_one].value = total / rest;
       }
     } else if (!out.shape.rank_known && target.shape.rank_known && target.shape.dims.size() == 1 &&
-               target.shape.dims[0].known()) {
+               target.shape.dims[0].known() && target.shape.dims[0].value <= kMaxRank) {
       info.shape.rank_known = true;
       info.shape.dims.resize(static_cast<size_t>(target.shape.dims[0].value));
     } else {
