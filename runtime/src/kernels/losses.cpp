@@ -59,7 +59,9 @@ Status SoftmaxCrossEntropyLoss(KernelContext& c) {
   if (scores.rank() < 2) return c.Error("scores must have rank >= 2");
   const int64_t N = scores.shape()[0], C = scores.shape()[1], inner = Product(scores.shape(), 2);
   Tensor logp = Tensor::Allocate(scores.dtype(), scores.shape());
-  for (int64_t n = 0; n < N; ++n)
+  // With no class (C = 0) there is nothing to normalise, and N * inner may be 2^40 rows.
+  const int64_t rows = scores.elements() == 0 ? 0 : N;
+  for (int64_t n = 0; n < rows; ++n)
     for (int64_t i = 0; i < inner; ++i) {
       double peak = -INFINITY, sum = 0;
       for (int64_t k = 0; k < C; ++k)

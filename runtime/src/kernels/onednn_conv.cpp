@@ -177,7 +177,21 @@ memory::desc DescFromBytes(const std::string& bytes) {
               raw.format_desc.blocking.inner_nblks >= 0 &&
               raw.format_desc.blocking.inner_nblks <= DNNL_MAX_NDIMS;
   for (int d = 0; sane && d < raw.ndims; ++d)
-    sane = raw.dims[d] > 0 && raw.padded_dims[d] >= raw.dims[d] && raw.padded_dims[d] < (1 << 24);
+    sane = raw.dims[d] > 0 && raw.padded_dims[d] >= raw.dims[d] && raw.padded_dims[d] < (1 << 24) &&
+           raw.padded_offsets[d] == 0 && raw.format_desc.blocking.strides[d] >= 0;
+  // The inner blocks: oneDNN indexes the dims with inner_idxs and divides by inner_blks; every
+  // padded dim must hold whole blocks. No offset and no extra flags (compensation buffers) are
+  // written by the compiler, so none is accepted.
+  dnnl_dims_t block = {};
+  for (int d = 0; d < DNNL_MAX_NDIMS; ++d) block[d] = 1;
+  for (int i = 0; sane && i < raw.format_desc.blocking.inner_nblks; ++i) {
+    const auto at = raw.format_desc.blocking.inner_idxs[i];
+    const auto size = raw.format_desc.blocking.inner_blks[i];
+    sane = at >= 0 && at < raw.ndims && size >= 1 && size <= (1 << 12);
+    if (sane) block[at] *= size;
+  }
+  for (int d = 0; sane && d < raw.ndims; ++d) sane = raw.padded_dims[d] % block[d] == 0;
+  sane = sane && raw.offset0 == 0 && raw.extra.flags == 0;
   if (!sane)
     throw dnnl::error(dnnl_invalid_arguments, "the packed weights' layout description is damaged");
   return memory::desc(raw);
@@ -296,6 +310,11 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
     // graph holds them), so a matching layout is read in place.
     void* data = const_cast<void*>(constant_w);
     const memory::desc stored = packed_desc.empty() ? plan->wei_plain : DescFromBytes(packed_desc);
+    // The stored layout must describe these weights' dims (the byte size was checked against
+    // it; its type may be bf16 where the plain weights are f32).
+    if (stored.dims() != plan->wei_plain.dims())
+      throw dnnl::error(dnnl_invalid_arguments,
+                        "the packed weights' layout describes other weights than this Conv's");
     if (stored == plan->wei_md) {
       plan->packed_weights = memory(plan->wei_md, eng, data);
     } else {

@@ -72,9 +72,13 @@ std::shared_ptr<QuantizedPlan> MakePlan(const ConvGeometry& g, const QuantizedCo
 }
 
 // The plan's key: the input shape and every quantization parameter baked into the primitive.
-std::vector<int64_t> KeyOf(const ConvGeometry& g, const QuantizedConvParams& q) {
-  std::vector<int64_t> key = {g.batch, g.in_channels, q.x_zero, q.y_zero, q.x_signed, q.y_signed};
+std::vector<int64_t> KeyOf(const ConvGeometry& g, const QuantizedConvParams& q, bool bias_present) {
+  // Everything the plan was made for: the weights' shape and the bias too, since weights that
+  // are not constant may change shape between runs (a plan for others wrote past y).
+  std::vector<int64_t> key = {g.batch,  g.in_channels, g.out_channels, q.x_zero,
+                              q.y_zero, q.x_signed,    q.y_signed,     bias_present};
   key.insert(key.end(), g.in.begin(), g.in.end());
+  key.insert(key.end(), g.kernel.begin(), g.kernel.end());
   for (float s : q.scales) {
     int32_t bits;
     std::memcpy(&bits, &s, sizeof bits);
@@ -90,7 +94,7 @@ Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvG
                            const int32_t* bias, void* y, bool* handled) {
   *handled = false;
   if (!cache || g.in.empty() || g.in.size() > 3) return Status::Ok();
-  const std::vector<int64_t> key = KeyOf(g, q);
+  const std::vector<int64_t> key = KeyOf(g, q, bias != nullptr);
   const auto plan = std::static_pointer_cast<const QuantizedPlan>(FindOrMakePlan(cache, key, [&] {
     return MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);
   }));

@@ -321,11 +321,14 @@ Status Gather(KernelContext& c) {
   Tensor& y = c.Output(0, x.dtype(), shape);
   const int64_t outer = Product(x.shape(), 0, axis), inner = Product(x.shape(), axis + 1),
                 dim = x.shape()[axis];
+  for (int64_t& k : *idx) {  // checked once, not once per outer index (up to 2^40 of them)
+    if (k < -dim || k >= dim) return c.Error("index " + std::to_string(k) + " out of range");
+    if (k < 0) k += dim;
+  }
+  if (y.elements() == 0) return Status::Ok();
   int64_t dst = 0;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k : *idx) {
-      if (k < -dim || k >= dim) return c.Error("index " + std::to_string(k) + " out of range");
-      if (k < 0) k += dim;
       for (int64_t j = 0; j < inner; ++j) CopyElement(x, (o * dim + k) * inner + j, y, dst++);
     }
   }
@@ -540,7 +543,8 @@ Status DepthSpace(KernelContext& c, bool to_space) {
   const bool crd = c.op().String("mode", "DCR") == "CRD";
   // Channels (DepthToSpace) or height and width (SpaceToDepth) must split into whole blocks;
   // the bound keeps b * b and the output sizes within 64 bits.
-  if (b > (int64_t{1} << 20) || (to_space ? C % (b * b) != 0 : H % b != 0 || W % b != 0))
+  if (b > (int64_t{1} << 20) || (to_space ? C % (b * b) != 0 : H % b != 0 || W % b != 0) ||
+      (!to_space && C > kMaxTensorElements / (b * b)))
     return c.Error(to_space
                        ? "DepthToSpace channels (" + std::to_string(C) +
                              ") must be a multiple of blocksize^2 (" + std::to_string(b) + "^2)"
@@ -549,6 +553,7 @@ Status DepthSpace(KernelContext& c, bool to_space) {
                              std::to_string(b) + ")");
   if (to_space) {
     Tensor& y = c.Output(0, x.dtype(), {N, C / (b * b), H * b, W * b});
+    if (y.elements() == 0) return Status::Ok();  // the loops may still be 2^39 long
     const int64_t oc = C / (b * b);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t ch = 0; ch < oc; ++ch)
@@ -561,6 +566,7 @@ Status DepthSpace(KernelContext& c, bool to_space) {
           }
   } else {
     Tensor& y = c.Output(0, x.dtype(), {N, C * b * b, H / b, W / b});
+    if (y.elements() == 0) return Status::Ok();
     const int64_t oh = H / b, ow = W / b;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t oc = 0; oc < C * b * b; ++oc)
@@ -609,6 +615,9 @@ Status ArgReduce(KernelContext& c, bool max) {
   Tensor& y = c.Output(0, DataType::kInt64, shape);
   const int64_t outer = Product(x.shape(), 0, axis), inner = Product(x.shape(), axis + 1),
                 dim = x.shape()[axis];
+  if (y.elements() == 0) return Status::Ok();
+  // Each output reads element 0 of its slice: an empty axis has none.
+  if (dim == 0) return c.Error("cannot take the arg max or min over an empty axis");
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
       int64_t best = 0;
@@ -647,6 +656,7 @@ Status TopK(KernelContext& c) {
   shape[axis] = k;
   Tensor& vals = c.Output(0, x.dtype(), shape);
   Tensor& idxs = c.Output(1, DataType::kInt64, shape);
+  if (x.elements() == 0) return Status::Ok();  // the axis alone may be 2^40 long
   const int64_t outer = Product(x.shape(), 0, axis), inner = Product(x.shape(), axis + 1);
   std::vector<int64_t> order(dim);
   for (int64_t o = 0; o < outer; ++o)
@@ -708,6 +718,7 @@ Status CumSum(KernelContext& c) {
   if (!NormaliseAxis(axis, x.rank())) return c.Error("axis out of range");
   const bool exclusive = c.op().Int("exclusive", 0) != 0, reverse = c.op().Int("reverse", 0) != 0;
   Tensor& y = c.Output(0, x.dtype(), x.shape());
+  if (x.elements() == 0) return Status::Ok();
   const int64_t outer = Product(x.shape(), 0, axis), inner = Product(x.shape(), axis + 1),
                 dim = x.shape()[axis];
   for (int64_t o = 0; o < outer; ++o)
@@ -727,22 +738,35 @@ Status CumSum(KernelContext& c) {
 
 Status OneHot(KernelContext& c) {
   const Tensor& ind = c.in(0);
-  const auto depth = static_cast<int64_t>(ReadAsDouble(c.in(1), 0));
   const Tensor& values = c.in(2);
+  // Depth and indices may be float: converted only when finite and in range.
+  if (c.in(1).elements() != 1 || c.in(1).dtype() == DataType::kString)
+    return c.Error("depth must be one number");
+  const double depth_value = ReadAsDouble(c.in(1), 0);
+  if (!(depth_value >= 0 && depth_value <= static_cast<double>(kMaxTensorElements)))
+    return c.Error("depth must be in [0, 2^40]");
+  const auto depth = static_cast<int64_t>(depth_value);
+  if (values.elements() != 2) return c.Error("values must have two elements: off and on");
+  if (ind.dtype() == DataType::kString) return c.Error("indices must be numbers");
   int64_t axis = c.op().Int("axis", -1);
   const int64_t rank = ind.rank() + 1;
   if (!NormaliseAxis(axis, rank)) return c.Error("axis out of range");
   std::vector<int64_t> shape = ind.shape();
   shape.insert(shape.begin() + axis, depth);
   Tensor& y = c.Output(0, values.dtype(), shape);
-  const int64_t outer = Product(ind.shape(), 0, axis), inner = Product(ind.shape(), axis);
+  if (y.elements() == 0) return Status::Ok();
+  const int64_t outer = Product(ind.shape(), 0, axis);
   const int64_t tail = ind.elements() / std::max<int64_t>(outer, 1);
-  (void)inner;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t d = 0; d < depth; ++d)
       for (int64_t j = 0; j < tail; ++j) {
-        int64_t k = static_cast<int64_t>(ReadAsDouble(ind, o * tail + j));
-        if (k < 0) k += depth;
+        const double v = ReadAsDouble(ind, o * tail + j);
+        // Indices outside [-depth, depth) (NaN and huge ones too) select no position.
+        int64_t k = -1;
+        if (v >= -static_cast<double>(depth) && v < static_cast<double>(depth)) {
+          k = static_cast<int64_t>(v);
+          if (k < 0) k += depth;
+        }
         CopyElement(values, k == d ? 1 : 0, y, (o * depth + d) * tail + j);
       }
   return Status::Ok();
@@ -756,9 +780,11 @@ Status EyeLike(KernelContext& c) {
   const int64_t k = c.op().Int("k", 0);
   Tensor& y = c.Output(0, dtype, x.shape());
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    if (r + k >= 0 && r + k < cols) WriteFromDouble(y, r * cols + r + k, 1);
-  }
+  // Only the rows the diagonal crosses: r + k can neither overflow nor leave [0, cols), and an
+  // empty tensor's 2^40 rows are not walked.
+  if (k >= cols || k <= -rows) return Status::Ok();
+  for (int64_t r = std::max<int64_t>(0, -k); r < std::min(rows, cols - k); ++r)
+    WriteFromDouble(y, r * cols + r + k, 1);
   return Status::Ok();
 }
 

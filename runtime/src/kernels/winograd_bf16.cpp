@@ -265,7 +265,9 @@ bool WinogradBf16Candidate(const ConvGeometry& g) {
          !g.input_nchw && g.in.size() == 2 && g.kernel == std::vector<int64_t>{3, 3} &&
          all_one(g.strides) && all_one(g.dilations) && g.group == 1 && small_pads(g.pads_begin) &&
          small_pads(g.pads_end) && g.out.size() == 2 && g.out[0] >= 1 && g.out[1] >= 1 &&
-         g.in_channels % kLanes == 0 && g.out_channels % kLanes == 0;
+         g.in_channels % kLanes == 0 && g.out_channels % kLanes == 0 &&
+         // 0 channels or images would make 0 tiles and 0 blocks, which the blocking divides by.
+         g.batch >= 1 && g.in_channels >= kLanes && g.out_channels >= kLanes;
 }
 
 // Measured per node with `ortc run --profile` on resnet18's bf16 bundle (2-core Zen 4, oneDNN

@@ -452,3 +452,81 @@ TEST_CASE("SequenceMap's body must give tensors", "[hostile_operands]") {
   CHECK_THAT(RunModel(m.Output("y"), {{"x", Make<float>(DataType::kFloat, {1}, {1})}}).error,
              Catch::Contains("the body's outputs must be tensors"));
 }
+
+TEST_CASE("index and position kernels check what they read", "[hostile_operands]") {
+  // ArgMax over an empty axis read element 0 of each slice of an empty tensor.
+  ModelBuilder arg;
+  arg.Input("x", {1, 0, 100}).Node("ArgMax", {"x"}, {"y"}, {Attr("axis", int64_t{1})});
+  CHECK_THAT(
+      RunModel(arg.Output("y", T::INT64), {{"x", Tensor::Allocate(DataType::kFloat, {1, 0, 100})}})
+          .error,
+      Catch::Contains("cannot take the arg max or min over an empty axis"));
+  // OneHot read values[1] of a one-element values, and converted NaN depths and indices.
+  const Tensor indices = Make<float>(DataType::kFloat, {3}, {0, NAN, 1e30f});
+  struct Case {
+    std::vector<float> depth, values;
+    std::string expect;
+  };
+  for (const auto& k : std::vector<Case>{{{3}, {0}, "values must have two elements"},
+                                         {{NAN}, {0, 1}, "depth must be in [0, 2^40]"},
+                                         {{}, {0, 1}, "depth must be one number"}}) {
+    ModelBuilder m;
+    m.Input("i", {3}).Initializer("d", {static_cast<int64_t>(k.depth.size())}, k.depth);
+    m.Initializer("v", {static_cast<int64_t>(k.values.size())}, k.values);
+    m.Node("OneHot", {"i", "d", "v"}, {"y"});
+    INFO(k.expect);
+    CHECK_THAT(RunModel(m.Output("y"), {{"i", indices}}).error, Catch::Contains(k.expect));
+  }
+  ModelBuilder hot;
+  hot.Input("i", {3}).Initializer("d", {1}, {2}).Initializer("v", {2}, {0, 1});
+  hot.Node("OneHot", {"i", "d", "v"}, {"y"});
+  auto r = RunModel(hot.Output("y"), {{"i", indices}});
+  REQUIRE(r.ok());
+  // Index 0 is hot at 0; NaN and 1e30 select nothing.
+  CHECK(Values<float>(r.outputs[0]) == std::vector<float>{1, 0, 0, 0, 0, 0});
+  // EyeLike's r + k overflowed for k = INT64_MAX.
+  ModelBuilder eye;
+  eye.Input("x", {2, 2})
+      .Node("EyeLike", {"x"}, {"y"}, {Attr("k", std::numeric_limits<int64_t>::max())});
+  r = RunModel(eye.Output("y"), {{"x", Tensor::Allocate(DataType::kFloat, {2, 2})}});
+  REQUIRE(r.ok());
+  CHECK(Values<float>(r.outputs[0]) == std::vector<float>{0, 0, 0, 0});
+  // SpaceToDepth's C * b * b overflowed for an empty input of 2^40 channels.
+  ModelBuilder s2d;
+  s2d.Input("x", {-1, -1, -1, -1})
+      .Node("SpaceToDepth", {"x"}, {"y"}, {Attr("blocksize", int64_t{1} << 20)});
+  const std::vector<int64_t> wide = {1, int64_t{1} << 40, 0, 0};
+  CHECK_FALSE(
+      RunModel(s2d.Output("y"), {{"x", Tensor::Borrow(DataType::kFloat, wide, nullptr, nullptr)}})
+          .ok());
+}
+
+TEST_CASE("kernels on an empty tensor with a 2^40-long axis return at once", "[hostile_operands]") {
+  // Each looped over the long axis (or allocated for it) before: a hang or terabytes.
+  const int64_t long_axis = int64_t{1} << 40;
+  auto empty = [](std::vector<int64_t> shape) {
+    return Tensor::Borrow(DataType::kFloat, std::move(shape), nullptr, nullptr);
+  };
+  ModelBuilder gather;
+  gather.Input("x", {-1, -1, -1}).IntInitializer("i", {0});
+  gather.Node("Gather", {"x", "i"}, {"y"}, {Attr("axis", int64_t{1})});
+  CHECK(RunModel(gather.Output("y"), {{"x", empty({long_axis, 1, 0})}}).ok());
+  ModelBuilder cumsum;
+  cumsum.Input("x", {-1, -1}).IntInitializer("a", {1});
+  cumsum.proto().mutable_graph()->mutable_initializer(0)->clear_dims();
+  cumsum.Node("CumSum", {"x", "a"}, {"y"});
+  CHECK(RunModel(cumsum.Output("y"), {{"x", empty({0, long_axis})}}).ok());
+  ModelBuilder topk;
+  topk.Input("x", {-1, -1}).IntInitializer("k", {0});
+  topk.Node("TopK", {"x", "k"}, {"v", "i"}, {Attr("axis", int64_t{0})});
+  CHECK(RunModel(topk.Output("v").Output("i", T::INT64), {{"x", empty({long_axis, 0})}}).ok());
+  ModelBuilder d2s;
+  d2s.Input("x", {-1, -1, -1, -1})
+      .Node("DepthToSpace", {"x"}, {"y"}, {Attr("blocksize", int64_t{2})});
+  CHECK(RunModel(d2s.Output("y"), {{"x", empty({1, 4, int64_t{1} << 38, 0})}}).ok());
+  // SoftmaxCrossEntropyLoss normalised 2^40 empty rows before checking the labels.
+  ModelBuilder loss;
+  loss.Input("x", {-1, -1}).IntInitializer("labels", {0});
+  loss.Node("SoftmaxCrossEntropyLoss", {"x", "labels"}, {"y"});
+  CHECK_FALSE(RunModel(loss.Output("y"), {{"x", empty({long_axis, 0})}}).ok());
+}

@@ -159,6 +159,9 @@ TEST_CASE("bf16 Winograd candidates: bf16 channels-last 3x3 stride-1, channels i
   CHECK_FALSE(without([](ConvGeometry& g) { g.out_channels = 8; }));
   CHECK_FALSE(without([](ConvGeometry& g) { g.pads_end = {3, 1}; }));
   CHECK_FALSE(without([](ConvGeometry& g) { g.algorithm = ConvAlgorithm::kDirect; }));
+  // No tile to transform: the blocking would divide by 0 blocks (found by review).
+  CHECK_FALSE(without([](ConvGeometry& g) { g.in_channels = g.out_channels = 0; }));
+  CHECK_FALSE(without([](ConvGeometry& g) { g.batch = 0; }));
   // Left plain at compile time, so the runtime can transform them.
   std::vector<float> w(64 * 64 * 9, 0.5f);
   auto packed =
