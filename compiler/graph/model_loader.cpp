@@ -100,6 +100,32 @@ Status CheckWindowAttributes(const Model& m) {
   return Status::Ok();
 }
 
+// A convolution's kernel_shape must be its constant weights' spatial shape: the runtime's
+// kernels refuse a different one (it would read past the weights), so compile refuses it too
+// rather than write a bundle that cannot run.
+Status CheckKernelShapes(const Model& m) {
+  for (const auto& node : m.graph.nodes) {
+    if (!node.domain.empty() || !node.proto) continue;
+    const int w_input =
+        node.op_type == "QLinearConv" ? 3
+        : node.op_type == "Conv" || node.op_type == "ConvTranspose" || node.op_type == "ConvInteger"
+            ? 1
+            : -1;
+    if (w_input < 0 || static_cast<int>(node.inputs.size()) <= w_input) continue;
+    const int w = node.inputs[w_input];
+    if (w < 0 || m.graph.values[w].initializer < 0) continue;
+    const auto& dims = m.graph.initializers[m.graph.values[w].initializer].dims;
+    for (const auto& a : node.proto->attribute()) {
+      if (a.name() != "kernel_shape" || dims.size() < 2) continue;
+      const std::vector<int64_t> kernel(a.ints().begin(), a.ints().end());
+      if (kernel != std::vector<int64_t>(dims.begin() + 2, dims.end()))
+        return InvalidGraph("node '" + node.name + "' (" + node.op_type +
+                            "): kernel_shape does not match the weights' spatial shape");
+    }
+  }
+  return Status::Ok();
+}
+
 // Resolves each node's op version; every node of a standard domain must name an op that
 // exists at the model's opset.
 Status ResolveOps(Model& m) {
@@ -208,6 +234,7 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
       ORTC_RETURN_IF_ERROR(RunChecker(*m).WithContext("after expanding contrib ops"));
   }
   ORTC_RETURN_IF_ERROR(CheckWindowAttributes(*m));
+  ORTC_RETURN_IF_ERROR(CheckKernelShapes(*m));
   if (!options.infer_shapes) return m;
   const std::vector<std::string> load_warnings = m->warnings;
   InferShapes(m.get());

@@ -111,3 +111,19 @@ TEST_CASE("--input-shape gives dims to an input declared without a shape",
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, !Catch::Contains("declares rank 0"));
 }
+
+TEST_CASE("compile refuses a convolution whose kernel_shape contradicts its weights",
+          "[cli][hostile_compile]") {
+  // The runtime's kernels refuse it (it would read past the weights), but compile wrote a
+  // bundle that could never run.
+  TempDir dir;
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    ModelBuilder m;
+    m.Input("x", {1, 4, 8, 8}).Initializer("w", {4, 4, 1, 1}, std::vector<float>(16, 1.f));
+    m.Node(op, {"x", "w"}, {"y"}, {Attr("kernel_shape", std::vector<int64_t>{3, 3})});
+    auto r = Compile(dir, std::string("kernel_") + op, m.Output("y"));
+    INFO(r.out);
+    CHECK(r.exit_code == 3);  // INVALID_GRAPH
+    CHECK_THAT(r.out, Catch::Contains("kernel_shape does not match the weights' spatial shape"));
+  }
+}
