@@ -11,6 +11,8 @@
 #include "cpu/quantized_fusion.h"
 #include "cpu/weight_packing.h"
 #include "cpu_program_generated.h"
+#include "exec/shape_limit.h"
+#include "loader/cpu_program_validator.h"
 #include "lowering/constant_folding.h"
 #include "lowering/memory_plan.h"
 
@@ -25,12 +27,18 @@ std::vector<int64_t> Dims(const graph::TensorInfo& info) {
   return dims;
 }
 
+// -1 for no static size, also for shapes past the runtime's bound (declared graph input dims can
+// be anything): such a value is left to run-time allocation, which refuses it, and the sums of
+// sizes in the memory plan cannot overflow.
 int64_t StaticBytes(const graph::TensorInfo& info) {
   if (!info.shape.is_static()) return -1;
   const int64_t bits = graph::DataTypeBits(info.dtype);
   if (bits == 0) return -1;
+  std::vector<int64_t> dims;
+  for (const auto& d : info.shape.dims) dims.push_back(d.value);
+  if (!exec::ShapeWithinLimit(dims)) return -1;
   int64_t n = 1;
-  for (const auto& d : info.shape.dims) n *= d.value;
+  for (int64_t d : dims) n *= d;
   return (n * bits + 7) / 8;
 }
 
@@ -248,7 +256,13 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
     if (b.first_use == INT32_MAX) b.first_use = 0;
     b.last_use = std::max(b.last_use, b.first_use);  // written but never read: live at its op
   }
-  const auto plan = lowering::PlanMemory(buffers, 64);
+  auto plan = lowering::PlanMemory(buffers, 64);
+  // An arena the runtime would refuse as damage (more than 2^40 bytes): every intermediate is
+  // then allocated at run time instead, where each tensor is checked on its own.
+  if (static_cast<uint64_t>(plan.arena_bytes) > loader::kMaxArenaBytes) {
+    std::fill(buffer_of.begin(), buffer_of.end(), -1);
+    plan.arena_bytes = 0;
+  }
 
   std::vector<int64_t> offsets(ir.values.size(), -1);
   for (size_t i = 0; i < ir.values.size(); ++i) {

@@ -143,6 +143,10 @@ bool FoldLinearIntoWeights(SubgraphIr* ir, IrOp* conv, const Step& step) {
   const auto& w_shape = ir->values[conv->inputs[1]].info.shape;
   if (!w || (has_bias && !b) || !w_shape.is_static() || w_shape.dims.empty()) return false;
   const int64_t out_channels = w_shape.dims[0].value;
+  // A bias of another length (ONNX's Conv inference does not check it) was read past its end.
+  if (out_channels <= 0 || w->size() % static_cast<size_t>(out_channels) != 0 ||
+      (has_bias && b->size() != static_cast<size_t>(out_channels)))
+    return false;
   std::vector<float> scaled = *w, bias(static_cast<size_t>(out_channels), 0.f);
   for (float& v : scaled) v *= step.alpha;
   for (int64_t m = 0; m < out_channels; ++m)

@@ -67,7 +67,13 @@ Result<int> FoldBatchNormIntoConv(SubgraphIr* ir) {
     }
     bool params_const = true;
     for (int i = 1; i < 5; ++i) params_const = params_const && IsConstFloat(*ir, bn->inputs[i]);
-    if (!params_const || (bn->outputs.size() > 1 && bn->outputs[1] >= 0)) continue;
+    // Only the normalised output may be used: the BatchNormalization is removed, and the
+    // running statistics of opsets 7-14 (outputs 1-4) would lose their producer.
+    bool extra_outputs = false;
+    for (size_t o = 1; o < bn->outputs.size(); ++o) extra_outputs |= bn->outputs[o] >= 0;
+    if (!params_const || extra_outputs) continue;
+    // Weights of rank 0 or 1 (an input without a shape skips ONNX's rank check) have no channels.
+    if (ir->values[conv.inputs[1]].info.shape.dims.size() < 3) continue;
 
     auto w = Floats(ir->values[conv.inputs[1]]);
     auto scale = Floats(ir->values[bn->inputs[1]]);

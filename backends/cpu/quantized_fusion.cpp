@@ -150,6 +150,9 @@ Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
           ir->values[bq->quantized].info.dtype == onnx::TensorProto::INT32) {
         auto q = Values(*ir, bq->quantized);
         if (!q) continue;
+        // One scale and zero point, or one per value: others were read past their ends.
+        auto fits_values = [&](size_t n) { return n == 1 || n == q->size(); };
+        if (!fits_values(bq->scales.size()) || !fits_values(bq->zeros.size())) continue;
         for (size_t m = 0; m < q->size(); ++m)
           bf.push_back(((*q)[m] - bq->zeros[bq->zeros.size() == 1 ? 0 : m]) *
                        bq->scales[bq->scales.size() == 1 ? 0 : m]);
@@ -166,7 +169,8 @@ Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
         const double s =
             x->scales[0] * w->scales[w->scales.size() == 1 ? 0 : static_cast<size_t>(m)];
         const double q = s > 0 ? std::nearbyint(bf[m] / s) : 0;
-        fits = fits && s > 0 && std::fabs(q) < 2147483647.0;
+        fits = fits && s > 0 && std::fabs(q) < 2147483647.0;  // false for NaN too
+        if (!fits) break;                                     // converting q would be undefined
         bq[m] = static_cast<int32_t>(q);
       }
       if (!fits) continue;

@@ -3,8 +3,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "exec/shape_limit.h"
 #include "kernels/fused_activation.h"
 #include "kernels/onednn_conv.h"
 
@@ -66,6 +68,10 @@ bool GeometryOf(const SubgraphIr& ir, const IrOp& op, exec::ConvGeometry* g) {
   const auto x = StaticDims(ir, op.inputs[0]), wd = StaticDims(ir, w),
              y = StaticDims(ir, op.outputs[0]);
   if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) return false;
+  // Declared sizes and attributes go into oneDNN's descriptor arithmetic: only ones a runtime
+  // tensor can have, and windows within 2^31, are packed (the rest stays plain).
+  if (!exec::ShapeWithinLimit(x) || !exec::ShapeWithinLimit(wd) || !exec::ShapeWithinLimit(y))
+    return false;
   const bool cl = op.IntAttr("channels_last", 0) != 0;
   const bool x_nhwc = cl && op.IntAttr("input_channels_first", 0) == 0;
   if (cl && x.size() != 4) return false;
@@ -83,6 +89,11 @@ bool GeometryOf(const SubgraphIr& ir, const IrOp& op, exec::ConvGeometry* g) {
   if (pad_mode == "VALID") pads.assign(2 * nsp, 0);
   if (g->strides.size() != nsp || g->dilations.size() != nsp || pads.size() != 2 * nsp)
     return false;
+  constexpr int64_t kMaxWindow = int64_t{1} << 31;
+  auto within = [](const std::vector<int64_t>& v, int64_t lo) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= lo && e <= kMaxWindow; });
+  };
+  if (!within(g->strides, 1) || !within(g->dilations, 1) || !within(pads, 0)) return false;
   g->pads_begin.assign(pads.begin(), pads.begin() + nsp);
   g->pads_end.assign(pads.begin() + nsp, pads.end());
   g->channels_last = cl;

@@ -9,6 +9,7 @@
 #include "capability_table.h"
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/op_desc.h"
+#include "exec/shape_limit.h"
 
 namespace ortc::backends::cuda {
 namespace {
@@ -165,6 +166,37 @@ std::string DynamicShape(const graph::Graph& g, const graph::Node& node) {
   return "";
 }
 
+// "" when the node's sizes are ones the CUDA code generator and libraries are written for, else
+// the refusal (the node then runs on the CPU, whose kernels check such inputs one by one):
+// every tensor within the runtime's 2^40 bound and not empty (an empty operand divided the
+// GEMM setup by 0), and every integer attribute within 32 bits (generated kernels write them
+// as int literals; hostile pads, kernels or dilations overflowed the host arithmetic), except
+// Slice-1's starts and ends, which exporters write as INT64_MAX.
+std::string OutsideLimits(const graph::Graph& g, const graph::Node& node) {
+  for (const auto& list : {node.inputs, node.outputs}) {
+    for (int v : list) {
+      if (v < 0) continue;
+      const auto& shape = g.values[v].info.shape;
+      if (!shape.is_static()) continue;
+      std::vector<int64_t> dims;
+      for (const auto& d : shape.dims) dims.push_back(d.value);
+      if (!exec::ShapeWithinLimit(dims))
+        return "tensor " + g.values[v].name + " has more than 2^40 elements";
+      if (std::find(dims.begin(), dims.end(), 0) != dims.end())
+        return "tensor " + g.values[v].name + " is empty: empty tensors run on the CPU";
+    }
+  }
+  if (!node.proto) return "";
+  constexpr int64_t kLimit = (int64_t{1} << 31) - 1;
+  for (const auto& a : node.proto->attribute()) {
+    if (node.op_type == "Slice" && (a.name() == "starts" || a.name() == "ends")) continue;
+    bool within = a.type() != onnx::AttributeProto::INT || (a.i() >= -kLimit && a.i() <= kLimit);
+    for (int64_t v : a.ints()) within = within && v >= -kLimit && v <= kLimit;
+    if (!within) return "attribute " + a.name() + " has a value beyond 32 bits";
+  }
+  return "";
+}
+
 }  // namespace
 
 NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
@@ -192,6 +224,7 @@ NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
     return NodeSupport::No("shape arithmetic (1-D integer tensor) stays on the CPU");
   if (node.has_subgraphs) return NodeSupport::No("nodes with subgraphs run on the CPU");
   if (std::string why = DynamicShape(g, node); !why.empty()) return NodeSupport::No(why);
+  if (std::string why = OutsideLimits(g, node); !why.empty()) return NodeSupport::No(why);
   if (table.Has(node.op_type)) return table.Check(g, node);
   for (int v : node.inputs) {
     if (v >= 0 && !g.values[v].info.shape.rank_known)

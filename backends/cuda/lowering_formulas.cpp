@@ -70,8 +70,10 @@ std::vector<int> Ancestors(const Index& x, int end) {
 }
 
 std::optional<double> Evaluate(const Index& x, int v, int root, double at,
-                               std::map<int, double>* memo) {
+                               std::map<int, double>* memo, int depth = 0) {
   if (v == root) return at;
+  // A formula is a few ops deep; a chain of 100k ops would overflow the stack.
+  if (depth > 64) return std::nullopt;
   if (auto it = memo->find(v); it != memo->end()) return it->second;
   if (auto c = x.Scalar(v)) return *c;
   const int p = x.producer[v];
@@ -79,7 +81,7 @@ std::optional<double> Evaluate(const Index& x, int v, int root, double at,
   const IrOp& op = x.ir.ops[p];
   std::vector<double> a;
   for (int in : op.inputs) {
-    auto r = Evaluate(x, in, root, at, memo);
+    auto r = Evaluate(x, in, root, at, memo, depth + 1);
     if (!r) return std::nullopt;
     a.push_back(*r);
   }
@@ -300,6 +302,7 @@ int RecogniseLayerNorm(SubgraphIr* ir) {
       inner_ok = inner_ok && x.Internal(v) && ir->UseCount(v) == 1;
     if (out != div.outputs[0]) inner_ok = inner_ok && x.Internal(div.outputs[0]);
     if (!inner_ok || x.Dims(out) != dims) continue;
+    if (gamma < 0 && c > (int64_t{1} << 24)) continue;  // a vector of ones that long: no
     if (gamma < 0) {
       graph::TensorInfo info;
       info.dtype = onnx::TensorProto::FLOAT;

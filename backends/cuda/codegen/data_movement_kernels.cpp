@@ -171,6 +171,9 @@ Result<KernelSource> Tile(const std::string& name, const OpDesc& op) {
   m.strides = Strides(in);
   for (size_t d = 0; d < in.size(); ++d) {
     if ((*reps)[d] < 0) return InvalidArgument("Tile: negative repeat");
+    // Bounded before multiplying (a repeat of 2^62 overflowed).
+    if ((*reps)[d] > 0 && in[d] > exec::kMaxTensorElements / (*reps)[d])
+      return InvalidArgument("Tile: the output would have more than 2^40 elements");
     m.dims.push_back(in[d] * (*reps)[d]);
     m.modulo.push_back(in[d]);
   }

@@ -217,8 +217,11 @@ std::string CheckOutputDims(const OpDesc& op, size_t k, const std::vector<int64_
   return "";
 }
 
+// The grid-stride loop adds up to a whole grid (256 x 65535 threads) to an index below the
+// total before comparing: that sum must fit too, or a 32-bit index wraps negative.
 std::string IndexType(int64_t largest) {
-  return largest < (int64_t{1} << 31) - 1 ? "int" : "long long";
+  constexpr int64_t kGridStride = int64_t{256} * 65535;
+  return largest + kGridStride < (int64_t{1} << 31) - 1 ? "int" : "long long";
 }
 
 KernelSource Finish(const KernelText& k, int64_t largest_index) {

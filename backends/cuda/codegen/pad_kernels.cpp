@@ -57,7 +57,10 @@ Result<KernelSource> EmitPad(const std::string& name, const OpDesc& op) {
       !(mode == "wrap" && op.since_version >= 19))
     return NotImplemented("Pad: mode '" + mode + "' is not supported");
   std::vector<int64_t> out(rank);
+  constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // kernels write pads as int literals
   for (int64_t d = 0; d < rank; ++d) {
+    if (before[d] < -kLimit || before[d] > kLimit || after[d] < -kLimit || after[d] > kLimit)
+      return NotImplemented("Pad: pads beyond 32 bits");
     out[d] = in[d] + before[d] + after[d];
     if (out[d] < 0) return InvalidArgument("Pad: negative output dimension");
     if (mode != "constant" && in[d] == 0 && out[d] > 0)

@@ -35,7 +35,11 @@ Result<Plan> PlanOf(const OpDesc& op) {
     if (op.inputs.size() > 1 && op.inputs[1].dtype != 0) {
       auto v = ConstantValues(op, 1);
       if (!v) return NotImplemented(t + " with axes computed at run time is not supported");
-      for (double a : *v) axes.push_back(static_cast<int64_t>(a));
+      for (double a : *v) {
+        // Checked in double first: INT64_MAX arrives as 2^63, whose conversion is undefined.
+        if (!(std::fabs(a) <= 64)) return InvalidArgument(t + ": axis out of range");
+        axes.push_back(static_cast<int64_t>(a));
+      }
     }
   } else {
     axes = IntsAttr(op, "axes");

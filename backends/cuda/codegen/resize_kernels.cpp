@@ -6,11 +6,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "cuda/codegen/movement_util.h"
 
 namespace ortc::backends::cuda::codegen::movement {
 namespace {
+
+// Tap tables hold one int index and weight pair per output coordinate of each resized axis: they
+// are bounded, and so are the source indices they hold (int).
+constexpr int64_t kMaxTableLength = int64_t{1} << 24;
 
 // The input coordinate that output coordinate `o` of an axis maps to.
 double SourceCoordinate(const std::string& mode, double o, double scale, int64_t in_len,
@@ -103,10 +108,20 @@ Result<Plan> OutputShape(const OpDesc& op, const std::vector<int64_t>& in) {
       const int64_t a = axes[k];
       if (!((*scales)[k] > 0)) return InvalidArgument("Resize: scales must be positive");
       p.scales[a] = (*scales)[k];
-      p.out[a] = static_cast<int64_t>(std::floor(static_cast<double>(in[a]) * p.scales[a]));
+      const double length = std::floor(static_cast<double>(in[a]) * p.scales[a]);
+      // Checked in double: an infinite or huge scale converts undefined.
+      if (!(length <= static_cast<double>(kMaxTableLength)))
+        return NotImplemented("Resize: an output axis longer than 2^24 runs on the CPU");
+      p.out[a] = static_cast<int64_t>(length);
     }
   } else {
     return NotImplemented("Resize: neither constant scales nor sizes are given");
+  }
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (p.out[a] > kMaxTableLength || in[a] > std::numeric_limits<int32_t>::max())
+      return NotImplemented(
+          "Resize: an axis longer than the generated tap tables hold (2^24 "
+          "outputs, 2^31 inputs) runs on the CPU");
   }
   return p;
 }

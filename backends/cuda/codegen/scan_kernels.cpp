@@ -1,6 +1,7 @@
 // Scan kernels: CumSum (opsets 11 and 14; exclusive, reverse) along a compile-time constant axis,
 // one thread per line for short or many coalesced lines, else one block per line (chunked scan).
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "cuda/codegen/emitters.h"
@@ -26,6 +27,9 @@ Result<Lines> LinesOf(const OpDesc& op) {
         "CumSum with an axis computed at run time is not supported (the axis "
         "must be a compile-time constant)");
   if (axis_values->size() != 1) return InvalidArgument("CumSum: axis must hold one value");
+  // Checked in double: INT64_MAX arrives as 2^63, whose conversion is undefined.
+  if (!(std::fabs((*axis_values)[0]) <= static_cast<double>(rank)))
+    return InvalidArgument("CumSum: axis out of range");
   auto axis = static_cast<int64_t>((*axis_values)[0]);
   if (axis < -rank || axis >= rank) return InvalidArgument("CumSum: axis out of range");
   if (axis < 0) axis += rank;

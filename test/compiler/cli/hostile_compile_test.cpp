@@ -127,3 +127,23 @@ TEST_CASE("compile refuses a convolution whose kernel_shape contradicts its weig
     CHECK_THAT(r.out, Catch::Contains("kernel_shape does not match the weights' spatial shape"));
   }
 }
+
+TEST_CASE("folding a scale into a Conv leaves a bias of the wrong length to the kernel's check",
+          "[cli][hostile_compile]") {
+  // Conv -> Mul folded alpha into the weights and read a 1-element bias for all 8 channels
+  // (ONNX's Conv inference does not check B's length): the bundle then ran on whatever memory
+  // followed. Now the fold is skipped and the kernel refuses the bias.
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {1, 3, 8, 8}).Initializer("w", {8, 3, 3, 3}, std::vector<float>(216, 0.5f));
+  m.Initializer("b", {1}, {1.f}).Initializer("two", {}, {2.f});
+  m.Node("Conv", {"x", "w", "b"}, {"c"}).Node("Mul", {"c", "two"}, {"y"}).Output("y");
+  auto r = Compile(dir, "short_bias", m);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  auto run = RunOrtcWith("timeout 60",
+                         "run " + (dir / "short_bias" / "short_bias_ctx.onnx").string(), true);
+  INFO(run.out);
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.out, Catch::Contains("Conv bias must have 8 elements"));
+}

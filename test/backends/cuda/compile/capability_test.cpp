@@ -58,3 +58,23 @@ TEST_CASE("CUDA refusals name their reason", "[capability]") {
   CHECK(d.at("asym") == "Conv with asymmetric pads is not lowered (cuDNN takes symmetric pads)");
   CHECK(d.at("runtime_filter") == "Conv with a non-constant filter is not lowered");
 }
+
+TEST_CASE("CUDA leaves empty, huge and 64-bit-attribute nodes to the CPU", "[capability]") {
+  // An empty MatMul operand divided the GEMM setup by 0 (SIGFPE in compile); shapes past the
+  // runtime's bound overflowed the generators' stride products; pads or kernels beyond 32 bits
+  // overflowed the window arithmetic and were written as truncated int literals.
+  ModelBuilder b(17, 8);
+  b.Input("a", {0, 4}).Initializer("B", {4, 3}, std::vector<float>(12, 1.f));
+  b.Input("big", {int64_t{1} << 32, int64_t{1} << 32}).Input("x", {1, 1, 8});
+  b.Node("MatMul", {"a", "B"}, {"m"}, {}, "empty");
+  b.Node("Relu", {"big"}, {"r"}, {}, "huge");
+  b.Node("MaxPool", {"x"}, {"p"},
+         {Attr("kernel_shape", std::vector<int64_t>{1}),
+          Attr("pads", std::vector<int64_t>{int64_t{1} << 33, 0})},
+         "wide_pads");
+  b.Output("m").Output("r").Output("p");
+  const auto d = Decide(b);
+  CHECK(d.at("empty") == "tensor a is empty: empty tensors run on the CPU");
+  CHECK(d.at("huge") == "tensor big has more than 2^40 elements");
+  CHECK(d.at("wide_pads") == "attribute pads has a value beyond 32 bits");
+}
