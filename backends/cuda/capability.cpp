@@ -168,23 +168,29 @@ std::string DynamicShape(const graph::Graph& g, const graph::Node& node) {
 
 // "" when the node's sizes are ones the CUDA code generator and libraries are written for, else
 // the refusal (the node then runs on the CPU, whose kernels check such inputs one by one):
-// every tensor within the runtime's 2^40 bound and not empty (an empty operand divided the
-// GEMM setup by 0), and every integer attribute within 32 bits (generated kernels write them
+// every tensor within the runtime's 2^40 bound, the data input and the outputs not empty (an
+// empty MatMul operand divided the GEMM setup by 0; optional inputs such as Resize's roi are
+// legitimately empty), and every integer attribute within 32 bits (generated kernels write them
 // as int literals; hostile pads, kernels or dilations overflowed the host arithmetic), except
 // Slice-1's starts and ends, which exporters write as INT64_MAX.
 std::string OutsideLimits(const graph::Graph& g, const graph::Node& node) {
-  for (const auto& list : {node.inputs, node.outputs}) {
-    for (int v : list) {
-      if (v < 0) continue;
-      const auto& shape = g.values[v].info.shape;
-      if (!shape.is_static()) continue;
-      std::vector<int64_t> dims;
-      for (const auto& d : shape.dims) dims.push_back(d.value);
-      if (!exec::ShapeWithinLimit(dims))
-        return "tensor " + g.values[v].name + " has more than 2^40 elements";
-      if (std::find(dims.begin(), dims.end(), 0) != dims.end())
-        return "tensor " + g.values[v].name + " is empty: empty tensors run on the CPU";
-    }
+  auto check = [&](int v, bool data) -> std::string {
+    if (v < 0) return "";
+    const auto& shape = g.values[v].info.shape;
+    if (!shape.is_static()) return "";
+    std::vector<int64_t> dims;
+    for (const auto& d : shape.dims) dims.push_back(d.value);
+    if (!exec::ShapeWithinLimit(dims))
+      return "tensor " + g.values[v].name + " has more than 2^40 elements";
+    if (data && std::find(dims.begin(), dims.end(), 0) != dims.end())
+      return "tensor " + g.values[v].name + " is empty: empty tensors run on the CPU";
+    return "";
+  };
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    if (std::string why = check(node.inputs[k], k == 0); !why.empty()) return why;
+  }
+  for (int v : node.outputs) {
+    if (std::string why = check(v, true); !why.empty()) return why;
   }
   if (!node.proto) return "";
   constexpr int64_t kLimit = (int64_t{1} << 31) - 1;

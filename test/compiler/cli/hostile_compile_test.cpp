@@ -98,7 +98,7 @@ TEST_CASE("compile's own shape rules survive hostile attributes", "[cli][hostile
   CHECK((r.exit_code == 0 || r.exit_code == 2 || r.exit_code == 3));
 }
 
-TEST_CASE("--input-shape gives dims to an input declared without a shape",
+TEST_CASE("compile's --input-shape gives dims to an input declared without a shape",
           "[cli][hostile_compile]") {
   // The check for a declared shape ran after mutable_shape() had created an empty one, so such
   // an input was refused as "rank 0".
