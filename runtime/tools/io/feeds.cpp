@@ -35,11 +35,14 @@ std::string DimsText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-// The element count of shape, or -1 when it exceeds kMaxGeneratedElements (no overflow).
+// The element count of shape, or -1 when its non-zero dimensions' product exceeds
+// kMaxGeneratedElements (no overflow). Zeros are left out of the bound, as every tensor's is
+// (exec/shape_limit.h): [0, 2^62] would pass a plain product and then fail Tensor::Allocate.
 int64_t BoundedElements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
+  int64_t nonzero = 1, n = 1;
   for (int64_t d : shape) {
-    if (d > 0 && n > kMaxGeneratedElements / d) return -1;
+    if (d > 0 && nonzero > kMaxGeneratedElements / d) return -1;
+    if (d > 0) nonzero *= d;
     n *= d;
   }
   return n;

@@ -12,6 +12,7 @@
 // After onnx_pb.h, which defines the export macros the generated header uses.
 #include <onnx/onnx-data.pb.h>
 
+#include "exec/shape_limit.h"
 #include "format/regular_file.h"
 #include "loader/tensor_proto.h"
 
@@ -103,6 +104,11 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
   int64_t elements = 1;
   if (!ShapeValue(header, &shape, &elements))
     return InvalidArgument(path.string() + ": no valid shape in .npy header");
+  // Every tensor's bound (zero-element shapes included), checked here so that Allocate below
+  // cannot throw (fuzz_tensor_files: a (0, 2^62) array aborted on the uncaught length_error).
+  if (!exec::ShapeWithinLimit(shape))
+    return InvalidArgument(path.string() +
+                           ": .npy shape has more than 2^40 elements in its non-zero dimensions");
   // The data must be in the file before anything is allocated for it.
   const uint64_t bytes = static_cast<uint64_t>(elements) * ElementSize(it->second);
   const auto data_at = static_cast<uint64_t>(in.tellg());

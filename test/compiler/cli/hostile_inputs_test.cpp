@@ -634,8 +634,14 @@ TEST_CASE(".npy headers are parsed in bounded stack and memory", "[cli][hostile]
   const std::string good = npy("good.npy",
                                "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': (2, 3), }");
+  // No element but 2^62 rows: passed the size check, then Tensor::Allocate threw and the
+  // uncaught length_error aborted (found by fuzz_tensor_files).
+  const std::string empty_huge = npy("empty_huge.npy",
+                                     "{'descr': '<f4', 'fortran_order': False, "
+                                     "'shape': (0, 4611686018427387904), }");
   for (const auto& [file, reason] :
-       {std::pair{long_descr, "unsupported .npy dtype"}, std::pair{huge, "truncated"}}) {
+       {std::pair{long_descr, "unsupported .npy dtype"}, std::pair{huge, "truncated"},
+        std::pair{empty_huge, "more than 2^40 elements in its non-zero dimensions"}}) {
     auto r = Ortc("run " + model + " --input x=" + file);
     INFO(r.out.substr(0, 300));
     CHECK(r.exit_code == 2);
