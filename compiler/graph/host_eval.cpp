@@ -1,7 +1,9 @@
 // Host evaluation of single ONNX ops on small constant tensors (shape arithmetic, layout ops
-// on weights). Shared by the graph-level shape folding and the per-group constant folding.
+// on weights), with the CPU kernels (kernel_eval.h) for every other op. Shared by the
+// graph-level shape folding and the per-group constant folding.
 #include "graph/host_eval.h"
 
+#include "graph/kernel_eval.h"
 #include "kernels/kernel_util.h"
 
 #include <onnx/onnx_pb.h>
@@ -550,16 +552,19 @@ int64_t HostOp::IntAttr(std::string_view name, int64_t fallback) const {
 }
 
 bool HostEvaluable(std::string_view op_type) {
-  return CoveredOps().count(op_type) > 0;
+  return CoveredOps().count(op_type) > 0 || KernelFoldable(op_type);
 }
 
 int64_t HostTensor::elements() const {
   return Product(dims);
 }
 
-std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
-                                                      const std::vector<const HostTensor*>& in,
-                                                      const std::vector<TensorInfo>& infos) {
+namespace {
+
+// The ops host_eval implements itself (shape arithmetic, with its own bounds on hostile values).
+std::optional<std::vector<HostTensor>> EvaluateCovered(const HostOp& op,
+                                                       const std::vector<const HostTensor*>& in,
+                                                       const std::vector<TensorInfo>& infos) {
   if (!op.domain.empty()) return std::nullopt;
   const std::string_view t = op.op_type;
   auto one = [](std::optional<HostTensor> r) -> std::optional<std::vector<HostTensor>> {
@@ -743,6 +748,20 @@ std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
     return one(std::move(out));
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<HostTensor>> EvaluateHostOp(const HostOp& op,
+                                                      const std::vector<const HostTensor*>& in,
+                                                      const std::vector<TensorInfo>& infos) {
+  if (CoveredOps().count(op.op_type)) {
+    if (auto r = EvaluateCovered(op, in, infos)) return r;
+    // Shape and Size read only the static shape: no kernel can do better with null inputs.
+    if (op.op_type == "Shape" || op.op_type == "Size") return std::nullopt;
+  }
+  // Every other op: the CPU kernel (a null input is an omitted optional one).
+  return EvaluateWithCpuKernel(op, in);
 }
 
 }  // namespace ortc::graph

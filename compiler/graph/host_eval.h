@@ -30,6 +30,8 @@ struct HostOp {
   // Results above this size are declined before any of their memory is allocated: a shape
   // input of [60000, 50000] must not make the compiler build a 12 GB constant.
   int64_t max_output_bytes = 64ll << 20;
+  // How many outputs the node has (ops such as Split or TopK are evaluated for all of them).
+  size_t num_outputs = 1;
 
   const onnx::AttributeProto* Attr(std::string_view name) const;
   int64_t IntAttr(std::string_view name, int64_t fallback) const;

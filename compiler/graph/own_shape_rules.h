@@ -19,6 +19,9 @@ struct RuleInputs {
   std::function<std::optional<std::vector<int64_t>>(size_t)> constant_ints;
   // Constant floating-point contents of an input (Resize scales).
   std::function<std::optional<std::vector<double>>(size_t)> constant_floats;
+  // Integer contents known at compile time: constants, or shape values propagated through
+  // Shape -> Gather -> Concat chains (an Expand's target shape). Unset: constant_ints only.
+  std::function<std::optional<std::vector<int64_t>>(size_t)> known_ints;
 };
 
 // Returns the output infos, or nullopt when the op has no own rule.

@@ -139,6 +139,7 @@ int FoldShapeComputationsOnce(Model* model, int64_t max_bytes) {
     }
     if (!eligible) continue;
     HostOp op{node.op_type, node.domain, node.since_version, {}};
+    op.num_outputs = node.outputs.size();
     for (const auto& a : node.proto->attribute()) op.attributes.push_back(&a);
     op.max_output_bytes = max_bytes;
     auto result = EvaluateHostOp(op, inputs, infos);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "graph/fallback_shape_rules.h"
 #include "graph/opset_support.h"
 #include "graph/own_shape_rules.h"
 
@@ -239,22 +240,57 @@ class Inferencer {
     if (!op.exists) return;
     if (op.route == ShapeRoute::kOnnxSchema) {
       InferWithSchema(node, node.opset);
-      return;
-    }
-    if (op.route == ShapeRoute::kOwnRule) {
-      RuleInputs in;
-      in.node = node.proto;
-      for (int v : node.inputs)
-        in.inputs.push_back(v >= 0 && g_.values[v].info.dtype != 0 ? &g_.values[v].info : nullptr);
-      in.constant_ints = [&](size_t i) { return ConstantData<int64_t>(node, i); };
-      in.constant_floats = [&](size_t i) { return ConstantData<double>(node, i); };
-      auto outs = ApplyOwnShapeRule(in);
+    } else if (op.route == ShapeRoute::kOwnRule) {
+      auto outs = ApplyOwnShapeRule(MakeRuleInputs(node));
       if (outs) {
         Record(node, *outs);
       } else {
         Warn(node, "inputs do not allow an output shape to be derived");
       }
     }
+    CompleteWithFallback(node);
+  }
+
+  RuleInputs MakeRuleInputs(const Node& node) {
+    RuleInputs in;
+    in.node = node.proto;
+    for (int v : node.inputs)
+      in.inputs.push_back(v >= 0 && g_.values[v].info.dtype != 0 ? &g_.values[v].info : nullptr);
+    in.constant_ints = [this, &node](size_t i) { return ConstantData<int64_t>(node, i); };
+    in.constant_floats = [this, &node](size_t i) { return ConstantData<double>(node, i); };
+    in.known_ints = [this, &node](size_t i) -> std::optional<std::vector<int64_t>> {
+      if (auto c = ConstantData<int64_t>(node, i)) return c;
+      if (i >= node.inputs.size() || node.inputs[i] < 0) return std::nullopt;
+      auto it = shape_data_.find(g_.values[node.inputs[i]].name);
+      if (it == shape_data_.end()) return std::nullopt;
+      std::vector<int64_t> out;
+      for (const auto& d : it->second.dim()) {
+        if (!d.has_dim_value()) return std::nullopt;
+        out.push_back(d.dim_value());
+      }
+      return out;
+    };
+    return in;
+  }
+
+  // Where ONNX's inference (or an own rule) left an output's type or a dimension unknown,
+  // ortc's fallback rules complete it from the inputs (fallback_shape_rules.h).
+  void CompleteWithFallback(const Node& node) {
+    bool incomplete = false;
+    for (int o : node.outputs) {
+      if (o < 0) continue;
+      const TensorInfo& info = g_.values[o].info;
+      incomplete = incomplete || info.dtype == 0 || !info.shape.is_static();
+    }
+    if (!incomplete) return;
+    auto outs = ApplyFallbackShapeRule(MakeRuleInputs(node));
+    if (!outs) return;
+    std::vector<TensorInfo> merged;
+    for (size_t i = 0; i < node.outputs.size() && i < outs->size(); ++i) {
+      const int o = node.outputs[i];
+      merged.push_back(o >= 0 ? MergeInfo(g_.values[o].info, (*outs)[i]) : TensorInfo{});
+    }
+    Record(node, merged);
   }
 
   Model* model_;

@@ -16,6 +16,7 @@ std::optional<std::vector<HostTensor>> EvaluateOp(const IrOp& op,
                                                   int64_t max_bytes) {
   graph::HostOp host{op.op_type, op.domain, op.since_version, {}};
   host.max_output_bytes = max_bytes;
+  host.num_outputs = op.outputs.size();
   for (const auto& a : op.attributes) host.attributes.push_back(&a);
   return graph::EvaluateHostOp(host, inputs, infos);
 }
