@@ -155,16 +155,17 @@ class GptAttention(torch.nn.Module):
         q, k, v = self.c_attn(h).split(self.hidden, dim=2)
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
         w = torch.matmul(q, k.transpose(-1, -2))
-        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype)
+        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
         q_len, k_len = q.size(-2), k.size(-2)
         if self.causal == "trilu":
-            causal_mask = torch.tril(torch.ones((q_len, k_len), dtype=torch.bool)).view(1, 1, q_len, k_len)
+            causal_mask = torch.tril(torch.ones((q_len, k_len), dtype=torch.bool, device=w.device))
+            causal_mask = causal_mask.view(1, 1, q_len, k_len)
         else:
             causal_mask = self.bias[:, :, k_len - q_len : k_len, :k_len]
         if additive_mask is not None:  # modern: one additive mask, causal and padding together
             w = w + additive_mask
         else:
-            mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)
+            mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
             w = torch.where(causal_mask, w, mask_value)
         w = torch.softmax(w, dim=-1)
         out = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
@@ -195,6 +196,8 @@ class GptDecoder(torch.nn.Module):
         self.ln_f = layer_norm(c["hidden"], decomposed, 1e-5)
 
     def forward(self, input_ids, attention_mask=None):
+        # Tensors made in forward are made on the inputs' device: the benchmark runs this module on
+        # a GPU (scripts/gpu_bench); the exported graph is the same (the device is not traced).
         seq = input_ids.size(-1)
         additive_mask = None
         if self.mask_style == "modern":
@@ -204,15 +207,15 @@ class GptDecoder(torch.nn.Module):
             positions = positions.masked_fill(attention_mask == 0, 1)
             h = self.wte(input_ids) + self.wpe(positions)
             low = torch.finfo(h.dtype).min
-            causal = torch.full((seq, seq), low)
-            cond = torch.arange(seq)
+            causal = torch.full((seq, seq), low, device=h.device)
+            cond = torch.arange(seq, device=h.device)
             causal = causal.masked_fill(cond < (cond + 1).view(seq, 1), 0.0)
             b = input_ids.size(0)
             causal = causal[None, None, :, :].expand(b, 1, seq, seq)
             padding = attention_mask[:, None, None, :].expand(b, 1, seq, seq).to(h.dtype)
             additive_mask = causal.masked_fill((1.0 - padding).to(torch.bool), low)
         else:
-            positions = torch.arange(0, seq, dtype=torch.long).unsqueeze(0)
+            positions = torch.arange(0, seq, dtype=torch.long, device=input_ids.device).unsqueeze(0)
             h = self.wte(input_ids) + self.wpe(positions)
         for block in self.blocks:
             h = block(h, additive_mask)
