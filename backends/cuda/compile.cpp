@@ -2,6 +2,8 @@
 // generate kernels -> NVRTC -> memory plan -> program + artefacts.
 #include "cuda/compile.h"
 
+#include <spdlog/spdlog.h>
+
 #include "cpu/packing.h"
 #include "cuda/cuda_binary_keys.h"
 #include "cuda/identity.h"
@@ -51,6 +53,17 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.plan = std::move(plan).value();
   ORTC_RETURN_IF_ERROR(GenerateKernels(&out.plan, &out.kernels));
   FinalizePlan(&out.plan);
+  // -vv: what each step implements, so a user can see which nodes were fused together.
+  if (spdlog::should_log(spdlog::level::debug)) {
+    static const char* kKinds[] = {"kernel", "conv", "gemm", "copy"};
+    for (size_t i = 0; i < out.plan.steps.size(); ++i) {
+      const PlanStep& st = out.plan.steps[i];
+      std::string ops;
+      for (const auto& src : st.sources) ops += (ops.empty() ? "" : ", ") + src;
+      spdlog::debug("cuda {} step {}: {} {} <- {}", sg.name, i,
+                    kKinds[static_cast<int>(st.kind)], st.name, ops);
+    }
+  }
   out.stats["folded_ops"] += folded->folded_ops;
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;

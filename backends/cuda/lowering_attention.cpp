@@ -1,19 +1,25 @@
-// Recognises scaled dot-product attention in a lowering IR, as exporters write it, and replaces
-// it with one FusedAttention op (codegen/attention_kernels.cpp):
-//   MatMul(Q, K^T) -> [Div | Mul by a scalar] -> [Add mask | Where(cond, ., fill)] -> Softmax
-//   (last axis) -> MatMul(., V)
-// Transposes, Reshapes, Splits and Slices that only feed Q, K or V (head splitting, K^T, a fused
-// QKV projection's slices) are absorbed as strided views, and a Transpose after the output
-// (head merging) as a permutation: the kernel reads and writes through strides.
+// Recognises scaled dot-product attention in a lowering IR by what it computes, and replaces it
+// with one FusedAttention op (codegen/attention_kernels.cpp):
+//   P = Softmax(last axis) of S, where S is Q K^T (a MatMul) followed by any of: a scale (Mul or
+//   Div by a scalar, also applied to Q or K^T before the MatMul, as SDPA's decomposition splits
+//   it), one additive mask (Add), one boolean mask (Where(cond, S, fill) either way round),
+//   float-to-float Casts; then P, optionally guarded (Where(IsNaN(P), 0, P): rows whose every
+//   key is masked become zeros, which the kernel does anyway), Cast or Dropout (inference),
+//   multiplies V (a MatMul).
+// Q, K and V are read through views of what feeds them (lowering_views.h: Transpose, Reshape,
+// Expand, Slice, Split... fitted by index walking), so head splitting, K^T, GQA's repeated key
+// and value heads and the slices of a fused QKV projection cost no copy; a Transpose after the
+// output (head merging) becomes a permutation the kernel writes through.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <cstring>
+#include <cmath>
 #include <numeric>
 #include <optional>
 
 #include "cuda/lowering.h"
 #include "cuda/lowering_ir_index.h"
+#include "cuda/lowering_views.h"
 #include "cuda/op_desc.h"
 
 namespace ortc::backends::cuda {
@@ -41,179 +47,38 @@ std::vector<int64_t> TransposePerm(const IrOp& t, size_t rank) {
   return {a->ints().begin(), a->ints().end()};
 }
 
-// A strided view of a source value: what a chain of Transpose, Reshape, Split and Slice ops
-// makes of it, without copying.
-struct View {
-  std::vector<int64_t> dims, strides;
-  int64_t offset = 0;
-};
-
-View Contiguous(const std::vector<int64_t>& dims) {
-  View v{dims, std::vector<int64_t>(dims.size(), 1), 0};
-  for (size_t i = dims.size(); i-- > 1;) v.strides[i - 1] = v.strides[i] * dims[i];
-  return v;
+bool IsFloat(int32_t t) {
+  return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
+         t == onnx::TensorProto::BFLOAT16;
 }
 
-// Reshape of a strided view: each group of old axes that merges or splits into new axes must
-// be contiguous within itself. False when it is not (the view would need a copy).
-bool Reshape(View* v, const std::vector<int64_t>& to) {
-  std::vector<int64_t> strides(to.size(), 0);
-  size_t i = 0, j = 0;
-  while (i < v->dims.size() && j < to.size()) {
-    size_t ii = i, jj = j;
-    int64_t pi = v->dims[i], pj = to[j];
-    while (pi != pj) {
-      if (pi < pj) {
-        if (++ii >= v->dims.size()) return false;
-        pi *= v->dims[ii];
-      } else {
-        if (++jj >= to.size()) return false;
-        pj *= to[jj];
-      }
-    }
-    int64_t inner = -1;  // the stride the next inner non-unit axis must have
-    for (size_t a = ii + 1; a-- > i;) {
-      if (v->dims[a] == 1) continue;
-      if (inner >= 0 && v->strides[a] != inner) return false;
-      inner = v->strides[a] * v->dims[a];
-    }
-    int64_t stride = 0;  // the innermost non-unit old axis's stride
-    for (size_t a = ii + 1; a-- > i;) {
-      if (v->dims[a] != 1) {
-        stride = v->strides[a];
-        break;
-      }
-    }
-    for (size_t b = jj + 1; b-- > j;) {
-      strides[b] = stride;
-      stride *= to[b];
-    }
-    i = ii + 1;
-    j = jj + 1;
+// The live ops reading v.
+std::vector<int> Readers(const SubgraphIr& ir, int v) {
+  std::vector<int> r;
+  for (size_t i = 0; i < ir.ops.size(); ++i) {
+    const IrOp& op = ir.ops[i];
+    if (op.removed) continue;
+    if (std::find(op.inputs.begin(), op.inputs.end(), v) != op.inputs.end())
+      r.push_back(static_cast<int>(i));
   }
-  for (; i < v->dims.size(); ++i) {
-    if (v->dims[i] != 1) return false;
-  }
-  for (; j < to.size(); ++j) {
-    if (to[j] != 1) return false;
-  }
-  v->dims = to;
-  v->strides = strides;
-  return true;
+  return r;
 }
 
-std::optional<std::vector<int64_t>> IntConstant(const Index& x, int v) {
-  if (v < 0 || x.ir.values[v].kind != ValueKind::kWeight || !x.ir.values[v].bytes)
-    return std::nullopt;
-  auto bytes = x.ir.values[v].bytes->ReadAll();
-  if (!bytes.ok()) return std::nullopt;
-  const std::string& b = **bytes;
-  std::vector<int64_t> out;
-  if (x.ir.values[v].info.dtype == onnx::TensorProto::INT64) {
-    out.resize(b.size() / 8);
-    std::memcpy(out.data(), b.data(), out.size() * 8);
-  } else if (x.ir.values[v].info.dtype == onnx::TensorProto::INT32) {
-    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
-      int32_t e;
-      std::memcpy(&e, b.data() + i, 4);
-      out.push_back(e);
-    }
-  } else {
-    return std::nullopt;
-  }
-  return out;
-}
-
-// Applies one op of the chain to the view of its input; false when it cannot be a view.
-bool Apply(const Index& x, const IrOp& op, int output, View* v) {
-  const int64_t rank = static_cast<int64_t>(v->dims.size());
-  if (op.op_type == "Transpose") {
-    const auto p = TransposePerm(op, v->dims.size());
-    if (static_cast<int64_t>(p.size()) != rank) return false;
-    View t = *v;
-    for (int64_t a = 0; a < rank; ++a) {
-      if (p[a] < 0 || p[a] >= rank) return false;
-      t.dims[a] = v->dims[p[a]];
-      t.strides[a] = v->strides[p[a]];
-    }
-    *v = t;
-    return true;
-  }
-  if (op.op_type == "Reshape") return Reshape(v, x.Dims(op.outputs[0]));
-  int64_t axis = 0, start = 0, size = 0;
-  if (op.op_type == "Split") {
-    axis = op.IntAttr("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return false;
-    for (size_t o = 0; o < op.outputs.size(); ++o) {
-      if (op.outputs[o] < 0) return false;
-      const int64_t n = x.Dims(op.outputs[o])[axis];
-      if (op.outputs[o] == output) {
-        size = n;
-        break;
-      }
-      start += n;
-    }
-  } else if (op.op_type == "Slice") {  // one axis, step 1, constant bounds
-    const auto starts = op.inputs.size() > 1 ? IntConstant(x, op.inputs[1]) : std::nullopt;
-    const auto ends = op.inputs.size() > 2 ? IntConstant(x, op.inputs[2]) : std::nullopt;
-    auto axes = op.inputs.size() > 3 && op.inputs[3] >= 0 ? IntConstant(x, op.inputs[3])
-                                                          : std::vector<int64_t>{0};
-    const auto steps = op.inputs.size() > 4 && op.inputs[4] >= 0 ? IntConstant(x, op.inputs[4])
-                                                                 : std::vector<int64_t>{1};
-    if (!starts || !ends || !axes || !steps || starts->size() != 1 || axes->size() != 1 ||
-        (*steps)[0] != 1)
-      return false;
-    axis = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
-    if (axis < 0 || axis >= rank) return false;
-    const int64_t dim = v->dims[axis];
-    start = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
-    start = std::clamp<int64_t>(start, 0, dim);
-    size = x.Dims(op.outputs[0])[axis];
-  } else {
+// A float-to-float Cast, or an inference Dropout / Identity: the value passes through unchanged
+// as far as the fused kernel (which computes in fp32) is concerned.
+bool PassThrough(const Index& x, const IrOp& op) {
+  if (op.outputs.empty() || op.outputs[0] < 0 || op.inputs.empty() || op.inputs[0] < 0)
     return false;
+  if (op.op_type == "Identity") return true;
+  if (op.op_type == "Cast")
+    return IsFloat(x.ir.values[op.inputs[0]].info.dtype) &&
+           IsFloat(x.ir.values[op.outputs[0]].info.dtype);
+  if (op.op_type == "Dropout") {
+    if (op.outputs.size() > 1 && op.outputs[1] >= 0) return false;
+    const int mode = op.inputs.size() > 2 ? op.inputs[2] : -1;
+    return mode < 0 || x.ir.values[mode].kind == ValueKind::kWeight;  // checked by the kernel
   }
-  if (start + size > v->dims[axis]) return false;
-  v->offset += start * v->strides[axis];
-  v->dims[axis] = size;
-  return true;
-}
-
-// The view through which an operand reads the source of the Transpose / Reshape / Split /
-// Slice chain feeding it (each link read only by the next). Links the view cannot express stay
-// in the graph: the source is then the value below them. Absorbed links go to `absorbed`
-// (Splits to `splits`: removable only once every output of theirs is absorbed).
-int TraceView(const Index& x, int operand, View* view, std::vector<int>* absorbed,
-              std::vector<int>* splits) {
-  std::vector<std::pair<int, int>> chain;  // (op, the value it produced on the way)
-  int v = operand;
-  for (int depth = 0; depth < 8; ++depth) {
-    const int p = x.producer[v];
-    if (p < 0 || !x.Internal(v) || x.ir.UseCount(v) != 1) break;
-    const std::string& t = x.ir.ops[p].op_type;
-    if (t != "Transpose" && t != "Reshape" && t != "Split" && t != "Slice") break;
-    chain.push_back({p, v});
-    v = x.ir.ops[p].inputs[0];
-    if (t == "Split") break;  // its input is shared by the other outputs' chains
-  }
-  int source = v;
-  View at = Contiguous(x.Dims(source));
-  std::vector<int> taken;
-  for (size_t c = chain.size(); c-- > 0;) {
-    const auto [p, produced] = chain[c];
-    View next = at;
-    if (Apply(x, x.ir.ops[p], produced, &next)) {
-      at = next;
-      taken.push_back(p);
-    } else {  // restart below this link: it stays a step of its own
-      source = produced;
-      at = Contiguous(x.Dims(source));
-      taken.clear();
-    }
-  }
-  for (int p : taken) (x.ir.ops[p].op_type == "Split" ? splits : absorbed)->push_back(p);
-  *view = at;
-  return source;
+  return false;
 }
 
 bool Broadcasts(const std::vector<int64_t>& mask, const std::vector<int64_t>& scores) {
@@ -225,77 +90,145 @@ bool Broadcasts(const std::vector<int64_t>& mask, const std::vector<int64_t>& sc
   return true;
 }
 
-// Tries to fuse the attention ending in Softmax op `s`; true when it did.
+// Whether v is computed from a MatMul of two activations through the ops a score path may
+// hold (scales, masks, pass-throughs), each read once: the Q K^T side of a mask Add.
+bool LeadsToProduct(const Index& x, int v, int depth = 0) {
+  if (depth > 12 || v < 0 || x.producer[v] < 0 || !x.Internal(v) || x.ir.UseCount(v) != 1)
+    return false;
+  const IrOp& op = x.ir.ops[x.producer[v]];
+  if (op.op_type == "MatMul") {
+    return op.inputs.size() == 2 && x.ir.values[op.inputs[0]].kind != ValueKind::kWeight &&
+           x.ir.values[op.inputs[1]].kind != ValueKind::kWeight;
+  }
+  if (PassThrough(x, op)) return LeadsToProduct(x, op.inputs[0], depth + 1);
+  if (op.op_type != "Where" && op.op_type != "Mul" && op.op_type != "Div" && op.op_type != "Add")
+    return false;
+  for (size_t i = op.op_type == "Where" ? 1 : 0; i < op.inputs.size(); ++i) {
+    if (LeadsToProduct(x, op.inputs[i], depth + 1)) return true;
+  }
+  return false;
+}
+
+// Tries to fuse the attention around Softmax op `s`; true when it did.
 bool FuseAt(SubgraphIr* ir, int s) {
   const Index x(*ir);
   const IrOp& softmax = ir->ops[s];
   if (softmax.inputs.empty() || softmax.outputs.size() != 1) return false;
-  const int probs = softmax.outputs[0];
   const auto score_dims = x.Dims(softmax.inputs[0]);
   const size_t rank = score_dims.size();
   if (rank < 3 || rank > 4) return false;
   int64_t axis = softmax.IntAttr("axis", softmax.since_version < 13 ? 1 : -1);
   if (axis < 0) axis += static_cast<int64_t>(rank);
   if (axis != static_cast<int64_t>(rank) - 1) return false;
-  // Softmax -> MatMul(probs, V), the only reader.
-  if (ir->values[probs].kind == ValueKind::kOutput || ir->UseCount(probs) != 1) return false;
+  std::vector<int> fused = {s};
+  // Forward from the probabilities to the MatMul with V, through guards and pass-throughs.
+  int probs = softmax.outputs[0];
   int pv = -1;
-  for (size_t i = 0; i < ir->ops.size(); ++i) {
-    const IrOp& op = ir->ops[i];
-    if (!op.removed && op.op_type == "MatMul" && op.inputs.size() == 2 && op.inputs[0] == probs)
-      pv = static_cast<int>(i);
+  for (int depth = 0; depth < 8 && pv < 0; ++depth) {
+    if (!x.Internal(probs)) return false;
+    const auto readers = Readers(*ir, probs);
+    if (readers.size() == 1) {
+      const IrOp& r = ir->ops[readers[0]];
+      if (r.op_type == "MatMul" && r.inputs.size() == 2 && r.inputs[0] == probs &&
+          r.inputs[1] != probs) {
+        pv = readers[0];
+      } else if (PassThrough(x, r) && r.inputs[0] == probs) {
+        fused.push_back(readers[0]);
+        probs = r.outputs[0];
+      } else {
+        return false;
+      }
+      continue;
+    }
+    // Where(IsNaN(P), 0, P): NaN rows (every key masked to -inf) become zeros.
+    if (readers.size() != 2) return false;
+    int isnan = -1, where = -1;
+    for (int r : readers) {
+      const IrOp& op = ir->ops[r];
+      if (op.op_type == "IsNaN") isnan = r;
+      if (op.op_type == "Where") where = r;
+    }
+    if (isnan < 0 || where < 0) return false;
+    const IrOp& n = ir->ops[isnan];
+    const IrOp& w = ir->ops[where];
+    const auto zero = w.inputs.size() == 3 ? x.Scalar(w.inputs[1]) : std::nullopt;
+    if (n.outputs.size() != 1 || !x.Internal(n.outputs[0]) || ir->UseCount(n.outputs[0]) != 1 ||
+        w.inputs.size() != 3 || w.inputs[0] != n.outputs[0] || w.inputs[2] != probs || !zero ||
+        *zero != 0.f)
+      return false;
+    fused.push_back(isnan);
+    fused.push_back(where);
+    probs = w.outputs[0];
   }
   if (pv < 0) return false;
-  std::vector<int> fused = {s, pv};
-  // Backwards from the Softmax: mask, scale, Q K^T.
+  fused.push_back(pv);
+  // Backwards from the Softmax's input to Q K^T: scale, one additive mask, one boolean mask.
   int v = softmax.inputs[0];
   int mask = -1, cond = -1;
   float fill = 0.f, scale = 1.f;
   bool keep_if_true = true;
-  if (const IrOp* add = x.SoleProducer(v, "Add"); add && add->inputs.size() == 2) {
-    for (int side = 0; side < 2; ++side) {
-      const int p = x.producer[add->inputs[side]];
-      if (p < 0) continue;
-      const std::string& t = ir->ops[p].op_type;
-      if (t == "MatMul" || t == "Div" || t == "Mul") {
-        mask = add->inputs[1 - side];
-        v = add->inputs[side];
-        fused.push_back(x.OpIndex(add));
-        break;
-      }
+  const IrOp* qk = nullptr;
+  for (int depth = 0; depth < 12 && !qk; ++depth) {
+    if (v < 0 || x.producer[v] < 0 || !x.Internal(v) || ir->UseCount(v) != 1) return false;
+    const int p = x.producer[v];
+    const IrOp& op = ir->ops[p];
+    if (op.op_type == "MatMul" && op.inputs.size() == 2) {
+      qk = &op;
+      fused.push_back(p);
+      break;
     }
-    if (mask < 0) return false;
-  } else if (const IrOp* where = x.SoleProducer(v, "Where"); where && where->inputs.size() == 3) {
-    const auto a = x.Scalar(where->inputs[1]), b = x.Scalar(where->inputs[2]);
-    if (b && !a) {
-      v = where->inputs[1];
-      fill = *b;
-    } else if (a && !b) {
-      v = where->inputs[2];
-      fill = *a;
-      keep_if_true = false;
+    fused.push_back(p);
+    if (PassThrough(x, op)) {
+      v = op.inputs[0];
+    } else if ((op.op_type == "Mul" || op.op_type == "Div") && op.inputs.size() == 2) {
+      const auto c1 = x.Scalar(op.inputs[1]);
+      const auto c0 = op.op_type == "Mul" ? x.Scalar(op.inputs[0]) : std::nullopt;
+      if (c1 && (op.op_type == "Mul" || *c1 != 0.f)) {
+        scale *= op.op_type == "Mul" ? *c1 : 1.f / *c1;
+        v = op.inputs[0];
+      } else if (c0) {
+        scale *= *c0;
+        v = op.inputs[1];
+      } else {
+        return false;
+      }
+    } else if (op.op_type == "Add" && op.inputs.size() == 2 && mask < 0) {
+      // The score path is the side that leads back to Q K^T; the mask is the other.
+      int side = -1;
+      for (int k = 0; k < 2 && side < 0; ++k) {
+        if (op.inputs[k] != op.inputs[1 - k] && x.Dims(op.inputs[k]) == score_dims &&
+            LeadsToProduct(x, op.inputs[k]))
+          side = k;
+      }
+      if (side < 0) return false;
+      // A scale collected so far was applied after the mask and would scale it too: only a
+      // unit scale keeps the kernel's order (scale, then add the mask) exact.
+      if (scale != 1.f) return false;
+      mask = op.inputs[1 - side];
+      v = op.inputs[side];
+    } else if (op.op_type == "Where" && op.inputs.size() == 3 && cond < 0) {
+      const auto a = x.Scalar(op.inputs[1]), b = x.Scalar(op.inputs[2]);
+      if (b && !a) {
+        v = op.inputs[1];
+        fill = *b;
+      } else if (a && !b) {
+        v = op.inputs[2];
+        fill = *a;
+        keep_if_true = false;
+      } else {
+        return false;
+      }
+      // Scales collected so far were applied after the Where: they scale the fill as well. A
+      // mask collected so far was added after it: masked scores are fill + mask, which only a
+      // fill of -inf keeps equal to the fill the kernel writes.
+      fill *= scale;
+      if (mask >= 0 && !(std::isinf(fill) && fill < 0)) return false;
+      cond = op.inputs[0];
     } else {
       return false;
     }
-    cond = where->inputs[0];
-    fused.push_back(x.OpIndex(where));
   }
-  if (const IrOp* div = x.SoleProducer(v, "Div"); div && div->inputs.size() == 2) {
-    const auto c = x.Scalar(div->inputs[1]);
-    if (!c || *c == 0.f) return false;
-    scale = 1.f / *c;
-    v = div->inputs[0];
-    fused.push_back(x.OpIndex(div));
-  } else if (const IrOp* mul = x.SoleProducer(v, "Mul"); mul && mul->inputs.size() == 2) {
-    const auto c0 = x.Scalar(mul->inputs[0]), c1 = x.Scalar(mul->inputs[1]);
-    if (!c0 && !c1) return false;
-    scale = c1 ? *c1 : *c0;
-    v = c1 ? mul->inputs[0] : mul->inputs[1];
-    fused.push_back(x.OpIndex(mul));
-  }
-  const IrOp* qk = x.SoleProducer(v, "MatMul");
-  if (!qk || qk->inputs.size() != 2) return false;
-  fused.push_back(x.OpIndex(qk));
+  if (!qk) return false;
   const auto& pv_op = ir->ops[pv];
   const int out = pv_op.outputs[0];
   for (int t : {qk->inputs[0], qk->inputs[1], pv_op.inputs[1], out}) {
@@ -305,14 +238,22 @@ bool FuseAt(SubgraphIr* ir, int s) {
     if (m >= 0 && !Broadcasts(x.Dims(m), score_dims)) return false;
   }
   if (cond >= 0 && ir->values[cond].info.dtype != onnx::TensorProto::BOOL) return false;
-  // Q, K (from K^T: the last two axes swapped) and V as views of what feeds them.
-  View views[3];
+  if (mask >= 0 && !IsFloat(ir->values[mask].info.dtype)) return false;
+  // Q, K (from K^T: the last two axes swapped) and V as views of what feeds them; scalar
+  // scales on the Q and K^T paths join the score's scale (they multiply Q K^T).
+  OperandView views[3] = {TraceOperandView(x, qk->inputs[0], true),
+                          TraceOperandView(x, qk->inputs[1], true),
+                          TraceOperandView(x, pv_op.inputs[1], false)};
   std::vector<int> splits;
-  const int q = TraceView(x, qk->inputs[0], &views[0], &fused, &splits);
-  const int k = TraceView(x, qk->inputs[1], &views[1], &fused, &splits);
-  const int vv = TraceView(x, pv_op.inputs[1], &views[2], &fused, &splits);
-  std::swap(views[1].dims[rank - 1], views[1].dims[rank - 2]);
-  std::swap(views[1].strides[rank - 1], views[1].strides[rank - 2]);
+  for (auto& view : views) {
+    if (view.source < 0) return false;
+    fused.insert(fused.end(), view.absorbed.begin(), view.absorbed.end());
+    splits.insert(splits.end(), view.splits.begin(), view.splits.end());
+    scale *= view.scale;
+  }
+  if (views[0].head_group != 1) return false;  // query heads are never repeated
+  std::swap(views[1].dims[2], views[1].dims[3]);
+  std::swap(views[1].strides[2], views[1].strides[3]);
   // The head-merging Transpose after the output, when it is the only reader.
   std::vector<int64_t> out_perm = Identity(rank);
   int result = out;
@@ -330,18 +271,16 @@ bool FuseAt(SubgraphIr* ir, int s) {
   op.op_type = "FusedAttention";
   op.domain = "ortc";
   op.since_version = 1;
-  op.inputs = {q, k, vv, mask, cond};
+  op.inputs = {views[0].source, views[1].source, views[2].source, mask, cond};
   op.outputs = {result};
   op.SetFloatAttr("scale", scale);
   op.SetFloatAttr("fill", fill);
   for (int i = 0; i < 3; ++i) {
-    std::vector<int64_t> dims(4 - rank, 1), strides(4 - rank, 0);
-    dims.insert(dims.end(), views[i].dims.begin(), views[i].dims.end());
-    strides.insert(strides.end(), views[i].strides.begin(), views[i].strides.end());
     const std::string name(1, "qkv"[i]);
-    op.SetIntsAttr(name + "_shape", dims);
-    op.SetIntsAttr(name + "_strides", strides);
+    op.SetIntsAttr(name + "_shape", {views[i].dims.begin(), views[i].dims.end()});
+    op.SetIntsAttr(name + "_strides", {views[i].strides.begin(), views[i].strides.end()});
     op.SetIntAttr(name + "_offset", views[i].offset);
+    if (views[i].head_group != 1) op.SetIntAttr(name + "_head_group", views[i].head_group);
   }
   op.SetIntsAttr("out_perm", out_perm);
   op.SetIntAttr("keep_if_true", keep_if_true ? 1 : 0);
@@ -351,8 +290,6 @@ bool FuseAt(SubgraphIr* ir, int s) {
   const bool ok = desc.ok() && codegen::Unsupported(*desc).empty();
   ir->ops.pop_back();
   if (!ok) return false;
-  // The new op takes the place of the last fused op (the output's producer), so every reader
-  // of the result still comes after it.
   // A Split goes once this fusion reads every output of it.
   for (int sp : splits) {
     const IrOp& split = ir->ops[sp];
@@ -360,6 +297,8 @@ bool FuseAt(SubgraphIr* ir, int s) {
     if (all == split.outputs.size() && std::find(fused.begin(), fused.end(), sp) == fused.end())
       fused.push_back(sp);
   }
+  // The new op takes the place of the last fused op (the output's producer), so every reader
+  // of the result still comes after it, and every value it reads was read by a fused op before.
   int last = 0;
   for (int f : fused) last = std::max(last, f);
   for (int f : fused) ir->ops[f].removed = true;

@@ -34,6 +34,8 @@ std::vector<int64_t> Contiguous(const std::vector<int64_t>& dims) {
 struct View4 {
   std::array<int64_t, 4> dims{1, 1, 1, 1}, strides{0, 0, 0, 0};
   int64_t offset = 0;  // elements before the view's first element
+  // Heads h read head h / head_group of the source (GQA's repeated key/value heads).
+  int64_t head_group = 1;
 };
 
 // An explicit view: `<name>_shape` (logical [batch, heads, rows, cols], 4 ints),
@@ -48,13 +50,16 @@ Result<std::optional<View4>> ExplicitView(const OpDesc& op, const std::string& n
     return InvalidArgument("FusedAttention: " + name + "_shape and _strides need 4 values");
   View4 v;
   v.offset = IntAttr(op, name + "_offset", 0);
+  v.head_group = IntAttr(op, name + "_head_group", 1);
+  if (v.head_group < 1 || shape[1] % v.head_group != 0)
+    return InvalidArgument("FusedAttention: " + name + "_head_group must divide the heads");
   int64_t last = v.offset;
   for (int a = 0; a < 4; ++a) {
     if (shape[a] < 1 || strides[a] < 0)
       return InvalidArgument("FusedAttention: bad " + name + " view");
     v.dims[a] = shape[a];
     v.strides[a] = shape[a] == 1 ? 0 : strides[a];
-    last += (shape[a] - 1) * v.strides[a];
+    last += ((a == 1 ? shape[a] / v.head_group : shape[a]) - 1) * v.strides[a];
   }
   if (v.offset < 0 || last >= elements)
     return InvalidArgument("FusedAttention: the " + name + " view reaches outside its input");
@@ -173,7 +178,8 @@ std::string Index(const std::string& base, const View4& v, const std::string& ro
 }
 
 std::string BaseOf(const View4& v) {
-  return IntLiteral(v.offset) + " + b * " + IntLiteral(v.strides[0]) + " + h * " +
+  const std::string head = v.head_group == 1 ? "h" : "(h / " + IntLiteral(v.head_group) + ")";
+  return IntLiteral(v.offset) + " + b * " + IntLiteral(v.strides[0]) + " + " + head + " * " +
          IntLiteral(v.strides[1]);
 }
 

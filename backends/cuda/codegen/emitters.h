@@ -40,7 +40,8 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 // (Where: a score whose condition differs from keep_if_true becomes fill), out_perm (the output
 // is Transpose(logical [.., rows, dv], out_perm)). Instead of a permutation, q, k and v may each
 // come as an explicit strided view of their input: q_shape (logical [batch, heads, rows, d]),
-// q_strides, q_offset (and k_..., v_...), for slices of a fused QKV projection.
+// q_strides, q_offset (and k_..., v_...), for slices of a fused QKV projection; k_head_group /
+// v_head_group (default 1): head h reads source head h / group (GQA's repeated kv heads).
 // Output: softmax(scale * q k^T + mask) v.
 bool IsAttentionOp(const std::string& op_type);
 std::string AttentionUnsupported(const OpDesc& op);
