@@ -1,6 +1,6 @@
 // Elementwise kernels: one grid-stride loop per fused DAG of elementwise ops (math, activations,
-// comparisons, logic, Where, Cast), numpy broadcasting and NCHW / channels-last storage through
-// strides baked into the source.
+// comparisons, logic, bitwise ops, IsNaN/IsInf, Where, Cast), numpy broadcasting and NCHW /
+// channels-last storage through strides baked into the source.
 #include <map>
 #include <set>
 #include <sstream>
@@ -32,9 +32,21 @@ const std::set<std::string>& FloatOps() {
       "Round", "Clip",      "Pow",        "Mish"};
   return s;
 }
+// Computed in the inputs' own kind: float (fp16/bf16 in fp32), int32 or int64.
 const std::set<std::string>& ArithmeticOps() {
-  static const std::set<std::string> s = {"Add", "Sub", "Mul", "Div", "Abs",
-                                          "Neg", "Min", "Max", "Sign"};
+  static const std::set<std::string> s = {"Add", "Sub", "Mul", "Div",  "Abs",
+                                          "Neg", "Min", "Max", "Sign", "Mod"};
+  return s;
+}
+// On the bits of integers of one type (int8, uint8, int32, int64; BitShift unsigned only).
+const std::set<std::string>& BitwiseOps() {
+  static const std::set<std::string> s = {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+                                          "BitShift"};
+  return s;
+}
+// Float in, bool out.
+const std::set<std::string>& FloatTests() {
+  static const std::set<std::string> s = {"IsNaN", "IsInf"};
   return s;
 }
 const std::set<std::string>& CompareOps() {
@@ -43,15 +55,17 @@ const std::set<std::string>& CompareOps() {
   return s;
 }
 const std::set<std::string>& OtherOps() {
-  static const std::set<std::string> s = {"Where", "Not",      "And",    "Or",
-                                          "Cast",  "Identity", "Dropout"};
+  static const std::set<std::string> s = {"Where", "Not",  "And",      "Or",
+                                          "Xor",   "Cast", "Identity", "Dropout"};
   return s;
 }
 
 // Number of data inputs the expression reads (the rest are bounds, ratios...).
 size_t DataInputs(const OpDesc& op) {
   const std::string& t = op.op_type;
-  if (t == "Clip" || t == "Dropout" || t == "Identity" || t == "Cast" || t == "Not") return 1;
+  if (t == "Clip" || t == "Dropout" || t == "Identity" || t == "Cast" || t == "Not" ||
+      t == "BitwiseNot" || FloatTests().count(t))
+    return 1;
   if (t == "Where") return 3;
   if (t == "Min" || t == "Max") return op.inputs.size();
   if (op.inputs.size() >= 2 && (FloatOps().count(t) == 0 || t == "PRelu" || t == "Pow")) return 2;
@@ -104,13 +118,20 @@ std::string Expression(const OpDesc& op, const std::vector<std::string>& a,
     if (a.size() > 2 && !a[2].empty()) r = "(" + r + " > " + a[2] + " ? " + a[2] + " : " + r + ")";
     return r;
   }
+  // Integer Add/Sub/Mul/Neg/Abs wrap (prelude helpers); Div and Mod by zero give 0.
   const bool f = !k.empty() && k[0] == Kind::F;
-  if (t == "Add") return "(" + x + " + " + a[1] + ")";
-  if (t == "Sub") return "(" + x + " - " + a[1] + ")";
-  if (t == "Mul") return "(" + x + " * " + a[1] + ")";
+  if (t == "Add") return f ? "(" + x + " + " + a[1] + ")" : "ortc_wadd(" + x + ", " + a[1] + ")";
+  if (t == "Sub") return f ? "(" + x + " - " + a[1] + ")" : "ortc_wsub(" + x + ", " + a[1] + ")";
+  if (t == "Mul") return f ? "(" + x + " * " + a[1] + ")" : "ortc_wmul(" + x + ", " + a[1] + ")";
   if (t == "Div") return f ? "(" + x + " / " + a[1] + ")" : "ortc_idiv(" + x + ", " + a[1] + ")";
-  if (t == "Abs") return f ? "fabsf(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
-  if (t == "Neg") return "(-" + x + ")";
+  if (t == "Mod") {
+    const bool c_fmod = IntAttr(op, "fmod", 0) != 0;
+    if (f) return std::string(c_fmod ? "fmodf(" : "ortc_fmod0(") + x + ", " + a[1] + ")";
+    return std::string(c_fmod ? "ortc_ifmod(" : "ortc_imod(") + x + ", " + a[1] + ")";
+  }
+  if (t == "Abs")
+    return f ? "fabsf(" + x + ")" : "(" + x + " < 0 ? ortc_wneg(" + x + ") : " + x + ")";
+  if (t == "Neg") return f ? "(-" + x + ")" : "ortc_wneg(" + x + ")";
   if (t == "Sign")
     return f ? "ortc_sign(" + x + ")" : "(" + x + " > 0 ? 1 : (" + x + " < 0 ? -1 : 0))";
   if (t == "Min" || t == "Max") {
@@ -133,6 +154,27 @@ std::string Expression(const OpDesc& op, const std::vector<std::string>& a,
   if (t == "Not") return "(!" + x + ")";
   if (t == "And") return "(" + x + " && " + a[1] + ")";
   if (t == "Or") return "(" + x + " || " + a[1] + ")";
+  if (t == "Xor") return "(" + x + " != " + a[1] + ")";
+  if (t == "IsNaN") return "ortc_isnan(" + x + ")";
+  if (t == "IsInf") {
+    const bool pos = IntAttr(op, "detect_positive", 1) != 0;
+    const bool neg = IntAttr(op, "detect_negative", 1) != 0;
+    if (pos && neg) return "ortc_isinf(" + x + ")";
+    if (!pos && !neg) return "false";
+    return "(ortc_isinf(" + x + ") && " + x + (pos ? " > 0.f)" : " < 0.f)");
+  }
+  // Bitwise ops on the compute type (8-bit integers widened to int32): the store keeps the
+  // element's own bits, which are those of the narrow operation.
+  if (t == "BitwiseAnd") return "(" + x + " & " + a[1] + ")";
+  if (t == "BitwiseOr") return "(" + x + " | " + a[1] + ")";
+  if (t == "BitwiseXor") return "(" + x + " ^ " + a[1] + ")";
+  if (t == "BitwiseNot") return "(~" + x + ")";
+  if (t == "BitShift") {
+    // Unsigned operands only (checked), so the value converts to 64 bits unchanged.
+    const std::string fn = StringAttr(op, "direction", "") == "LEFT" ? "ortc_shl" : "ortc_shr";
+    return "((" + ComputeCType(op.outputs[0].dtype) + ")" + fn + "((ortc_u64)" + x +
+           ", (ortc_u64)" + a[1] + "))";
+  }
   if (t == "Cast") {
     const int32_t to = op.outputs[0].dtype;
     const Kind from = k[0];
@@ -145,6 +187,8 @@ std::string Expression(const OpDesc& op, const std::vector<std::string>& a,
       if (to == TensorProto::BFLOAT16) return "ortc_bf2f(ortc_f2bf(" + v + "))";
       return "(" + v + ")";
     }
+    // From a float, through int64 as the CPU runtime converts (NaN 0, saturated, then wrapped).
+    if (from == Kind::F) return "((" + ComputeCType(to) + ")ortc_f2i64(" + x + "))";
     return "((" + ComputeCType(to) + ")" + x + ")";
   }
   return x;  // Identity, Dropout (inference)
@@ -177,18 +221,44 @@ std::string CheckOp(const OpDesc& op) {
       }
     }
   }
-  const bool small_int =
-      op.inputs[0].dtype == TensorProto::INT8 || op.inputs[0].dtype == TensorProto::UINT8;
-  if ((ArithmeticOps().count(t) || CompareOps().count(t)) && (k0 == Kind::B || small_int))
-    return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
-  if ((t == "Not" || t == "And" || t == "Or") &&
+  const int32_t d0 = op.inputs[0].dtype;
+  const bool small_int = d0 == TensorProto::INT8 || d0 == TensorProto::UINT8;
+  // 8-bit arithmetic would compute in int32 and wrap only at the store, which Div, Mod, Min
+  // and Max do not: refused rather than half right.
+  if (ArithmeticOps().count(t) && (k0 == Kind::B || small_int))
+    return t + " on " + DtypeName(d0) + " is not supported";
+  if (FloatTests().count(t) && k0 != Kind::F)
+    return t + " on " + DtypeName(d0) + " is not supported (float inputs only)";
+  if (BitwiseOps().count(t)) {
+    if (k0 == Kind::F || k0 == Kind::B)
+      return t + " on " + DtypeName(d0) + " is not supported (integer inputs only)";
+    if (t == "BitShift" && d0 != TensorProto::UINT8)
+      return "BitShift on " + DtypeName(d0) +
+             " is not supported (unsigned integers only, and UINT8 is the one kernels store)";
+    if (t == "BitShift" && StringAttr(op, "direction", "") != "LEFT" &&
+        StringAttr(op, "direction", "") != "RIGHT")
+      return "BitShift needs direction LEFT or RIGHT";
+  }
+  if ((t == "Not" || t == "And" || t == "Or" || t == "Xor") &&
       (k0 != Kind::B || (n > 1 && KindOf(op.inputs[1].dtype) != Kind::B)))
     return t + " needs bool inputs";
-  if (t == "Where" && KindOf(op.inputs[0].dtype) != Kind::B) return "Where needs a bool condition";
-  if (CompareOps().count(t) || ArithmeticOps().count(t)) {
-    for (size_t i = 1; i < n; ++i)
-      if (op.inputs[i].dtype != op.inputs[0].dtype) return t + " on mixed element types";
+  if (t == "Where") {
+    if (KindOf(d0) != Kind::B) return "Where needs a bool condition";
+    if (op.inputs[1].dtype != op.inputs[2].dtype || op.outputs[0].dtype != op.inputs[1].dtype)
+      return "Where with branches of different element types";
   }
+  if (CompareOps().count(t) || ArithmeticOps().count(t) || BitwiseOps().count(t)) {
+    for (size_t i = 1; i < n; ++i)
+      if (op.inputs[i].dtype != d0) return t + " on mixed element types";
+  }
+  // The result is computed in the inputs' type (a bool for tests and comparisons); a declared
+  // output of another type would be a silent conversion.
+  const bool to_bool = CompareOps().count(t) || FloatTests().count(t) || t == "Not" || t == "And" ||
+                       t == "Or" || t == "Xor";
+  if (to_bool && op.outputs[0].dtype != TensorProto::BOOL)
+    return t + ": output type " + DtypeName(op.outputs[0].dtype) + " instead of BOOL";
+  if ((ArithmeticOps().count(t) || BitwiseOps().count(t)) && op.outputs[0].dtype != d0)
+    return t + ": output type " + DtypeName(op.outputs[0].dtype) + " differs from the inputs'";
   if (t == "Dropout") {
     if (op.outputs.size() > 1 && op.outputs[1].dtype != 0)
       return "Dropout's mask output is not supported (inference only)";
@@ -241,7 +311,7 @@ std::vector<int64_t> EffectiveDims(const OpDesc& op, size_t i, const std::vector
 
 bool IsElementwiseOp(const std::string& t) {
   return FloatOps().count(t) || ArithmeticOps().count(t) || CompareOps().count(t) ||
-         OtherOps().count(t);
+         BitwiseOps().count(t) || FloatTests().count(t) || OtherOps().count(t);
 }
 
 std::string ElementwiseUnsupported(const OpDesc& op) {

@@ -9,7 +9,8 @@ namespace ortc::backends::cuda::codegen {
 // prelude.cpp
 std::string Prelude();
 
-// elementwise_kernels.cpp: elementwise math, activations, comparisons, Where, Cast, fusion.
+// elementwise_kernels.cpp: elementwise math, activations, comparisons, logic and bitwise ops,
+// IsNaN/IsInf, Where, Cast, fusion.
 bool IsElementwiseOp(const std::string& op_type);
 std::string ElementwiseUnsupported(const OpDesc& op);
 Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGroup& group);

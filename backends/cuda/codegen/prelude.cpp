@@ -103,12 +103,58 @@ ORTC_DEV float ortc_sigmoid(float v) {
 }
 ORTC_DEV float ortc_softplus(float v) { return v > 20.f ? v : log1pf(expf(v)); }
 ORTC_DEV float ortc_sign(float v) { return v > 0.f ? 1.f : (v < 0.f ? -1.f : v); }
+ORTC_DEV bool ortc_isinf(float v) { return (ortc_bits(v) & 0x7fffffffu) == 0x7f800000u; }
+// float -> integer as the CPU runtime converts: NaN is 0, values beyond int64 saturate, and a
+// narrower type takes the low bits of the int64 (a plain C cast is undefined for all three).
+ORTC_DEV ortc_i64 ortc_f2i64(float v) {
+  if (ortc_isnan(v)) return 0;
+  if (v <= -9223372036854775808.f) return (-9223372036854775807LL - 1);
+  if (v >= 9223372036854775808.f) return 9223372036854775807LL;
+  return (ortc_i64)v;
+}
+// Integer arithmetic wraps modulo 2^bits, as the CPU runtime and the device's instructions do:
+// computed on unsigned types, since signed overflow is undefined in C++ (and so in the host shim).
+ORTC_DEV ortc_i32 ortc_wadd(ortc_i32 a, ortc_i32 b) { return (ortc_i32)((ortc_u32)a + (ortc_u32)b); }
+ORTC_DEV ortc_i64 ortc_wadd(ortc_i64 a, ortc_i64 b) { return (ortc_i64)((ortc_u64)a + (ortc_u64)b); }
+ORTC_DEV ortc_i32 ortc_wsub(ortc_i32 a, ortc_i32 b) { return (ortc_i32)((ortc_u32)a - (ortc_u32)b); }
+ORTC_DEV ortc_i64 ortc_wsub(ortc_i64 a, ortc_i64 b) { return (ortc_i64)((ortc_u64)a - (ortc_u64)b); }
+ORTC_DEV ortc_i32 ortc_wmul(ortc_i32 a, ortc_i32 b) { return (ortc_i32)((ortc_u32)a * (ortc_u32)b); }
+ORTC_DEV ortc_i64 ortc_wmul(ortc_i64 a, ortc_i64 b) { return (ortc_i64)((ortc_u64)a * (ortc_u64)b); }
+ORTC_DEV ortc_i32 ortc_wneg(ortc_i32 a) { return (ortc_i32)(0u - (ortc_u32)a); }
+ORTC_DEV ortc_i64 ortc_wneg(ortc_i64 a) { return (ortc_i64)(0ull - (ortc_u64)a); }
+// Integer Div truncates. A zero divisor gives 0 (the CPU runtime's kernel does the same; the
+// hardware would trap on the host and return garbage on the device); MIN / -1 wraps to MIN.
 ORTC_DEV ortc_i32 ortc_idiv(ortc_i32 a, ortc_i32 b) {
-  return b == 0 ? 0 : (b == -1 ? (ortc_i32)(0u - (ortc_u32)a) : a / b);
+  return b == 0 ? 0 : (b == -1 ? ortc_wneg(a) : a / b);
 }
 ORTC_DEV ortc_i64 ortc_idiv(ortc_i64 a, ortc_i64 b) {
-  return b == 0 ? 0 : (b == -1 ? (ortc_i64)(0ull - (ortc_u64)a) : a / b);
+  return b == 0 ? 0 : (b == -1 ? ortc_wneg(a) : a / b);
 }
+// Integer Mod: fmod = 0 gives the remainder the divisor's sign (floored division), fmod = 1
+// the dividend's (C's %). A zero divisor gives 0, as in the CPU runtime; -1 gives 0 without
+// computing MIN % -1, which traps.
+ORTC_DEV ortc_i32 ortc_imod(ortc_i32 a, ortc_i32 b) {
+  if (b == 0 || b == -1) return 0;
+  const ortc_i32 r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+ORTC_DEV ortc_i64 ortc_imod(ortc_i64 a, ortc_i64 b) {
+  if (b == 0 || b == -1) return 0;
+  const ortc_i64 r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+ORTC_DEV ortc_i32 ortc_ifmod(ortc_i32 a, ortc_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
+ORTC_DEV ortc_i64 ortc_ifmod(ortc_i64 a, ortc_i64 b) { return b == 0 || b == -1 ? 0 : a % b; }
+// Float Mod with fmod = 0 (outside ONNX's float domain, defined as the CPU runtime computes it):
+// the remainder takes the divisor's sign, and a zero divisor gives 0. fmod = 1 is fmodf.
+ORTC_DEV float ortc_fmod0(float a, float b) {
+  if (b == 0.f) return 0.f;
+  const float r = fmodf(a, b);
+  return r != 0.f && ((r < 0.f) != (b < 0.f)) ? r + b : r;
+}
+// BitShift: shifting by the width or more gives 0 (C leaves it undefined).
+ORTC_DEV ortc_u64 ortc_shl(ortc_u64 a, ortc_u64 k) { return k >= 64 ? 0 : a << k; }
+ORTC_DEV ortc_u64 ortc_shr(ortc_u64 a, ortc_u64 k) { return k >= 64 ? 0 : a >> k; }
 // ---- end of prelude ----
 )PRELUDE";
 }

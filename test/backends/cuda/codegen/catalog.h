@@ -23,6 +23,10 @@ struct CatalogEntry {
   // Per input: float data is drawn uniformly from [lo, hi) (default [-3, 3)); ints from
   // [lo, hi] rounded (default [-20, 20]).
   std::vector<std::pair<float, float>> ranges;
+  // Per input (fused groups included): explicit element values in order, used instead of
+  // random ones when not empty (NaN and infinities for IsNaN/IsInf, index tuples whose every
+  // position has its own range). A constant op input keeps its constant.
+  std::vector<std::vector<double>> values;
   // 0: the default tolerance of the output type (see semantics_test.cpp); else |got - ref| <=
   // atol + rtol * |ref|.
   double rtol = 0, atol = 0;

@@ -1,6 +1,12 @@
 // Elementwise entries of the kernel catalog: every op the family claims, over odd sizes,
 // broadcasting, scalars and each attribute variant, in float32/float16 (bfloat16 for a subset),
-// int32/int64 and bool; plus fused groups.
+// int32/int64 and bool; plus fused groups. The ops and dtypes exporters' transformer graphs add
+// (IsNaN/IsInf, Xor, Mod, bitwise ops, integer arithmetic at its limits, every Cast pair, masks
+// built from integer ranges) are in AddExporterOps and AddExporterGroups.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "catalog.h"
 
 namespace ortc::test::cuda {
@@ -34,6 +40,245 @@ void AddFloat(std::vector<CatalogEntry>& v, const CatalogEntry& e, bool bf16) {
   v.push_back(e);
   v.push_back(WithFloatType(e, H));
   if (bf16) v.push_back(WithFloatType(e, BF));
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kI32Min = -2147483648.0, kI32Max = 2147483647.0;
+constexpr double kI64Min = -9223372036854775808.0;
+
+CatalogEntry WithValues(CatalogEntry e, std::vector<std::vector<double>> values) {
+  e.values = std::move(values);
+  return e;
+}
+
+// Float values IsNaN, IsInf and casts must tell apart: NaN, both infinities, both zeros, a
+// subnormal, finite values beyond fp16's range and fractions of both signs.
+const std::vector<double>& Specials() {
+  static const std::vector<double> v = {kNaN,  kInf, -kInf, 0.0,    -0.0, 1e-40, 1.5,
+                                        -2.25, 3e38, -3e38, 65504., 7e4,  -kNaN, 0.5};
+  return v;
+}
+
+std::string TypeTag(int32_t t) {
+  switch (t) {
+    case F:
+      return "f32";
+    case H:
+      return "f16";
+    case BF:
+      return "bf16";
+    case I32:
+      return "i32";
+    case I64:
+      return "i64";
+    default:
+      return "bool";
+  }
+}
+
+// Ops exporters write that the first catalog lacks, alone (each also sits in a fused group,
+// AddExporterGroups).
+void AddExporterOps(std::vector<CatalogEntry>& v) {
+  const std::vector<int64_t> s = {2, 3, 5};
+  constexpr int32_t U8 = TensorProto::UINT8, I8 = TensorProto::INT8;
+
+  // IsNaN / IsInf on every float type, every detect_* combination.
+  AddFloat(v, WithValues(Entry("IsNaN", Op("IsNaN", 20, {T(F, s)}, {T(B, s)})), {Specials()}),
+           true);
+  for (int pos = 0; pos < 2; ++pos)
+    for (int neg = 0; neg < 2; ++neg) {
+      auto op = Op("IsInf", 20, {T(F, s)}, {T(B, s)},
+                   {AttrInt("detect_positive", pos), AttrInt("detect_negative", neg)});
+      const std::string name = "IsInf_p" + std::to_string(pos) + "n" + std::to_string(neg);
+      AddFloat(v, WithValues(Entry(name, op), {Specials()}), true);
+    }
+  AddFloat(v,
+           WithValues(Entry("IsInf_default", Op("IsInf", 10, {T(F, s)}, {T(B, s)})), {Specials()}),
+           true);
+
+  // Every pair of operands (random bools may leave one side all false, where Xor is Or).
+  v.push_back(WithValues(Entry("Xor_bcast", Binary("Xor", 7, B, {2, 1, 5}, {3, 1}, s)),
+                         {{1, 0, 1, 1, 0, 0, 1, 0, 1, 1}, {1, 0, 1}}));
+
+  // Mod: integers with both fmod values, zero and -1 divisors, the most negative dividend.
+  const std::vector<double> divisors = {3, -3, 0, -1, 7, 1, -5, 2};
+  for (int fmod = 0; fmod < 2; ++fmod) {
+    const std::string tag = "_fmod" + std::to_string(fmod);
+    for (int32_t t : {I32, I64}) {
+      auto op = Op("Mod", 13, {T(t, {4, 1, 7}), T(t, {3, 7})}, {T(t, {4, 3, 7})},
+                   {AttrInt("fmod", fmod)});
+      v.push_back(Entry("Mod" + tag + "_" + TypeTag(t), op, {{-20, 20}, {-6, 6}}));
+      const double min = t == I32 ? kI32Min : kI64Min;
+      auto limits = Op("Mod", 13, {T(t, {16}), T(t, {16})}, {T(t, {16})}, {AttrInt("fmod", fmod)});
+      v.push_back(
+          WithValues(Entry("Mod_limits" + tag + "_" + TypeTag(t), limits),
+                     {{min, -7, 7, 0, min, 13, -13, -1, min, 5, -5, 100, 9, -9, 2, -2}, divisors}));
+    }
+    // Floats: fmod = 1 is C's fmod; fmod = 0 (outside ONNX's float domain) as the CPU computes.
+    auto op = Op("Mod", 13, {T(F, s), T(F, {5})}, {T(F, s)}, {AttrInt("fmod", fmod)});
+    AddFloat(v, WithValues(Entry("Mod" + tag + "_f", op), {{}, {2.5, -1.5, 0, 0.75, -3}}), true);
+  }
+
+  // Bitwise ops on every integer storage type, on their bits.
+  struct Bits {
+    int32_t t;
+    std::pair<float, float> range;
+  };
+  for (const Bits& b : std::vector<Bits>{
+           {I32, {-2e6f, 2e6f}}, {I64, {-1e15f, 1e15f}}, {I8, {-128, 127}}, {U8, {0, 255}}}) {
+    const std::string tag = b.t == I8 ? "i8" : b.t == U8 ? "u8" : TypeTag(b.t);
+    for (const char* type : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+      v.push_back(Entry(std::string(type) + "_" + tag,
+                        Binary(type, 18, b.t, {4, 1, 7}, {3, 7}, {4, 3, 7}), {b.range, b.range}));
+    v.push_back(
+        Entry("BitwiseNot_" + tag, Op("BitwiseNot", 18, {T(b.t, s)}, {T(b.t, s)}), {b.range}));
+  }
+  for (const char* dir : {"LEFT", "RIGHT"}) {
+    auto op =
+        Op("BitShift", 11, {T(U8, s), T(U8, {5})}, {T(U8, s)}, {AttrString("direction", dir)});
+    v.push_back(Entry(std::string("BitShift_") + dir, op, {{0, 255}, {0, 10}}));
+  }
+
+  // Integer arithmetic at the limits: wrapping Add/Sub/Mul/Neg/Abs, Div by 0 and MIN / -1.
+  for (int32_t t : {I32, I64}) {
+    const double min = t == I32 ? kI32Min : kI64Min;
+    // int64's largest value has no double; the largest double below it stands in.
+    const double max = t == I32 ? kI32Max : 9223372036854774784.0;
+    // Products stay below 2^53 in magnitude: the CPU computes int32 Mul in double.
+    const std::vector<double> a = {max, min, min, -1, 65536, 7, -7, 0, 100, min};
+    const std::vector<double> b = {1, -1, 1, min, 65536, 0, -1, 0, -3, 2};
+    for (const char* type : {"Add", "Sub", "Mul", "Div", "Min", "Max"}) {
+      if (std::string(type) == "Mul" && t == I64) continue;  // int64 products: below
+      auto op = Op(type, 14, {T(t, {10}), T(t, {10})}, {T(t, {10})});
+      v.push_back(WithValues(Entry(std::string(type) + "_limits_" + TypeTag(t), op), {a, b}));
+    }
+    for (const char* type : {"Neg", "Abs"})
+      v.push_back(WithValues(Entry(std::string(type) + "_limits_" + TypeTag(t),
+                                   Op(type, 13, {T(t, {10})}, {T(t, {10})})),
+                             {a}));
+  }
+  v.push_back(
+      WithValues(Entry("Mul_limits_i64", Op("Mul", 14, {T(I64, {6}), T(I64, {6})}, {T(I64, {6})})),
+                 {{4294967296.0, -4294967296.0, 3037000499.0, kI64Min, -1, 123456789},
+                  {4294967296.0, 4294967296.0, 3037000499.0, 1, kI64Min, -987654321}}));
+
+  // Comparisons of bool and 8-bit integers.
+  for (const char* type : {"Equal", "Less", "GreaterOrEqual"}) {
+    v.push_back(
+        Entry(std::string(type) + "_bool", Binary(type, 19, B, {4, 1, 7}, {3, 7}, {4, 3, 7}, B)));
+    v.push_back(
+        Entry(std::string(type) + "_u8", Binary(type, 19, U8, s, {5}, s, B), {{0, 4}, {0, 4}}));
+  }
+
+  // Where with bool and int32 branches.
+  v.push_back(Entry("Where_bool", Op("Where", 16, {T(B, {3, 1}), T(B, s), T(B, {5})}, {T(B, s)})));
+  v.push_back(
+      Entry("Where_i32", Op("Where", 16, {T(B, s), T(I32, {2, 1, 5}), T(I32, {})}, {T(I32, s)})));
+
+  // Cast between every pair of bool, int32, int64, float32, float16 and bfloat16. From a float,
+  // NaN, infinities and values beyond int32 go through int64 as the CPU converts them.
+  const std::vector<int32_t> types = {B, I32, I64, F, H, BF};
+  for (int32_t from : types)
+    for (int32_t to : types) {
+      CatalogEntry e = Entry("CastPair_" + TypeTag(from) + "_" + TypeTag(to),
+                             Op("Cast", 19, {T(from, {24})}, {T(to, {24})}, {AttrInt("to", to)}));
+      std::vector<double> values;
+      if (from == I32 || from == I64) {
+        values = {0, 1, -1, 7, -300, 2049, 65519, 70000, kI32Max, kI32Min, 16777217, -5};
+      } else if (from != B) {
+        values = Specials();
+        for (double x : {3e9, -3e9, 1e20, -1e20, 2.7, -2.7, 255.5, -129.0, 300.25, 1e10})
+          values.push_back(x);
+      }
+      // The CPU reference computes fp16 results in float32: finite values beyond fp16's range
+      // (infinities in the kernel's fp16 output) would be no comparison. bfloat16 rounds 65504
+      // up to 65536.
+      const double top = from == BF ? 65280 : 65504;
+      if (to == H)
+        values.erase(
+            std::remove_if(values.begin(), values.end(),
+                           [&](double x) { return std::isfinite(x) && std::fabs(x) > top; }),
+            values.end());
+      if (from == B) e.ranges = {{0, 1}};
+      if (!values.empty()) e.values = {values};
+      v.push_back(e);
+    }
+}
+
+// Fused DAGs mixing the new ops with the old, as exporters' graphs do.
+void AddExporterGroups(std::vector<CatalogEntry>& v) {
+  auto group = [](std::string name, cg::FusedGroup g, std::vector<std::vector<double>> values = {},
+                  std::vector<std::pair<float, float>> ranges = {}) {
+    CatalogEntry e;
+    e.name = "fused_" + std::move(name);
+    e.group = std::move(g);
+    e.values = std::move(values);
+    e.ranges = std::move(ranges);
+    return e;
+  };
+  const std::vector<int64_t> s = {2, 3, 5};
+  {
+    // SDPA's guard: Where(IsNaN(x), 0, x).
+    cg::FusedGroup g;
+    g.inputs = {T(F, s), T(F, {})};
+    g.ops.push_back({Op("IsNaN", 20, {T(F, s)}, {T(B, s)}), {0}});
+    g.ops.push_back({Op("Where", 16, {T(B, s), T(F, {}), T(F, s)}, {T(F, s)}), {-1, 1, 0}});
+    g.outputs = {1};
+    AddFloat(v, group("where_isnan", g, {Specials(), {0}}), true);
+  }
+  {
+    // transformers' mask: And(GreaterOrEqual(a, b), LessOrEqual(c, d)) over int64 position
+    // ranges broadcast to [1, 1, 8, 8], then Not, Xor and Or, and an int64 Where.
+    const std::vector<int64_t> m = {1, 1, 8, 8}, row = {1, 1, 8, 1}, col = {1, 1, 1, 8};
+    cg::FusedGroup g;
+    g.inputs = {T(I64, row), T(I64, col), T(I64, col), T(I64, row), T(B, m)};
+    g.ops.push_back({Binary("GreaterOrEqual", 12, I64, row, col, m, B), {0, 1}});
+    g.ops.push_back({Binary("LessOrEqual", 16, I64, col, row, m, B), {2, 3}});
+    g.ops.push_back({Binary("And", 7, B, m, m, m), {-1, -2}});
+    g.ops.push_back({Op("Not", 1, {T(B, m)}, {T(B, m)}), {4}});
+    g.ops.push_back({Binary("Xor", 7, B, m, m, m), {-3, -4}});
+    g.ops.push_back({Binary("Or", 7, B, m, m, m), {-5, -3}});
+    g.ops.push_back(
+        {Op("Where", 16, {T(B, m), T(I64, row), T(I64, col)}, {T(I64, m)}), {-6, 0, 2}});
+    g.outputs = {2, 4, 5, 6};
+    v.push_back(group("mask_int64_ranges", g, {}, {{-4, 4}, {-4, 4}, {-4, 4}, {-4, 4}, {0, 1}}));
+  }
+  {
+    // Integer Mod, bits and casts in one DAG: Cast(BitwiseAnd(Mod(a, b), c)) * x, with the
+    // int64 Mod also an output, and IsInf of x / y (zeros in y make infinities).
+    cg::FusedGroup g;
+    g.inputs = {T(I64, s), T(I64, {5}), T(I64, {3, 1}), T(F, s), T(F, {5})};
+    g.ops.push_back({Op("Mod", 13, {T(I64, s), T(I64, {5})}, {T(I64, s)}), {0, 1}});
+    g.ops.push_back({Binary("BitwiseAnd", 18, I64, s, {3, 1}, s), {-1, 2}});
+    g.ops.push_back({Op("Cast", 19, {T(I64, s)}, {T(F, s)}, {AttrInt("to", F)}), {-2}});
+    g.ops.push_back({Binary("Mul", 14, F, s, s, s), {-3, 3}});
+    g.ops.push_back({Binary("Div", 14, F, s, {5}, s), {3, 4}});
+    g.ops.push_back({Op("IsInf", 10, {T(F, s)}, {T(B, s)}), {-5}});
+    g.ops.push_back({Op("Where", 16, {T(B, s), T(F, s), T(F, s)}, {T(F, s)}), {-6, 3, -5}});
+    g.outputs = {3, 0, 6};
+    AddFloat(v,
+             group("mod_bits_cast_isinf", g, {{}, {3, -4, 0, 5, -1}, {}, {}, {2, 0, -0.5, 0, 4}},
+                   {{-50, 50}, {}, {0, 15}, {-3, 3}}),
+             true);
+  }
+  {
+    // Integer arithmetic between casts: Cast(f -> i32), Neg, Div by a (possibly zero) divisor,
+    // Abs, Max, back to float; bool -> float and fp16 <-> int round trips.
+    cg::FusedGroup g;
+    g.inputs = {T(F, s), T(I32, {5}), T(B, s)};
+    g.ops.push_back({Op("Cast", 19, {T(F, s)}, {T(I32, s)}, {AttrInt("to", I32)}), {0}});
+    g.ops.push_back({Op("Neg", 13, {T(I32, s)}, {T(I32, s)}), {-1}});
+    g.ops.push_back({Binary("Div", 14, I32, s, {5}, s), {-2, 1}});
+    g.ops.push_back({Op("Abs", 13, {T(I32, s)}, {T(I32, s)}), {-3}});
+    g.ops.push_back({Binary("Max", 13, I32, s, s, s), {-4, -1}});
+    g.ops.push_back({Op("Cast", 19, {T(I32, s)}, {T(F, s)}, {AttrInt("to", F)}), {-5}});
+    g.ops.push_back({Op("Cast", 19, {T(B, s)}, {T(F, s)}, {AttrInt("to", F)}), {2}});
+    g.ops.push_back({Binary("Add", 14, F, s, s, s), {-6, -7}});
+    g.ops.push_back({Op("Sqrt", 13, {T(F, s)}, {T(F, s)}), {-8}});
+    g.outputs = {8, 4};
+    AddFloat(v, group("int_arith_casts", g, {{}, {3, 0, -2, -1, 5}}, {{-40, 40}}), true);
+  }
 }
 
 }  // namespace
@@ -73,9 +318,9 @@ std::vector<CatalogEntry> ElementwiseCatalog() {
       {"Exp", 13, {}, {-5, 5}, true, ""},
       {"Log", 13, {}, positive, true, ""},
       {"Sqrt", 13, {}, positive, true, ""},
-      {"Reciprocal", 13, {}, {0.2f, 3}, false, ""},
-      {"Sin", 7, {}, {-4, 4}, false, ""},
-      {"Cos", 7, {}, {-4, 4}, false, ""},
+      {"Reciprocal", 13, {}, {0.2f, 3}, true, ""},
+      {"Sin", 7, {}, {-4, 4}, true, ""},
+      {"Cos", 7, {}, {-4, 4}, true, ""},
       {"Floor", 13, {}, {-4, 4}, false, ""},
       {"Ceil", 13, {}, {-4, 4}, false, ""},
       {"Round", 11, {}, {-4, 4}, true, ""},
@@ -243,6 +488,8 @@ std::vector<CatalogEntry> ElementwiseCatalog() {
     e2.group = w;
     AddFloat(v, e2, false);
   }
+  AddExporterOps(v);
+  AddExporterGroups(v);
   return v;
 }
 

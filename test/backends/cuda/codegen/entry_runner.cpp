@@ -151,6 +151,14 @@ Buffer RandomBuffer(const cg::TensorDesc& t, std::pair<float, float> range, std:
   return b;
 }
 
+// Explicit values (CatalogEntry::values), repeated when fewer than the tensor's elements.
+Buffer ValuesBuffer(const cg::TensorDesc& t, const std::vector<double>& values) {
+  Buffer b = MakeBuffer(t);
+  for (int64_t i = 0; i < t.elements(); ++i)
+    Put(b, t.dtype, i, values[static_cast<size_t>(i) % values.size()]);
+  return b;
+}
+
 Buffer ConstantBuffer(const cg::TensorDesc& t, const std::string& bytes) {
   Buffer b = MakeBuffer(t);
   for (int64_t i = 0;
@@ -274,8 +282,10 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
                        : IsFloat(inputs[i].dtype) ? std::pair<float, float>{-3.f, 3.f}
                                                   : std::pair<float, float>{-20.f, 20.f};
     const bool constant = !entry.group && i < entry.op.constants.size() && entry.op.constants[i];
+    const bool given = i < entry.values.size() && !entry.values[i].empty();
     in.push_back(inputs[i].dtype == 0 ? Buffer{}
                  : constant           ? ConstantBuffer(inputs[i], *entry.op.constants[i])
+                 : given              ? ValuesBuffer(inputs[i], entry.values[i])
                                       : RandomBuffer(inputs[i], range, rng));
   }
 
@@ -350,6 +360,17 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
       const double got = ReadStorage(outs[o], out_desc[o].dtype, i);
       const double ref = ReadRef(want, i);
       ++check.elements;
+      // int64 results are compared as integers: doubles would hide a difference in the low bits
+      // of values beyond 2^53 (wrapped sums, the limits of Abs or Div).
+      if (out_desc[o].dtype == TensorProto::INT64 && want.dtype() == DataType::kInt64) {
+        int64_t got64;
+        std::memcpy(&got64, outs[o].data() + i * 8, 8);
+        const int64_t ref64 = want.data<int64_t>()[i];
+        if (got64 != ref64 && shown++ < 5)
+          report += "output " + std::to_string(o) + "[" + std::to_string(i) + "]: kernel " +
+                    std::to_string(got64) + " vs CPU " + std::to_string(ref64) + "\n";
+        continue;
+      }
       const bool same_nan = std::isnan(got) && std::isnan(ref);
       const bool same_inf = std::isinf(got) && got == ref;
       if (same_nan || same_inf || std::fabs(got - ref) <= atol + rtol * std::fabs(ref)) continue;
