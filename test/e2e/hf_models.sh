@@ -2,7 +2,7 @@
 # Hugging Face transformers as PyTorch 2.11's exporters write them, through ortc end to end:
 # the five real exports in test/fixtures/transformers ("fixtures") and the models
 # make_hf_models.py writes in the same op spellings for other architectures, sizes and export
-# settings ("torchscript": BERT, RoBERTa, ViT, GPT-2; "dynamo": Llama, Qwen2; "static": an MQA
+# settings ("torchscript": BERT, RoBERTa, ViT, GPT-2; "dynamo": Llama, Qwen2, BERT; "static": an MQA
 # Llama exported at fixed shapes like the llama fixture; generated ones at [1,32] and [2,64], ViT
 # at batch 1 and 2).
 # For each model and shape, one line per check:
@@ -34,7 +34,7 @@ fixtures_dir=$root/test/fixtures/transformers
 precisions=(fp32 fp16 bf16)
 
 torchscript=(bert_sdpa bert_eager roberta_sdpa vit_eager gpt2_sdpa gpt2_eager)
-dynamo=(llama_sdpa qwen2_sdpa)
+dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa)
 static=(llama_mqa_static)
 fixtures=(bert_torchscript_sdpa vit_torchscript_eager llama_dynamo_sdpa llama_kv_prefill_dynamo llama_kv_decode_dynamo)
 want_fixtures=() want_models=()

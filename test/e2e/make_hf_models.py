@@ -28,6 +28,8 @@ Models (each name is one variant; --only picks some):
                     GreaterOrEqual, And, Flatten/Gather indexing, Expand); pooler as Gemm + Tanh.
   bert_eager        BertModel, TorchScript, eager attention in the form most exported BERTs have:
                     scores Div sqrt(d), additive mask (1 - mask) * float32 lowest.
+  bert_dynamo_sdpa  BertModel, dynamo, SDPA: the same mask functions as GreaterOrEqual/And/
+                    GatherND, torchlib's SDPA and erf GELU, expand through Abs, Gemm pooler.
   roberta_sdpa      RobertaModel, TorchScript, SDPA; position ids from the input ids as Hugging Face
                     computes them (Equal/Not/Cast/CumSum/Mul/Cast/Add padding_idx).
   vit_eager         ViTModel, TorchScript, eager (transformers 5: Mul(scores, d^-0.5), Where(mask,
@@ -91,6 +93,7 @@ SIZES = {
 VARIANTS = {
     "bert_sdpa": dict(arch="bert", form="torchscript", attn="sdpa"),
     "bert_eager": dict(arch="bert", form="torchscript", attn="eager"),
+    "bert_dynamo_sdpa": dict(arch="bert", form="dynamo", attn="sdpa"),
     "roberta_sdpa": dict(arch="roberta", form="torchscript", attn="sdpa"),
     "vit_eager": dict(arch="vit", form="torchscript", attn="eager"),
     "gpt2_sdpa": dict(arch="gpt2", form="torchscript", attn="sdpa", conv1d="gemm"),
@@ -404,6 +407,77 @@ def dy_rmsnorm(g, x, weight, eps):
     return g.op("Mul", [weight, g.op("Mul", [x, r], name="mul")], name="mul")
 
 
+def dy_mask(g, mask_in, batch, seq, kind):
+    """transformers 5 sdpa_mask as the dynamo exporter writes it: the mask function (causal
+    kv_idx <= q_idx, or bidirectional q_idx >= 0) over Range/Unsqueeze index tensors, and'ed with
+    the padding function mask[batch_idx, kv_idx] (GatherND over the two indices broadcast and
+    stacked on a last axis), then expand(batch, -1, q_len, kv_len). A static export (ints batch,
+    seq) folds all of it but the GatherND into initializers and drops the expand, a no-op there.
+    Returns the bool mask and cache_position (None when static)."""
+    padding = g.op("Cast", [mask_in], to=TensorProto.BOOL, name="_to_copy")
+    if isinstance(batch, int):
+        S = seq
+        fn = np.tril(np.ones((S, S), bool)) if kind == "causal" else np.ones((S, S), bool)
+        first = g.const(fn[None, None], bool)
+        index = np.stack(np.broadcast_arrays(np.arange(batch)[:, None, None, None],
+                                             np.arange(S)[None, None, None, :]), axis=-1)
+        picked = g.op("GatherND", [padding, g.i64(index)], batch_dims=0, name="index")
+        return g.op("And", [first, picked], name="bitwise_and"), None
+    # cache_position and kv_arange are the same Range(0, seq): the exporter's CSE keeps one
+    cache_position = kv_arange = g.op("Range", [g.i64(0), seq, g.i64(1)], name="arange")
+    batch_arange = g.op("Range", [g.i64(0), batch, g.i64(1)], name="arange")
+    bi = g.op("Unsqueeze", [batch_arange, g.i64([1, 2, 3])], name="unsqueeze")
+    qi = g.op("Unsqueeze", [cache_position, g.i64([0, 1, 3])], name="unsqueeze")
+    ki = g.op("Unsqueeze", [kv_arange, g.i64([0, 1, 2])], name="unsqueeze")
+    if kind == "causal":
+        fn = g.op("LessOrEqual", [ki, qi], name="le")
+    else:
+        fn = g.op("GreaterOrEqual", [qi, g.i64(0)], name="ge")
+    first = g.op("And", [g.const(True, bool), fn], name="bitwise_and")
+    shape = dy_list(g, [batch, 1, 1, seq])
+    stacked = [g.op("Unsqueeze", [g.op("Expand", [t, shape]), g.i64([-1])]) for t in (bi, ki)]
+    index = g.op("Concat", stacked, axis=-1)
+    picked = g.op("GatherND", [padding, index], batch_dims=0, name="index")
+    mask = g.op("And", [first, picked], name="bitwise_and")
+    return dy_expand(g, mask, [batch, -1, seq, seq]), cache_position
+
+
+def dy_sdpa(g, q, k, v, mask, head_dim):
+    """torchlib's scaled_dot_product_attention with a bool mask: the key transposed through a
+    [-1, S, D] view, the scale's square root on both operands, Where(mask, 0, lowest) added,
+    Softmax, the IsNaN guard. `mask` is a BoolMask shared by the layers."""
+    ks = g.op("Shape", [k])
+    last = g.op("Slice", [ks, g.i64([-1]), g.i64([INT64_MAX])])
+    second = g.op("Slice", [ks, g.i64([-2]), g.i64([-1])])
+    first = g.op("Slice", [ks, g.i64([0]), g.i64([-2])])
+    k3 = g.op("Reshape", [k, g.op("Concat", [g.i64([-1]), second, last], axis=0)])
+    k_t = g.op("Reshape", [g.op("Transpose", [k3], perm=[0, 2, 1]),
+                           g.op("Concat", [first, last, second], axis=0)], allowzero=0)
+    return dy_sdpa_core(g, q, k_t, v, mask, head_dim)
+
+
+def dy_sdpa_core(g, q, k_t, v, mask, head_dim):
+    root = g.f32(math.sqrt(head_dim ** -0.5))
+    qs, ks = g.op("Mul", [q, root]), g.op("Mul", [k_t, root])
+    bias = mask.bias(g)
+    probs = g.op("Softmax", [g.op("Add", [g.op("MatMul", [qs, ks]), bias])], axis=-1)
+    probs = g.op("Where", [g.op("IsNaN", [probs]), g.f32(0.0), probs])
+    return g.op("MatMul", [probs, v], name="scaled_dot_product_attention")
+
+
+class BoolMask:
+    """The bool attention mask and its Where(mask, 0, lowest): SDPA converts it in every layer,
+    the exporter's CSE keeps the first (placed where layer 0 made it)."""
+
+    def __init__(self, value):
+        self.value, self._bias = value, None
+
+    def bias(self, g):
+        if self._bias is None:
+            self._bias = g.op("Where", [self.value, g.f32(0.0), g.f32(F32_LOWEST)])
+        return self._bias
+
+
 # ---- the models ----
 
 def bert_family(g, c, v, B, S):
@@ -665,6 +739,65 @@ def gpt2(g, c, v, B, S):
     return ["input_ids", "attention_mask"]
 
 
+def bert_dynamo(g, c, v, B, S):
+    """BertModel, dynamo form (torch.onnx.export's default since PyTorch 2.9), SDPA: the same
+    module code as bert_family through torchlib's lowerings."""
+    H, nh = c["hidden"], c["heads"]
+    d = H // nh
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+    ln_w = lambda: g.uniform(0.8, 1.2, H)  # noqa: E731
+    small = lambda *s: g.uniform(-0.1, 0.1, *s)  # noqa: E731
+
+    def layer_norm(x, prefix):
+        return g.op("LayerNormalization", [x, g.param(f"{prefix}.weight", ln_w()), g.param(f"{prefix}.bias", small(H))],
+                    axis=-1, epsilon=1e-12, name="layer_norm")
+
+    batch, seq = dy_size(g, ids, 0), dy_size(g, ids, 1)
+    # position_ids buffer [:, 0:seq]; the token-type buffer's expand(position_ids.shape[0] == 1, -1)
+    # folds away, gather at the positions, expand(batch, seq)
+    end = g.op("Reshape", [seq, g.i64([-1])], allowzero=0)
+    position_ids = g.op("Slice", [g.i64(np.arange(c["max_pos"], dtype=np.int64)[None]), g.i64([0]), end, g.i64([1]),
+                                  g.i64([1])], name="slice")
+    tt = g.op("GatherElements", [g.i64(np.zeros((1, c["max_pos"]), np.int64)), position_ids], axis=1, name="gather")
+    tt = dy_expand(g, tt, [batch, seq])
+    we = g.op("Gather", [g.param("embeddings.word_embeddings.weight", g.randn(c["vocab"], H, std=0.5)), ids], axis=0,
+              name="embedding")
+    te = g.op("Gather", [g.param("embeddings.token_type_embeddings.weight", g.randn(c["type_vocab"], H, std=0.5)), tt],
+              axis=0, name="embedding")
+    h = g.op("Add", [we, te], name="add")
+    pe = g.op("Gather", [g.param("embeddings.position_embeddings.weight", g.randn(c["max_pos"], H, std=0.5)),
+                         position_ids], axis=0, name="embedding")
+    h = layer_norm(g.op("Add", [h, pe], name="add"), "embeddings.LayerNorm")
+    mask = BoolMask(dy_mask(g, mask_in, batch, seq, "bidirectional")[0])
+
+    for i in range(c["layers"]):
+        p = f"encoder.layer.{i}"
+        heads = []
+        for n in ("query", "key", "value"):
+            y = dy_linear(g, h, g.randn(H, H), g.param(f"{p}.attention.self.{n}.bias", small(H)))
+            y = g.op("Reshape", [y, dy_list(g, [batch, seq, -1, d])], allowzero=1, name="view")
+            heads.append(g.op("Transpose", [y], perm=[0, 2, 1, 3], name="transpose"))
+        ctx = dy_sdpa(g, heads[0], heads[1], heads[2], mask, d)
+        ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
+        ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
+        o = dy_linear(g, ctx, g.randn(H, H), g.param(f"{p}.attention.output.dense.bias", small(H)))
+        h = layer_norm(g.op("Add", [o, h], name="add"), f"{p}.attention.output.LayerNorm")
+        x = dy_linear(g, h, g.randn(c["ffn"], H), g.param(f"{p}.intermediate.dense.bias", small(c["ffn"])))
+        # torchlib's gelu (approximate="none") below opset 20: 0.5 * (x * (erf(x / sqrt 2) + 1))
+        e = g.op("Erf", [g.op("Div", [x, g.f32(1.4142135623730951)])])
+        x = g.op("Mul", [g.f32(0.5), g.op("Mul", [x, g.op("Add", [e, g.f32(1.0)])])], name="gelu")
+        x = dy_linear(g, x, g.randn(H, c["ffn"]), g.param(f"{p}.output.dense.bias", small(H)))
+        h = layer_norm(g.op("Add", [x, h], name="add"), f"{p}.output.LayerNorm")
+    h = g.output(h, "last_hidden_state", TensorProto.FLOAT, [B, S, H])
+    first = g.op("Gather", [h, g.i64(0)], axis=1, name="select")  # hidden_states[:, 0]
+    # aten.linear on a 2-D input: Gemm with transB over the parameter itself
+    y = g.op("Gemm", [first, g.param("pooler.dense.weight", g.randn(H, H)), g.param("pooler.dense.bias", small(H))],
+             transA=0, transB=1, name="linear")
+    g.output(g.op("Tanh", [y], name="tanh"), "pooler_output", TensorProto.FLOAT, [B, H])
+    return ["input_ids", "attention_mask"]
+
+
 def llama_family(g, c, v, B, S):
     """LlamaForCausalLM / Qwen2ForCausalLM, dynamo form; static (ints B, S) folds every shape,
     mask and rotary computation into initializers as the exporter's optimizer does."""
@@ -686,28 +819,8 @@ def llama_family(g, c, v, B, S):
     else:
         batch, seq = dy_size(g, ids, 0), dy_size(g, ids, 1)
 
-    # The mask: causal (kv_idx <= q_idx) and padding (mask[batch_idx, kv_idx]).
-    padding = g.op("Cast", [mask_in], to=TensorProto.BOOL, name="_to_copy")
-    if static:
-        causal = np.tril(np.ones((S, S), bool))[None, None]
-        causal = g.const(causal, bool)
-        index = np.stack(np.broadcast_arrays(np.arange(B)[:, None, None, None],
-                                             np.arange(S)[None, None, None, :]), axis=-1)
-        picked = g.op("GatherND", [padding, g.i64(index)], batch_dims=0)
-    else:
-        # cache_position and kv_arange are the same Range(0, seq): the exporter's CSE keeps one
-        cache_position = kv_arange = g.op("Range", [g.i64(0), seq, g.i64(1)], name="arange")
-        batch_arange = g.op("Range", [g.i64(0), batch, g.i64(1)], name="arange")
-        bi = g.op("Unsqueeze", [batch_arange, g.i64([1, 2, 3])], name="unsqueeze")
-        qi = g.op("Unsqueeze", [cache_position, g.i64([0, 1, 3])], name="unsqueeze")
-        ki = g.op("Unsqueeze", [kv_arange, g.i64([0, 1, 2])], name="unsqueeze")
-        le = g.op("LessOrEqual", [ki, qi], name="le")
-        causal = g.op("And", [g.const(True, bool), le], name="bitwise_and")
-        shape = dy_list(g, [batch, 1, 1, seq])
-        stacked = [g.op("Unsqueeze", [g.op("Expand", [t, shape]), g.i64([-1])]) for t in (bi, ki)]
-        index = g.op("Concat", stacked, axis=-1)
-        picked = g.op("GatherND", [padding, index], batch_dims=0, name="index")
-    mask = g.op("And", [causal, picked], name="bitwise_and")
+    mask, cache_position = dy_mask(g, mask_in, batch, seq, "causal")
+    mask = BoolMask(mask)
 
     # Rotary tables.
     if static:
@@ -748,7 +861,6 @@ def llama_family(g, c, v, B, S):
             return e
         return g.op("Reshape", [e, dy_list(g, [batch, nh, seq, d])], allowzero=1, name="_unsafe_view")
 
-    where_bias = None
     for i in range(c["layers"]):
         p = f"model.layers.{i}"
         residual = h
@@ -767,24 +879,11 @@ def llama_family(g, c, v, B, S):
             vv = repeat_kv(vv)
             k3 = g.op("Reshape", [kk, g.i64([B * nh, S, d])])
             k_t = g.op("Reshape", [g.op("Transpose", [k3], perm=[0, 2, 1]), g.i64([B, nh, d, S])], allowzero=0)
+            ctx = dy_sdpa_core(g, q, k_t, vv, mask, d)
         else:
             kk = repeat_kv(k)
             vv = repeat_kv(vv)
-            ks = g.op("Shape", [kk])
-            last = g.op("Slice", [ks, g.i64([-1]), g.i64([INT64_MAX])])
-            second = g.op("Slice", [ks, g.i64([-2]), g.i64([-1])])
-            first = g.op("Slice", [ks, g.i64([0]), g.i64([-2])])
-            k3 = g.op("Reshape", [kk, g.op("Concat", [g.i64([-1]), second, last], axis=0)])
-            k_t = g.op("Reshape", [g.op("Transpose", [k3], perm=[0, 2, 1]),
-                                   g.op("Concat", [first, last, second], axis=0)], allowzero=0)
-        root = g.f32(math.sqrt(d ** -0.5))
-        qs, ks_ = g.op("Mul", [q, root]), g.op("Mul", [k_t, root])
-        if where_bias is None:  # the exporter's CSE leaves one Where for all layers
-            where_bias = g.op("Where", [mask, g.f32(0.0), g.f32(F32_LOWEST)])
-        scores = g.op("Add", [g.op("MatMul", [qs, ks_]), where_bias])
-        probs = g.op("Softmax", [scores], axis=-1)
-        probs = g.op("Where", [g.op("IsNaN", [probs]), g.f32(0.0), probs])
-        ctx = g.op("MatMul", [probs, vv], name="scaled_dot_product_attention")
+            ctx = dy_sdpa(g, q, kk, vv, mask, d)
         ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
         ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
         h = g.op("Add", [residual, dy_linear(g, ctx, g.randn(H, nh * d))], name="add")
@@ -818,7 +917,8 @@ def write(name, size, static_shape, out_dir, seed):
         stem = name
     if size != "small":
         stem += f"_{size}"
-    inputs = BUILDERS[v["arch"]](g, c, v, B, S)
+    build = bert_dynamo if (v["arch"], v["form"]) == ("bert", "dynamo") else BUILDERS[v["arch"]]
+    inputs = build(g, c, v, B, S)
     model = g.model()
     path = os.path.join(out_dir, stem + ".onnx")
     with open(path, "wb") as f:
