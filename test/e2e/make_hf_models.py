@@ -918,7 +918,7 @@ def write(name, size, static_shape, out_dir, seed):
     if size != "small":
         stem += f"_{size}"
     build = bert_dynamo if (v["arch"], v["form"]) == ("bert", "dynamo") else BUILDERS[v["arch"]]
-    inputs = build(g, c, v, B, S)
+    build(g, c, v, B, S)  # the graph inputs are read back from the model below
     model = g.model()
     path = os.path.join(out_dir, stem + ".onnx")
     with open(path, "wb") as f:
