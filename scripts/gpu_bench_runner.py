@@ -697,11 +697,13 @@ def cuda_step_runs(trace):
 
 
 def attention_device_us(trace, step_name):
-    """(device µs per run of the attention: the step named step_name, else the sum of the run's
-    kernel steps; whether the named step was found) from an `ortc run --profile` trace."""
+    """(device µs per run of the attention: the steps named step_name or step_name/... (the
+    one-kernel FusedAttention, or the GEMMs, softmax and copies of attention on GEMMs), else the
+    sum of the run's kernel steps; whether a named step was found) from an `ortc run --profile`
+    trace."""
     per_run, found = [], False
     for steps in cuda_step_runs(trace):
-        named = [us for n, _, us in steps if n == step_name]
+        named = [us for n, _, us in steps if n == step_name or n.startswith(step_name + "/")]
         found = found or bool(named)
         per_run.append(sum(named) if named else sum(us for _, kind, us in steps if kind != "copy"))
     return per_run, found

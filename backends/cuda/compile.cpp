@@ -47,6 +47,9 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   auto projections = MergeSiblingProjections(&ir.value());
   if (!projections.ok()) return projections.status();
   const int attention = FuseAttention(&ir.value());
+  const int attention_gemm = options.attention == CudaOptions::Attention::kGemm
+                                 ? LowerAttentionToGemms(&ir.value())
+                                 : 0;
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
   auto plan = LowerToPlan(*ir, options, &out.stats);
   if (!plan.ok()) return plan.status();
@@ -68,6 +71,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
   out.stats["fused_attention"] += attention;
+  out.stats["attention_on_gemms"] += attention_gemm;
   out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;
   out.stats["layernorm_recognised"] += formulas.layer_norm;

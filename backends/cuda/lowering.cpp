@@ -345,6 +345,9 @@ class Lowerer {
       g.stride_a = batch_a == 1 ? 0 : g.m * g.k;
       g.stride_b = batch_b == 1 ? 0 : g.k * g.n;
       g.stride_y = g.m * g.n;
+      // Attention's Q K^T carries its softmax scale here (lowering_attention_gemm.cpp): scaled
+      // in fp32 inside the GEMM, so fp16 scores are stored after scaling.
+      g.alpha = op.FloatAttr("alpha", 1.0f);
     }
     if (u.z >= 0) {  // residual Add: C with beta 1
       g.c = Buffer(u.z);

@@ -48,6 +48,11 @@ Result<int> MergeSiblingProjections(lowering::SubgraphIr* ir);
 // how many. Runs before ApplyPrecision.
 int FuseAttention(lowering::SubgraphIr* ir);
 
+// Each FusedAttention op replaced by StridedView copies, MatMul Q K^T (alpha = scale),
+// AttentionSoftmax, MatMul P V and the head-merging Transpose (lowering_attention_gemm.cpp):
+// attention on cuBLASLt's GEMMs (tensor cores at fp16/bf16). Returns how many.
+int LowerAttentionToGemms(lowering::SubgraphIr* ir);
+
 // fp16/bf16: float weights converted (round-to-nearest-even), float activations retyped, Cast
 // ops at the boundary so program inputs and outputs keep the model's types. No-op for fp32.
 Status ApplyPrecision(lowering::SubgraphIr* ir, Precision precision);

@@ -59,9 +59,17 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
       if (ec != std::errc() || ptr != value.data() + value.size() || mb < 0 || mb > (1 << 20))
         return InvalidArgument("cuda workspace_mb '" + value + "' is not a size in MiB");
       o.workspace_bytes = mb << 20;
+    } else if (key == "attention") {
+      if (value == "gemm") {
+        o.attention = CudaOptions::Attention::kGemm;
+      } else if (value == "fused") {
+        o.attention = CudaOptions::Attention::kFused;
+      } else {
+        return InvalidArgument("cuda attention '" + value + "' is not one of gemm, fused");
+      }
     } else {
       return InvalidArgument("unknown cuda option '" + key +
-                             "' (known: precision, target_arch, workspace_mb)");
+                             "' (known: precision, target_arch, workspace_mb, attention)");
     }
   }
   std::sort(archs.begin(), archs.end(), [](const std::string& a, const std::string& b) {

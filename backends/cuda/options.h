@@ -21,9 +21,14 @@ struct CudaOptions {
   std::string ptx_arch;                  // "compute_90": PTX of the newest arch
   // The most device memory one cuDNN / cuBLASLt call may use as workspace.
   int64_t workspace_bytes = 64ll << 20;
+  // How recognised attention runs: on cuBLASLt GEMMs with one softmax kernel (the default), or
+  // as the one-kernel FusedAttention (SIMT; measured slower on an H200, see
+  // lowering_attention_gemm.cpp).
+  enum class Attention { kGemm, kFused } attention = Attention::kGemm;
 };
 
-// Keys: precision (fp32|tf32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb.
+// Keys: precision (fp32|tf32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb,
+// attention (gemm|fused).
 Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options);
 
 // ONNX element type activations and float weights are stored in on the device.

@@ -186,10 +186,11 @@ std::string BaseOf(const View4& v) {
 }  // namespace
 
 bool IsAttentionOp(const std::string& op_type) {
-  return op_type == "FusedAttention";
+  return op_type == "FusedAttention" || IsAttentionPartOp(op_type);
 }
 
 std::string AttentionUnsupported(const OpDesc& op) {
+  if (IsAttentionPartOp(op.op_type)) return AttentionPartUnsupported(op);
   auto s = ShapesOf(op);
   if (!s.ok()) return s.status().message();
   if (s->head_dim > kMaxHeadDim || s->value_dim > kMaxHeadDim)
@@ -227,6 +228,7 @@ Split ChooseSplit(const Shapes& s) {
 }  // namespace
 
 Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
+  if (IsAttentionPartOp(op.op_type)) return EmitAttentionPart(name, op);
   auto shapes = ShapesOf(op);
   if (!shapes.ok()) return shapes.status();
   const Shapes& s = *shapes;

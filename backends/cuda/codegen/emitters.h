@@ -44,9 +44,19 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 // q_strides, q_offset (and k_..., v_...), for slices of a fused QKV projection; k_head_group /
 // v_head_group (default 1): head h reads source head h / group (GQA's repeated kv heads).
 // Output: softmax(scale * q k^T + mask) v.
+// IsAttentionOp / AttentionUnsupported / EmitAttention also cover the attention_parts ops.
 bool IsAttentionOp(const std::string& op_type);
 std::string AttentionUnsupported(const OpDesc& op);
 Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op);
+
+// attention_parts_kernels.cpp: attention on GEMMs (lowering_attention_gemm.cpp). AttentionSoftmax
+// (inputs scores, optional float mask and bool cond broadcast over them; attributes scale, fill,
+// keep_if_true as FusedAttention's): softmax of Where(cond == keep_if_true, scale * s + mask,
+// fill) over the last axis, all -inf rows zero. StridedView (attributes shape, strides, offset,
+// head_group; 4-D logical view of its input): the view copied contiguous.
+bool IsAttentionPartOp(const std::string& op_type);
+std::string AttentionPartUnsupported(const OpDesc& op);
+Result<KernelSource> EmitAttentionPart(const std::string& name, const OpDesc& op);
 
 // scan_kernels.cpp: CumSum.
 bool IsScanOp(const std::string& op_type);

@@ -5,7 +5,8 @@
 
 namespace ortc::test::cuda {
 
-Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision) {
+Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision,
+                backends::cuda::CudaOptions::Attention attention) {
   TempDir dir;
   builder.Save(dir / "m.onnx");
   auto m = graph::LoadModelFromFile(dir / "m.onnx");
@@ -18,6 +19,7 @@ Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision
   auto options = backends::cuda::ParseCudaOptions({});
   REQUIRE(options.ok());
   options->precision = precision;
+  options->attention = attention;
   auto planned = backends::cuda::PlanCudaSubgraph(*p.model, sg, *options);
   INFO(planned.status().ToString());
   REQUIRE(planned.ok());

@@ -17,7 +17,9 @@ struct Planned {
 
 // Saves the model, loads it (shape inference included) and plans all its nodes as one group.
 Planned PlanAll(const ModelBuilder& builder,
-                backends::cuda::Precision precision = backends::cuda::Precision::kFp32);
+                backends::cuda::Precision precision = backends::cuda::Precision::kFp32,
+                backends::cuda::CudaOptions::Attention attention =
+                    backends::cuda::CudaOptions::Attention::kGemm);
 
 // Steps of the plan whose `sources` name the node.
 int StepsWithSource(const backends::cuda::Plan& plan, const std::string& node);

@@ -1,6 +1,7 @@
-// Transformer patterns in CUDA lowering: attention fused into one FusedAttention launch with the
-// head transposes absorbed, GELU recognised in any arrangement (and not when a constant is
-// off), the LayerNorm decomposition recognised, Add + LayerNorm fused.
+// Transformer patterns in CUDA lowering: attention recognised (the one-kernel FusedAttention
+// launch with the head transposes absorbed, or by default GEMMs around one softmax kernel), GELU
+// recognised in any arrangement (and not when a constant is off), the LayerNorm decomposition
+// recognised, Add + LayerNorm fused.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -63,10 +64,13 @@ ModelBuilder Attention(bool mask, const std::string& scale_op) {
   return b;
 }
 
+constexpr auto kFused = backends::cuda::CudaOptions::Attention::kFused;
+constexpr auto kFp32 = backends::cuda::Precision::kFp32;
+
 TEST_CASE("attention with head transposes lowers to one FusedAttention launch", "[lowering]") {
   for (const std::string scale_op : {"Div", "Mul"}) {
     INFO(scale_op);
-    auto p = PlanAll(Attention(true, scale_op));
+    auto p = PlanAll(Attention(true, scale_op), kFp32, kFused);
     const Plan& plan = p.graph.plan;
     CHECK(p.graph.stats.at("fused_attention") == 1);
     REQUIRE(Launches(plan, "FusedAttention") == 1);
@@ -119,7 +123,7 @@ TEST_CASE("attention reads a fused QKV projection's Split outputs as offset view
   b.Node("MatMul", {"probs", "v"}, {"ctx"});
   b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
   b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
-  auto p = PlanAll(b);
+  auto p = PlanAll(b, kFp32, kFused);
   const Plan& plan = p.graph.plan;
   CHECK(p.graph.stats.at("dead_ops_removed") == 1);
   REQUIRE(Launches(plan, "FusedAttention") == 1);

@@ -1,0 +1,167 @@
+// Attention as the exporters write it, recognised by what it computes: SDPA's decomposition
+// (scale split between Q and K^T, a Where(mask, 0, -inf) added, the Where(IsNaN(P), 0, P)
+// guard), GQA's repeated key/value heads (Unsqueeze + Expand + Reshape) with the dynamo
+// exporter's K^T (Reshape, Transpose, Reshape), and a mask order the kernels cannot reproduce,
+// which must stay unfused. Then the default lowering onto GEMMs around one softmax kernel.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cuda/codegen/kernel_text.h"
+#include "plan_helpers.h"
+#include "test_data.h"
+
+namespace ortc::test::cuda {
+namespace {
+
+namespace cg = backends::cuda::codegen;
+using backends::cuda::Plan;
+using backends::cuda::StepKind;
+using T = onnx::TensorProto;
+constexpr auto kFused = backends::cuda::CudaOptions::Attention::kFused;
+constexpr auto kFp32 = backends::cuda::Precision::kFp32;
+const std::vector<int64_t> kHeads = {0, 2, 1, 3};
+
+std::vector<const cg::OpDesc*> LaunchesOf(const Plan& plan, const std::string& op_type) {
+  std::vector<const cg::OpDesc*> out;
+  for (const auto& s : plan.steps)
+    if (s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == op_type)
+      out.push_back(&*s.launch.op);
+  return out;
+}
+
+int Gemms(const Plan& plan) {
+  int n = 0;
+  for (const auto& s : plan.steps) n += s.kind == StepKind::kGemm;
+  return n;
+}
+
+// TorchScript's SDPA: q, k, v [1, 8, 2, 8] -> heads; q * 8^-0.25, K^T * 8^-0.25; scores +
+// Where(mask, 0, -inf); Softmax; Where(IsNaN(p), 0, p); @ v.
+ModelBuilder Sdpa() {
+  ModelBuilder b(17);
+  b.Input("q_in", {1, 8, 2, 8}).Input("k_in", {1, 8, 2, 8}).Input("v_in", {1, 8, 2, 8});
+  b.Input("keep", {1, 1, 8, 8}, T::BOOL);
+  const float s = std::pow(8.f, -0.25f);
+  b.Initializer("s", {}, {s}).Initializer("zero", {1}, {0.f}).Initializer("ninf", {1}, {-INFINITY});
+  b.Node("Transpose", {"q_in"}, {"q"}, {Attr("perm", kHeads)});
+  b.Node("Transpose", {"k_in"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})});
+  b.Node("Transpose", {"v_in"}, {"v"}, {Attr("perm", kHeads)});
+  b.Node("Mul", {"q", "s"}, {"qs"}).Node("Mul", {"kt", "s"}, {"kts"});
+  b.Node("MatMul", {"qs", "kts"}, {"qk"});
+  b.Node("Where", {"keep", "zero", "ninf"}, {"bias"});
+  b.Node("Add", {"qk", "bias"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("IsNaN", {"p"}, {"nan"}).Node("Where", {"nan", "zero", "p"}, {"pg"});
+  b.Node("MatMul", {"pg", "v"}, {"ctx"});
+  b.Node("Transpose", {"ctx"}, {"y"}, {Attr("perm", kHeads)}).Output("y");
+  return b;
+}
+
+// Llama through the dynamo exporter: 4 query heads, 2 key/value heads repeated twice; K^T as
+// Reshape [4, 8, 8] -> Transpose -> Reshape [1, 4, 8, 8].
+ModelBuilder Gqa() {
+  ModelBuilder b(18);
+  b.Input("q", {1, 4, 8, 8}).Input("k", {1, 2, 8, 8}).Input("v", {1, 2, 8, 8});
+  b.IntInitializer("ax2", {2}).IntInitializer("rep", {1, 2, 2, 8, 8});
+  b.IntInitializer("heads4", {1, 4, 8, 8}).IntInitializer("flat", {4, 8, 8});
+  b.Initializer("scale", {}, {1 / std::sqrt(8.f)});
+  b.Node("Unsqueeze", {"k", "ax2"}, {"k5"}).Node("Expand", {"k5", "rep"}, {"ke"});
+  b.Node("Unsqueeze", {"v", "ax2"}, {"v5"}).Node("Expand", {"v5", "rep"}, {"ve"});
+  b.Node("Reshape", {"ve", "heads4"}, {"vr"});
+  b.Node("Reshape", {"ke", "flat"}, {"k3"});
+  b.Node("Transpose", {"k3"}, {"k3t"}, {Attr("perm", std::vector<int64_t>{0, 2, 1})});
+  b.Node("Reshape", {"k3t", "heads4"}, {"kt"});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"p", "vr"}, {"y"}).Output("y");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("SDPA's decomposition fuses: split scale, Where bias, IsNaN guard", "[lowering]") {
+  auto p = PlanAll(Sdpa(), kFp32, kFused);
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("fused_attention") == 1);
+  const auto fused = LaunchesOf(plan, "FusedAttention");
+  REQUIRE(fused.size() == 1);
+  CHECK(LaunchesOf(plan, "Softmax").empty());
+  CHECK(LaunchesOf(plan, "Transpose").empty());
+  // 8^-0.25 twice is 8^-0.5, up to float rounding.
+  CHECK(std::fabs(cg::FloatAttr(*fused[0], "scale", 0) - 1 / std::sqrt(8.f)) < 1e-6);
+  // The additive bias is the Where's output, computed before: the mask of the fused op.
+  CHECK(fused[0]->inputs[3].dims == std::vector<int64_t>{1, 1, 8, 8});
+  CHECK(cg::IntsAttr(*fused[0], "q_strides") == std::vector<int64_t>{0, 8, 16, 1});
+  CHECK(cg::IntsAttr(*fused[0], "out_perm") == kHeads);
+  // Nothing of the guard is left: no step implements the IsNaN (unnamed nodes are named
+  // "<op>_<index>").
+  for (const auto& s : plan.steps)
+    for (const auto& src : s.sources) CHECK(src.find("IsNaN") == std::string::npos);
+  REQUIRE(plan.steps.size() == 2);  // the bias Where, then the attention
+}
+
+TEST_CASE("GQA's repeated key/value heads become a head group, not a copy", "[lowering]") {
+  auto p = PlanAll(Gqa(), kFp32, kFused);
+  const Plan& plan = p.graph.plan;
+  const auto fused = LaunchesOf(plan, "FusedAttention");
+  REQUIRE(fused.size() == 1);
+  CHECK(LaunchesOf(plan, "Expand").empty());
+  CHECK(LaunchesOf(plan, "Transpose").empty());
+  const auto& op = *fused[0];
+  CHECK(op.inputs[1].dims == std::vector<int64_t>{1, 2, 8, 8});  // k itself
+  CHECK(cg::IntAttr(op, "k_head_group", 1) == 2);
+  CHECK(cg::IntAttr(op, "v_head_group", 1) == 2);
+  CHECK(cg::IntsAttr(op, "k_shape") == std::vector<int64_t>{1, 4, 8, 8});
+  CHECK(cg::IntsAttr(op, "k_strides") == std::vector<int64_t>{0, 64, 8, 1});
+}
+
+TEST_CASE("a mask added before a non-unit scale stays unfused", "[lowering]") {
+  // softmax((q k^T + mask) * 0.5): the kernels add the mask after scaling, so 0.5 * mask would
+  // be lost.
+  ModelBuilder b(17);
+  b.Input("q", {1, 2, 8, 8}).Input("kt", {1, 2, 8, 8}).Input("v", {1, 2, 8, 8});
+  b.Input("mask", {1, 1, 8, 8}).Initializer("half", {}, {0.5f});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Add", {"qk", "mask"}, {"m"});
+  b.Node("Mul", {"m", "half"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})});
+  b.Node("MatMul", {"p", "v"}, {"y"}).Output("y");
+  auto p = PlanAll(b, kFp32, kFused);
+  CHECK(p.graph.stats.at("fused_attention") == 0);
+  CHECK(LaunchesOf(p.graph.plan, "Softmax").size() == 1);
+}
+
+TEST_CASE("by default attention runs as GEMMs around one softmax kernel", "[lowering]") {
+  SECTION("SDPA: the scale becomes the Q K^T GEMM's alpha, the masks the softmax's inputs") {
+    auto p = PlanAll(Sdpa());
+    const Plan& plan = p.graph.plan;
+    CHECK(p.graph.stats.at("fused_attention") == 1);
+    CHECK(p.graph.stats.at("attention_on_gemms") == 1);
+    CHECK(LaunchesOf(plan, "FusedAttention").empty());
+    const auto sm = LaunchesOf(plan, "AttentionSoftmax");
+    REQUIRE(sm.size() == 1);
+    CHECK(sm[0]->inputs[1].dims == std::vector<int64_t>{1, 1, 8, 8});
+    REQUIRE(Gemms(plan) == 2);
+    const backends::cuda::PlanGemm* qk = nullptr;
+    for (const auto& s : plan.steps)
+      if (s.kind == StepKind::kGemm && !qk) qk = &s.gemm;
+    CHECK(std::fabs(qk->alpha - 1 / std::sqrt(8.f)) < 1e-6);
+    CHECK(qk->batch == 2);
+    CHECK(qk->m == 8);
+    CHECK(qk->n == 8);
+    // q and v are strided head views of their inputs (copied); K^T too.
+    CHECK(LaunchesOf(plan, "StridedView").size() == 3);
+    CHECK(LaunchesOf(plan, "Transpose").size() == 1);  // the heads merged into y
+  }
+  SECTION("GQA: K and V copies repeat each key/value head for its query heads") {
+    auto p = PlanAll(Gqa());
+    const auto views = LaunchesOf(p.graph.plan, "StridedView");
+    int grouped = 0;
+    for (const auto* v : views) grouped += cg::IntAttr(*v, "head_group", 1) == 2;
+    CHECK(grouped == 2);
+    CHECK(Gemms(p.graph.plan) == 2);
+    CHECK(LaunchesOf(p.graph.plan, "Expand").empty());
+  }
+}
+
+}  // namespace ortc::test::cuda
