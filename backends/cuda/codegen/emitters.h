@@ -58,6 +58,12 @@ bool IsAttentionPartOp(const std::string& op_type);
 std::string AttentionPartUnsupported(const OpDesc& op);
 Result<KernelSource> EmitAttentionPart(const std::string& name, const OpDesc& op);
 
+// indexing_kernels.cpp: GatherND, GatherElements, ScatterND, ScatterElements (and Scatter),
+// Trilu; indices read on the device, out-of-range ones clamped (see the file's comment).
+bool IsIndexingOp(const std::string& op_type);
+Result<KernelSource> EmitIndexing(const std::string& name, const OpDesc& op);
+std::string IndexingUnsupported(const OpDesc& op);
+
 // scan_kernels.cpp: CumSum.
 bool IsScanOp(const std::string& op_type);
 Result<KernelSource> EmitScan(const std::string& name, const OpDesc& op);

@@ -18,7 +18,7 @@ bool IsElementwise(const std::string& op_type) {
 bool HasKernel(const std::string& op_type) {
   return IsElementwiseOp(op_type) || IsNormalizationOp(op_type) || IsReductionOp(op_type) ||
          IsDataMovementOp(op_type) || IsPoolingOp(op_type) || IsAttentionOp(op_type) ||
-         IsScanOp(op_type);
+         IsScanOp(op_type) || IsIndexingOp(op_type);
 }
 
 bool SupportsLayouts(const std::string& op_type) {
@@ -53,6 +53,7 @@ std::string Unsupported(const OpDesc& op) {
   if (IsPoolingOp(op.op_type)) return PoolingUnsupported(op);
   if (IsAttentionOp(op.op_type)) return AttentionUnsupported(op);
   if (IsScanOp(op.op_type)) return ScanUnsupported(op);
+  if (IsIndexingOp(op.op_type)) return IndexingUnsupported(op);
   return "no CUDA kernel generator for " + op.op_type;
 }
 
@@ -76,6 +77,7 @@ Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op) {
   if (IsDataMovementOp(op.op_type)) return EmitDataMovement(name, op);
   if (IsAttentionOp(op.op_type)) return EmitAttention(name, op);
   if (IsScanOp(op.op_type)) return EmitScan(name, op);
+  if (IsIndexingOp(op.op_type)) return EmitIndexing(name, op);
   return EmitPooling(name, op);
 }
 

@@ -155,6 +155,13 @@ ORTC_DEV float ortc_fmod0(float a, float b) {
 // BitShift: shifting by the width or more gives 0 (C leaves it undefined).
 ORTC_DEV ortc_u64 ortc_shl(ortc_u64 a, ortc_u64 k) { return k >= 64 ? 0 : a << k; }
 ORTC_DEV ortc_u64 ortc_shr(ortc_u64 a, ortc_u64 k) { return k >= 64 ? 0 : a >> k; }
+// An index read at run time for an axis of `dim` elements: negative values count from the end,
+// and what is still out of range is clamped to the axis (the CPU runtime refuses such an index;
+// a kernel cannot, and must never address outside its tensor).
+ORTC_DEV ortc_i64 ortc_index(ortc_i64 v, ortc_i64 dim) {
+  if (v < 0) v += dim;
+  return v < 0 ? 0 : (v >= dim ? dim - 1 : v);
+}
 // ---- end of prelude ----
 )PRELUDE";
 }

@@ -146,7 +146,8 @@ std::vector<CatalogFamily> AllCatalogs() {
           {"data_movement", DataMovementCatalog()},
           {"pooling", PoolingCatalog()},
           {"channels_last", ChannelsLastCatalog()},
-          {"scan", ScanCatalog()}};
+          {"scan", ScanCatalog()},
+          {"indexing", IndexingCatalog()}};
 }
 
 std::vector<CatalogEntry> FamilyEntries(const std::string& family) {

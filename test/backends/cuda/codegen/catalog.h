@@ -56,6 +56,7 @@ std::vector<CatalogEntry> ReductionCatalog();
 std::vector<CatalogEntry> DataMovementCatalog();
 std::vector<CatalogEntry> PoolingCatalog();
 std::vector<CatalogEntry> ScanCatalog();
+std::vector<CatalogEntry> IndexingCatalog();
 // NHWC variants of elementwise groups and data movement (channels_last_catalog.cpp).
 std::vector<CatalogEntry> ChannelsLastCatalog();
 

@@ -62,6 +62,9 @@ TEST_CASE("channels-last kernels match the CPU kernels", "[cuda][semantics]") {
 TEST_CASE("scan kernels match the CPU kernels", "[cuda][semantics]") {
   CheckFamily("scan");
 }
+TEST_CASE("indexing kernels match the CPU kernels", "[cuda][semantics]") {
+  CheckFamily("indexing");
+}
 
 }  // namespace
 }  // namespace ortc::test::cuda

@@ -85,6 +85,7 @@ ORTC_NVRTC_CASES("data_movement")
 ORTC_NVRTC_CASES("pooling")
 ORTC_NVRTC_CASES("channels_last")
 ORTC_NVRTC_CASES("scan")
+ORTC_NVRTC_CASES("indexing")
 
 }  // namespace
 }  // namespace ortc::test::cuda
