@@ -305,12 +305,58 @@ class Lowerer {
     return static_cast<int>(plan_.buffers.size()) - 1;
   }
 
+  // A view of `buffer` starting `elements` elements in, to its end (an operand read in place
+  // inside a wider tensor: a head's slice of a fused projection).
+  int AliasAt(int buffer, int64_t elements) {
+    if (elements == 0) return buffer;
+    const PlanBuffer& src = plan_.buffers[buffer];
+    const uint64_t element = Bytes(src.dtype, {1});
+    PlanBuffer b;
+    b.name = src.name + "@" + std::to_string(elements);
+    b.kind = fb::BufferKind::Alias;
+    b.dtype = src.dtype;
+    const bool alias = src.kind == fb::BufferKind::Alias;
+    b.alias_of = alias ? src.alias_of : buffer;
+    b.offset = (alias ? src.offset : 0) + static_cast<uint64_t>(elements) * element;
+    b.byte_size = src.byte_size - static_cast<uint64_t>(elements) * element;
+    b.dims = {static_cast<int64_t>(b.byte_size / element)};
+    plan_.buffers.push_back(std::move(b));
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  }
+
+  // lowering_attention_gemm.cpp's StridedMatMul: operands read and written in place, each as
+  // (offset, batch stride, leading dimension) in elements.
+  void StridedGemm(const IrOp& op, int out, PlanStep* s) {
+    PlanGemm& g = s->gemm;
+    const auto mnk = Ints(op, "mnk", {1, 1, 1});
+    const auto a = Ints(op, "a", {0, 0, 0}), b = Ints(op, "b", {0, 0, 0}),
+               y = Ints(op, "y", {0, 0, 0});
+    g.m = mnk[0], g.n = mnk[1], g.k = mnk[2];
+    g.batch = op.IntAttr("batch", 1);
+    g.trans_b = op.IntAttr("trans_b", 0) != 0;
+    g.alpha = op.FloatAttr("alpha", 1.0f);
+    g.compute_dtype = onnx::TensorProto::FLOAT;
+    g.stride_a = a[1], g.stride_b = b[1], g.stride_y = y[1];
+    // A leading dimension equal to the packed one is left 0: the step stays a plain gemm.
+    g.lda = a[2] == g.k ? 0 : a[2];
+    g.ldb = b[2] == (g.trans_b ? g.k : g.n) ? 0 : b[2];
+    g.ldy = y[2] == g.n ? 0 : y[2];
+    g.a = AliasAt(Buffer(op.inputs[0]), a[0]);
+    g.b = AliasAt(Buffer(op.inputs[1]), b[0]);
+    g.y = AliasAt(Buffer(out), y[0]);
+  }
+
   Status Gemm(const Unit& u) {
     const IrOp& op = ir_.ops[u.ops[0]];
     PlanStep s;
     s.name = op.name;
     s.sources = Sources(u);
     s.kind = StepKind::kGemm;
+    if (op.op_type == "StridedMatMul") {
+      StridedGemm(op, u.out, &s);
+      plan_.steps.push_back(std::move(s));
+      return Status::Ok();
+    }
     PlanGemm& g = s.gemm;
     const auto a = StaticDims(ir_.values[op.inputs[0]].info);
     const auto b = StaticDims(ir_.values[op.inputs[1]].info);

@@ -237,6 +237,10 @@ Result<std::vector<Unit>> SelectUnits(const SubgraphIr& ir) {
       MatchConv(g, i, &claimed, &u);
     } else if (op.op_type == "MatMul" || op.op_type == "Gemm") {
       MatchGemm(g, i, &claimed, &u);
+    } else if (op.op_type == "StridedMatMul") {  // attention's GEMMs: nothing to fuse into them
+      u.kind = Unit::kGemm;
+      u.ops = {i};
+      u.out = op.outputs[0];
     } else {
       continue;
     }

@@ -62,6 +62,8 @@ struct PlanGemm {
   float alpha = 1, beta = 0;
   fb::Activation epilogue = fb::Activation::None;
   int32_t compute_dtype = 1;
+  // Leading dimensions of the row-major operands as stored (0: packed); see cuda_program.fbs.
+  int64_t lda = 0, ldb = 0, ldy = 0;
 };
 
 struct PlanCopy {

@@ -17,7 +17,7 @@ std::string SerializeProgram(const Plan& plan) {
     for (const auto& n : s.sources) sources.push_back(b.CreateString(n));
     flatbuffers::Offset<fb::KernelLaunch> launch;
     flatbuffers::Offset<fb::ConvCall> conv;
-    flatbuffers::Offset<fb::GemmCall> gemm;
+    flatbuffers::Offset<fb::GemmCall> gemm, strided_gemm;
     flatbuffers::Offset<fb::Copy> copy;
     switch (s.kind) {
       case StepKind::kLaunch: {
@@ -42,9 +42,12 @@ std::string SerializeProgram(const Plan& plan) {
       }
       case StepKind::kGemm: {
         const auto& g = s.gemm;
-        gemm = fb::CreateGemmCall(b, g.a, g.b, g.c, g.bias, g.y, g.m, g.n, g.k, g.batch, g.stride_a,
-                                  g.stride_b, g.stride_y, g.trans_a, g.trans_b, g.alpha, g.beta,
-                                  g.epilogue, g.compute_dtype);
+        const auto call = fb::CreateGemmCall(
+            b, g.a, g.b, g.c, g.bias, g.y, g.m, g.n, g.k, g.batch, g.stride_a, g.stride_b,
+            g.stride_y, g.trans_a, g.trans_b, g.alpha, g.beta, g.epilogue, g.compute_dtype, g.lda,
+            g.ldb, g.ldy);
+        // Leading dimensions only in strided_gemm: older runtimes refuse it (cuda_program.fbs).
+        (g.lda || g.ldb || g.ldy ? strided_gemm : gemm) = call;
         break;
       }
       case StepKind::kCopy:
@@ -52,7 +55,7 @@ std::string SerializeProgram(const Plan& plan) {
         break;
     }
     steps.push_back(fb::CreateStep(b, b.CreateString(s.name), b.CreateVector(sources), launch, conv,
-                                   gemm, copy));
+                                   gemm, copy, strided_gemm));
   }
   std::vector<flatbuffers::Offset<fb::Module>> modules;
   for (const auto& m : plan.modules) {

@@ -127,12 +127,17 @@ OrtcPluginStatus PlanGemm(const LibraryContext& lib, const fbc::GemmCall& g, Buf
                                                  sizeof(bias)));
   }
   const int64_t m = g.m(), n = g.n(), k = g.k(), batch = g.batch();
-  ORTC_PLUGIN_TRY(g.trans_b() ? Layout(type, k, n, k, batch, g.stride_b(), &p->a)
-                              : Layout(type, n, k, n, batch, g.stride_b(), &p->a));
-  ORTC_PLUGIN_TRY(g.trans_a() ? Layout(type, m, k, m, batch, g.stride_a(), &p->b)
-                              : Layout(type, k, m, k, batch, g.stride_a(), &p->b));
-  ORTC_PLUGIN_TRY(Layout(type, n, m, n, batch, g.stride_y(), &p->c));
-  ORTC_PLUGIN_TRY(Layout(type, n, m, n, batch, g.stride_y(), &p->d));
+  // Row-major operands as stored: a row of b holds n (k with trans_b) elements unless ldb says
+  // it is longer (a head's slice of a wider projection); likewise a and y.
+  const int64_t ldb = g.ldb() > 0 ? g.ldb() : g.trans_b() ? k : n;
+  const int64_t lda = g.lda() > 0 ? g.lda() : g.trans_a() ? m : k;
+  const int64_t ldy = g.ldy() > 0 ? g.ldy() : n;
+  ORTC_PLUGIN_TRY(g.trans_b() ? Layout(type, k, n, ldb, batch, g.stride_b(), &p->a)
+                              : Layout(type, n, k, ldb, batch, g.stride_b(), &p->a));
+  ORTC_PLUGIN_TRY(g.trans_a() ? Layout(type, m, k, lda, batch, g.stride_a(), &p->b)
+                              : Layout(type, k, m, lda, batch, g.stride_a(), &p->b));
+  ORTC_PLUGIN_TRY(Layout(type, n, m, ldy, batch, g.stride_y(), &p->c));
+  ORTC_PLUGIN_TRY(Layout(type, n, m, ldy, batch, g.stride_y(), &p->d));
 
   cublasLtMatmulPreference_t pref = nullptr;
   ORTC_CUBLAS(l.cublasLtMatmulPreferenceCreate(&pref));
@@ -141,6 +146,19 @@ OrtcPluginStatus PlanGemm(const LibraryContext& lib, const fbc::GemmCall& g, Buf
   int found = 0;
   cublasStatus_t s = l.cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // Operands inside a wider buffer (a head's slice) may be less aligned than the 256 bytes the
+  // heuristic otherwise assumes: tell it each pointer's real alignment.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint64_t> aligned[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p->pa},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p->pb},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p->pc},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p->pd}};
+  for (const auto& [attr, ptr] : aligned) {
+    uint32_t bytes = 256;
+    while (bytes > 1 && ptr % bytes != 0) bytes /= 2;
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = l.cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes));
+  }
   if (s == CUBLAS_STATUS_SUCCESS)
     s = l.cublasLtMatmulAlgoGetHeuristic(handle, p->desc, p->a, p->b, p->c, p->d, pref, 1, &result,
                                          &found);

@@ -212,7 +212,7 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
       if (st != ORTC_PLUGIN_OK) return Fail(st, where + ": " + LastError());
       step.kind = StepKind::kCudnn;
       step.what = std::move(plan);
-    } else if (const auto* g = s->gemm()) {
+    } else if (const auto* g = s->gemm() ? s->gemm() : s->strided_gemm()) {
       if (!CublasLt().loaded)
         return Fail(ORTC_PLUGIN_UNSUPPORTED, where + " needs cuBLASLt: " + CublasLt().error);
       if (!lib_.cublas) {

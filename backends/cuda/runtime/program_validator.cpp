@@ -151,11 +151,17 @@ class Validator {
 
   std::string Step(const fbc::Step& s) {
     const int kinds = (s.launch() != nullptr) + (s.conv() != nullptr) + (s.gemm() != nullptr) +
-                      (s.copy() != nullptr);
-    if (kinds != 1) return "has " + std::to_string(kinds) + " kinds (launch, conv, gemm, copy)";
+                      (s.copy() != nullptr) + (s.strided_gemm() != nullptr);
+    if (kinds != 1)
+      return "has " + std::to_string(kinds) + " kinds (launch, conv, gemm, copy, strided_gemm)";
     if (const auto* l = s.launch()) return Launch(*l);
     if (const auto* c = s.conv()) return Conv(*c);
-    if (const auto* g = s.gemm()) return Gemm(*g);
+    if (const auto* g = s.gemm()) {
+      // Leading dimensions belong in strided_gemm (cuda_program.fbs).
+      if (g->lda() || g->ldb() || g->ldy()) return "a gemm step with leading dimensions";
+      return Gemm(*g);
+    }
+    if (const auto* g = s.strided_gemm()) return Gemm(*g);
     const auto* c = s.copy();
     if (auto e = Holds("copy source", c->src(), 0); !e.empty()) return e;
     if (auto e = Holds("copy destination", c->dst(), 0); !e.empty()) return e;
@@ -244,18 +250,32 @@ class Validator {
     for (int64_t v : {g.stride_a(), g.stride_b(), g.stride_y()}) {
       if (v < 0 || v > limit) return "gemm batch strides must be non-negative";
     }
-    // Elements from the start of each operand the call touches: the last batch's matrix.
-    auto extent = [&](int64_t stride, int64_t rows, int64_t cols, uint64_t* out) {
-      uint64_t last = 0, one = 0;
-      if (!Mul(static_cast<uint64_t>(g.batch() - 1), stride, &last) ||
-          !Mul(static_cast<uint64_t>(rows), cols, &one) || last > kMaxProgramBytes - one)
+    // Each operand as stored: rows x cols row-major, rows `ld` apart (0: packed, ld = cols).
+    struct Operand {
+      int64_t rows, cols, ld, stride;
+    };
+    const Operand oa = g.trans_a() ? Operand{g.k(), g.m(), g.lda(), g.stride_a()}
+                                   : Operand{g.m(), g.k(), g.lda(), g.stride_a()};
+    const Operand ob = g.trans_b() ? Operand{g.n(), g.k(), g.ldb(), g.stride_b()}
+                                   : Operand{g.k(), g.n(), g.ldb(), g.stride_b()};
+    const Operand oy{g.m(), g.n(), g.ldy(), g.stride_y()};
+    for (const Operand* o : {&oa, &ob, &oy}) {
+      if (o->ld != 0 && (o->ld < o->cols || o->ld > limit))
+        return "gemm leading dimension shorter than a row, or past the limit";
+    }
+    // Elements from the start of each operand the call touches: the last batch's last row.
+    auto extent = [&](const Operand& o, uint64_t* out) {
+      const int64_t ld = o.ld > 0 ? o.ld : o.cols;
+      uint64_t last = 0, rows = 0;
+      if (!Mul(static_cast<uint64_t>(g.batch() - 1), o.stride, &last) ||
+          !Mul(static_cast<uint64_t>(o.rows - 1), ld, &rows) || last > kMaxProgramBytes - rows ||
+          last + rows > kMaxProgramBytes - static_cast<uint64_t>(o.cols))
         return false;
-      *out = last + one;
+      *out = last + rows + static_cast<uint64_t>(o.cols);
       return true;
     };
     uint64_t a = 0, b = 0, y = 0;
-    if (!extent(g.stride_a(), g.m(), g.k(), &a) || !extent(g.stride_b(), g.k(), g.n(), &b) ||
-        !extent(g.stride_y(), g.m(), g.n(), &y))
+    if (!extent(oa, &a) || !extent(ob, &b) || !extent(oy, &y))
       return "gemm operand extents overflow";
     if (auto e = Holds("gemm a", g.a(), a); !e.empty()) return e;
     if (auto e = Holds("gemm b", g.b(), b); !e.empty()) return e;

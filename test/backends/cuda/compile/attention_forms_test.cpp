@@ -132,7 +132,13 @@ TEST_CASE("a mask added before a non-unit scale stays unfused", "[lowering]") {
 }
 
 TEST_CASE("by default attention runs as GEMMs around one softmax kernel", "[lowering]") {
-  SECTION("SDPA: the scale becomes the Q K^T GEMM's alpha, the masks the softmax's inputs") {
+  auto gemms = [](const Plan& plan) {
+    std::vector<const backends::cuda::PlanGemm*> out;
+    for (const auto& s : plan.steps)
+      if (s.kind == StepKind::kGemm) out.push_back(&s.gemm);
+    return out;
+  };
+  SECTION("SDPA: heads read in place (rows 16 apart), the scale as the Q K^T GEMM's alpha") {
     auto p = PlanAll(Sdpa());
     const Plan& plan = p.graph.plan;
     CHECK(p.graph.stats.at("fused_attention") == 1);
@@ -141,26 +147,49 @@ TEST_CASE("by default attention runs as GEMMs around one softmax kernel", "[lowe
     const auto sm = LaunchesOf(plan, "AttentionSoftmax");
     REQUIRE(sm.size() == 1);
     CHECK(sm[0]->inputs[1].dims == std::vector<int64_t>{1, 1, 8, 8});
-    REQUIRE(Gemms(plan) == 2);
-    const backends::cuda::PlanGemm* qk = nullptr;
-    for (const auto& s : plan.steps)
-      if (s.kind == StepKind::kGemm && !qk) qk = &s.gemm;
-    CHECK(std::fabs(qk->alpha - 1 / std::sqrt(8.f)) < 1e-6);
-    CHECK(qk->batch == 2);
-    CHECK(qk->m == 8);
-    CHECK(qk->n == 8);
-    // q and v are strided head views of their inputs (copied); K^T too.
-    CHECK(LaunchesOf(plan, "StridedView").size() == 3);
-    CHECK(LaunchesOf(plan, "Transpose").size() == 1);  // the heads merged into y
+    // q_in [1, 8 rows, 2 heads, 8]: head h's rows are 16 elements apart, heads 8 apart. No copy
+    // of q, k or v and no transpose of the output: the GEMMs read and write through the heads.
+    CHECK(LaunchesOf(plan, "StridedView").empty());
+    CHECK(LaunchesOf(plan, "Transpose").empty());
+    const auto g = gemms(plan);
+    REQUIRE(g.size() == 2);
+    CHECK(std::fabs(g[0]->alpha - 1 / std::sqrt(8.f)) < 1e-6);
+    CHECK((g[0]->batch == 2 && g[0]->m == 8 && g[0]->n == 8 && g[0]->k == 8));
+    CHECK((g[0]->lda == 16 && g[0]->stride_a == 8));              // q
+    CHECK((g[0]->trans_b && g[0]->ldb == 16 && g[0]->stride_b == 8));  // k, read as K^T
+    CHECK((g[0]->ldy == 0 && g[0]->stride_y == 64));              // packed scores
+    CHECK((g[1]->ldb == 16 && g[1]->stride_b == 8));              // v
+    CHECK((g[1]->ldy == 16 && g[1]->stride_y == 8));              // y [1, 8, 2, 8]: heads merged
+    CHECK(plan.buffers[g[1]->y].name == "y");
   }
-  SECTION("GQA: K and V copies repeat each key/value head for its query heads") {
+  SECTION("GQA: the query heads of one key/value head are one matrix; k and v read in place") {
     auto p = PlanAll(Gqa());
+    const Plan& plan = p.graph.plan;
+    CHECK(LaunchesOf(plan, "StridedView").empty());
+    CHECK(LaunchesOf(plan, "Expand").empty());
+    const auto g = gemms(plan);
+    REQUIRE(g.size() == 2);
+    // 2 key/value heads, each with 2 query heads of 8 rows: a batch of 2 [16, 8] x [8, 8].
+    CHECK((g[0]->batch == 2 && g[0]->m == 16 && g[0]->n == 8 && g[0]->k == 8));
+    CHECK((g[0]->stride_a == 128 && g[0]->stride_b == 64 && g[0]->stride_y == 128));
+    CHECK((g[1]->batch == 2 && g[1]->m == 16 && g[1]->stride_b == 64 && g[1]->stride_y == 128));
+  }
+  SECTION("a view whose columns are not adjacent is copied before its GEMM") {
+    // q stored [1, 2, d, s] and read transposed: its rows are not row-major matrices.
+    ModelBuilder b(17);
+    b.Input("q_t", {1, 2, 8, 8}).Input("kt", {1, 2, 8, 8}).Input("v", {1, 2, 8, 8});
+    b.Node("Transpose", {"q_t"}, {"q"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+    b.Node("MatMul", {"q", "kt"}, {"scores"});
+    b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})});
+    b.Node("MatMul", {"p", "v"}, {"y"}).Output("y");
+    auto p = PlanAll(b);
     const auto views = LaunchesOf(p.graph.plan, "StridedView");
-    int grouped = 0;
-    for (const auto* v : views) grouped += cg::IntAttr(*v, "head_group", 1) == 2;
-    CHECK(grouped == 2);
-    CHECK(Gemms(p.graph.plan) == 2);
-    CHECK(LaunchesOf(p.graph.plan, "Expand").empty());
+    REQUIRE(views.size() == 1);
+    CHECK(views[0]->inputs[0].dims == std::vector<int64_t>{1, 2, 8, 8});
+    // kt, handed over as K^T [d, keys] row-major, is read as it is (no trans_b).
+    const auto g = gemms(p.graph.plan);
+    REQUIRE(g.size() == 2);
+    CHECK_FALSE(g[0]->trans_b);
   }
 }
 

@@ -187,12 +187,26 @@ Status ReferenceGemm(const fbc::GemmCall& g, const StoredTensor& a, const Stored
                      const StoredTensor* c, const StoredTensor* bias, const StoredTensor& y) {
   const int64_t m = g.m(), n = g.n(), k = g.k(), batch = g.batch();
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || g.stride_a() < 0 || g.stride_b() < 0 ||
-      g.stride_y() < 0)
+      g.stride_y() < 0 || g.lda() < 0 || g.ldb() < 0 || g.ldy() < 0)
     return InvalidArgument("GemmCall has a non-positive m, n, k or batch, or a negative stride");
-  ORTC_RETURN_IF_ERROR(NeedElements("GemmCall a", a, (batch - 1) * g.stride_a() + m * k));
-  ORTC_RETURN_IF_ERROR(NeedElements("GemmCall b", b, (batch - 1) * g.stride_b() + k * n));
-  ORTC_RETURN_IF_ERROR(NeedElements("GemmCall y", y, (batch - 1) * g.stride_y() + m * n));
-  if (c) ORTC_RETURN_IF_ERROR(NeedElements("GemmCall c", *c, (batch - 1) * g.stride_y() + m * n));
+  // Row-major operands as stored, rows ld apart (0: packed): a [m, k] ([k, m] transposed),
+  // b [k, n] ([n, k] transposed), y and c [m, n].
+  const int64_t lda = g.lda() ? g.lda() : g.trans_a() ? m : k;
+  const int64_t ldb = g.ldb() ? g.ldb() : g.trans_b() ? k : n;
+  const int64_t ldy = g.ldy() ? g.ldy() : n;
+  const int64_t a_rows = g.trans_a() ? k : m, a_cols = g.trans_a() ? m : k;
+  const int64_t b_rows = g.trans_b() ? n : k, b_cols = g.trans_b() ? k : n;
+  if (lda < a_cols || ldb < b_cols || ldy < n)
+    return InvalidArgument("GemmCall leading dimension shorter than a row");
+  ORTC_RETURN_IF_ERROR(NeedElements("GemmCall a", a, (batch - 1) * g.stride_a() +
+                                                         (a_rows - 1) * lda + a_cols));
+  ORTC_RETURN_IF_ERROR(NeedElements("GemmCall b", b, (batch - 1) * g.stride_b() +
+                                                         (b_rows - 1) * ldb + b_cols));
+  ORTC_RETURN_IF_ERROR(
+      NeedElements("GemmCall y", y, (batch - 1) * g.stride_y() + (m - 1) * ldy + n));
+  if (c)
+    ORTC_RETURN_IF_ERROR(
+        NeedElements("GemmCall c", *c, (batch - 1) * g.stride_y() + (m - 1) * ldy + n));
   if (bias) ORTC_RETURN_IF_ERROR(NeedElements("GemmCall bias", *bias, n));
   for (int64_t bi = 0; bi < batch; ++bi) {
     const int64_t oa = bi * g.stride_a(), ob = bi * g.stride_b(), oy = bi * g.stride_y();
@@ -200,15 +214,14 @@ Status ReferenceGemm(const fbc::GemmCall& g, const StoredTensor& a, const Stored
       for (int64_t j = 0; j < n; ++j) {
         float acc = 0.f;
         for (int64_t p = 0; p < k; ++p) {
-          // op(a) is [m, k]: a stored [k, m] when transposed; op(b) is [k, n] likewise.
-          const float av = LoadElement(a, oa + (g.trans_a() ? p * m + i : i * k + p));
-          const float bv = LoadElement(b, ob + (g.trans_b() ? j * k + p : p * n + j));
+          const float av = LoadElement(a, oa + (g.trans_a() ? p * lda + i : i * lda + p));
+          const float bv = LoadElement(b, ob + (g.trans_b() ? j * ldb + p : p * ldb + j));
           acc += av * bv;
         }
         float v = g.alpha() * acc;
-        if (c) v += g.beta() * LoadElement(*c, oy + i * n + j);
+        if (c) v += g.beta() * LoadElement(*c, oy + i * ldy + j);
         if (bias) v += LoadElement(*bias, j);
-        StoreElement(y, oy + i * n + j, Activate(g.epilogue(), v));
+        StoreElement(y, oy + i * ldy + j, Activate(g.epilogue(), v));
       }
     }
   }

@@ -254,7 +254,7 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
                                "step " + name);
       counts->convs++;
       wrote(c->y());
-    } else if (const auto* g = s->gemm()) {
+    } else if (const auto* g = s->gemm() ? s->gemm() : s->strided_gemm()) {
       if (!valid(g->a()) || !valid(g->b()) || !valid(g->y()) || (g->c() >= 0 && !valid(g->c())) ||
           (g->bias() >= 0 && !valid(g->bias())))
         return InvalidGraph("step " + name + ": GemmCall names a buffer out of range");
