@@ -1,7 +1,7 @@
 // Normalization kernels: Softmax/LogSoftmax, LayerNormalization (also AddLayerNormalization,
-// LayerNorm of x + skip with the sum as an optional second output) and InstanceNormalization as
-// one block per row with shared-memory tree reductions; BatchNormalization (inference) elementwise,
-// NCHW or channels last.
+// LayerNorm of x + skip with the sum as an optional second output), RMSNormalization and
+// InstanceNormalization as one block per row with shared-memory tree reductions;
+// BatchNormalization (inference) elementwise, NCHW or channels last.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -57,7 +57,7 @@ Result<Rows> RowsOf(const OpDesc& op) {
     r.dim = legacy ? Product(d, a, d.size()) : d[a];
     r.inner = legacy ? 1 : Product(d, a + 1, d.size());
     r.count = Product(d, 0, a) * r.inner;
-  } else if (t == "LayerNormalization" || t == "AddLayerNormalization") {
+  } else if (t == "LayerNormalization" || t == "AddLayerNormalization" || t == "RMSNormalization") {
     int64_t axis = IntAttr(op, "axis", -1);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return InvalidArgument(t + ": axis out of range");
@@ -133,6 +133,17 @@ Result<KernelSource> EmitRowKernel(const std::string& name, const OpDesc& op) {
       s << in << "const float shift = peak + logf(sum);\n"
         << loop << " " << y << " = " << StoreExpr(out_t, xv + " - shift") << ";\n";
     }
+  } else if (t == "RMSNormalization") {
+    // y = x / sqrt(mean(x^2) + eps) * scale, in fp32 whatever the storage type (the exporters'
+    // RMSNorm casts to float32 for exactly this); without a scale input the scale is 1.
+    const float eps = FloatAttr(op, "epsilon", 1e-5f);
+    s << in << "float sumsq = 0.f;\n"
+      << loop << " { const float v = " << xv << "; sumsq += v * v; }\n"
+      << BlockReduceCode("sumsq", "ortc_add", block, in) << in
+      << "const float rms = 1.f / sqrtf(sumsq / " << FloatLiteral(static_cast<float>(r.dim))
+      << " + " << FloatLiteral(eps) << ");\n";
+    const std::string scaled = Present(op, 1) ? " * " + Load(op, 1, "k") : "";
+    s << loop << " " << y << " = " << StoreExpr(out_t, xv + " * rms" + scaled) << ";\n";
   } else {
     // Two passes (mean, then the mean of squared deviations): no cancellation in E[x^2]-E[x]^2.
     const float eps = FloatAttr(op, "epsilon", 1e-5f);
@@ -209,7 +220,8 @@ Result<KernelSource> EmitBatchNorm(const std::string& name, const OpDesc& op) {
 
 bool IsNormalizationOp(const std::string& t) {
   return t == "Softmax" || t == "LogSoftmax" || t == "LayerNormalization" ||
-         t == "AddLayerNormalization" || t == "InstanceNormalization" || t == "BatchNormalization";
+         t == "AddLayerNormalization" || t == "RMSNormalization" || t == "InstanceNormalization" ||
+         t == "BatchNormalization";
 }
 
 std::string NormalizationUnsupported(const OpDesc& op) {
@@ -254,6 +266,20 @@ std::string NormalizationUnsupported(const OpDesc& op) {
     if (op.inputs[2].elements() != rows.value().dim ||
         (Present(op, 3) && op.inputs[3].elements() != rows.value().dim))
       return "AddLayerNormalization: scale/bias must cover the normalized axes exactly";
+    return "";
+  }
+  if (t == "RMSNormalization") {  // ONNX opset 23's op; formed by lowering (lowering_rmsnorm.cpp)
+    if (d.empty()) return "RMSNormalization on a scalar";
+    if (IntAttr(op, "stash_type", 1) != 1)
+      return "RMSNormalization computing in a type other than float32 (stash_type) is not "
+             "supported";
+    for (size_t i = 1; i < op.outputs.size(); ++i)
+      if (op.outputs[i].dtype != 0) return "RMSNormalization has one output";
+    auto rows = RowsOf(op);
+    if (!rows.ok()) return rows.status().message();
+    // The scale is optional here (absent: 1) and must cover the normalized axes exactly.
+    if (Present(op, 1) && op.inputs[1].elements() != rows.value().dim)
+      return "RMSNormalization with a scale broadcast over the normalized axes is not supported";
     return "";
   }
   if (t == "InstanceNormalization") {

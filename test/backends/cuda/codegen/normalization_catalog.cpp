@@ -1,6 +1,8 @@
 // Normalization entries of the kernel catalog: Softmax/LogSoftmax on every axis kind (last,
 // middle with a stride, opset < 13 coerced 2-D, rows longer than a block), LayerNormalization
-// (axis, epsilon, with and without bias), InstanceNormalization and BatchNormalization.
+// (axis, epsilon, with and without bias), RMSNormalization (with and without scale; its
+// semantics are checked against a float64 reference in rmsnorm_test.cpp, the CPU runtime has no
+// such op), InstanceNormalization and BatchNormalization.
 #include "catalog.h"
 
 namespace ortc::test::cuda {
@@ -47,6 +49,16 @@ std::vector<CatalogEntry> NormalizationCatalog() {
       false);
   Add(v, "LayerNorm_no_bias",
       Op("LayerNormalization", 17, {T(F, {5, 300}), T(F, {300})}, {T(F, {5, 300})}), false);
+  for (bool scale : {true, false}) {
+    CatalogEntry e;
+    e.name = scale ? "norm_RMSNorm_scale" : "norm_RMSNorm_no_scale";
+    e.op = Op("RMSNormalization", 23, {T(F, {3, 300}), scale ? T(F, {300}) : cg::TensorDesc{}},
+              {T(F, {3, 300})}, {AttrFloat("epsilon", 1e-6f)});
+    e.no_cpu_reference = "no RMSNormalization in the CPU runtime (see rmsnorm_test.cpp)";
+    v.push_back(e);
+    v.push_back(WithFloatType(e, H));
+    v.push_back(WithFloatType(e, BF));
+  }
   Add(v, "InstanceNorm_2d",
       Op("InstanceNormalization", 6, {T(F, {2, 3, 5, 5}), T(F, {3}), T(F, {3})},
          {T(F, {2, 3, 5, 5})}),
