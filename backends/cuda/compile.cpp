@@ -75,6 +75,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;
   out.stats["layernorm_recognised"] += formulas.layer_norm;
+  out.stats["rmsnorm_recognised"] += formulas.rms_norm;
   out.stats["add_layernorm_fused"] += formulas.add_layer_norm;
   out.stats["kernels"] += static_cast<int>(out.kernels.size());
   out.stats["steps"] += static_cast<int>(out.plan.steps.size());

@@ -31,12 +31,21 @@ Result<std::vector<Unit>> SelectUnits(const lowering::SubgraphIr& ir);
 // Formulas exporters write out op by op, replaced by the op they compute (lowering_formulas.cpp):
 // GELU (erf or tanh form, recognised by evaluation) -> Gelu; the LayerNorm decomposition
 // (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div, * gamma + beta) -> LayerNormalization.
-// Then LayerNormalization(a + b) of two activations -> AddLayerNormalization (the sum stored
-// too when read elsewhere), except where the Add is a GEMM's residual.
+// RMSNorm (x * rsqrt(mean(x^2) + eps), * weight, float Casts around it) -> RMSNormalization
+// (RecogniseRmsNorm). Then LayerNormalization(a + b) of two activations ->
+// AddLayerNormalization (the sum stored too when read elsewhere), except where the Add is a
+// GEMM's residual.
 struct FormulaStats {
-  int gelu = 0, layer_norm = 0, add_layer_norm = 0;
+  int gelu = 0, layer_norm = 0, rms_norm = 0, add_layer_norm = 0;
 };
 FormulaStats RecogniseFormulas(lowering::SubgraphIr* ir);
+
+// RMSNorm written out op by op (lowering_rmsnorm.cpp): Pow(x, 2) or Mul(x, x), ReduceMean over
+// the last axis, + eps (a scalar constant > 0), the reciprocal square root in any of the
+// exporters' spellings, x * it (or x / sqrt), optionally * a constant [C] weight and wrapped in
+// float Casts -> one RMSNormalization (axis -1, epsilon; scale absent without a weight).
+// Returns how many; marks the replaced ops removed (the caller compacts).
+int RecogniseRmsNorm(lowering::SubgraphIr* ir);
 
 // MatMuls reading one activation with constant [K, N_i] weights (each with a constant bias, or
 // none) merged into one MatMul (+ bias) and a Split (lowering_projections.cpp): BERT's Q, K and

@@ -5,6 +5,8 @@
 //    the tanh form then becomes a cuBLASLt epilogue of the GEMM before it.
 //  - LayerNorm as ReduceMean, Sub, Pow (or Mul), ReduceMean, Add eps, Sqrt, Div (* gamma
 //    + beta) -> LayerNormalization (one row kernel instead of seven steps).
+//  - RMSNorm -> RMSNormalization (lowering_rmsnorm.cpp), after the LayerNorm, whose tail it
+//    would otherwise match.
 //  - LayerNormalization of an Add of two activations -> AddLayerNormalization (one kernel,
 //    storing the sum too when the residual stream reads it), unless the Add is a GEMM's
 //    residual, which the GEMM's epilogue takes (lowering_patterns.cpp).
@@ -402,8 +404,10 @@ FormulaStats RecogniseFormulas(SubgraphIr* ir) {
   FormulaStats s;
   s.gelu = RecogniseGelu(ir);
   s.layer_norm = RecogniseLayerNorm(ir);
+  // After the LayerNorm: its tail d / sqrt(mean(d^2) + eps) is an RMSNorm of d = x - mean(x).
+  s.rms_norm = RecogniseRmsNorm(ir);
   s.add_layer_norm = FuseAddLayerNorm(ir);
-  if (s.gelu + s.layer_norm + s.add_layer_norm > 0) ir->Compact();
+  if (s.gelu + s.layer_norm + s.rms_norm + s.add_layer_norm > 0) ir->Compact();
   return s;
 }
 
