@@ -32,6 +32,8 @@ struct ProgramSpec {
   std::string kernel = "k0", listed_kernel = "k0";
   int64_t m = 1, n = 4, k = 4, batch = 1, stride_a = 0;
   int32_t gemm_a = 0, gemm_b = 1, gemm_y = 2;
+  int64_t lda = 0, ldb = 0, ldy = 0;
+  bool strided = false;  // the gemm stored as Step.strided_gemm
   std::vector<int64_t> x_dims = {1, 1, 4}, w_dims = {1, 1, 1}, pads = {0, 0}, strides = {1};
   int32_t conv_bias = -1;
   uint64_t copy_bytes = 16;
@@ -65,13 +67,15 @@ std::string Validate(const ProgramSpec& p) {
       fbc::CreateKernelLaunch(b, b.CreateString(p.kernel), b.CreateVector(p.grid),
                               b.CreateVector(p.block), p.shared, b.CreateVector(p.launch_args));
   auto gemm = fbc::CreateGemmCall(b, p.gemm_a, p.gemm_b, -1, -1, p.gemm_y, p.m, p.n, p.k, p.batch,
-                                  p.stride_a, 0, 0);
+                                  p.stride_a, 0, 0, false, false, 1.f, 0.f,
+                                  fbc::Activation::None, 0, p.lda, p.ldb, p.ldy);
   auto conv = fbc::CreateConvCall(b, 0, 1, p.conv_bias, -1, 2, b.CreateVector(p.x_dims),
                                   b.CreateVector(p.w_dims), b.CreateVector(p.x_dims),
                                   b.CreateVector(p.pads), b.CreateVector(p.strides),
                                   b.CreateVector(std::vector<int64_t>{1}));
   auto copy = fbc::CreateCopy(b, 2, 3, p.copy_bytes);
-  steps.push_back(fbc::CreateStep(b, b.CreateString("gemm"), 0, p.two_kinds ? launch : 0, 0, gemm));
+  steps.push_back(fbc::CreateStep(b, b.CreateString("gemm"), 0, p.two_kinds ? launch : 0, 0,
+                                  p.strided ? 0 : gemm, 0, p.strided ? gemm : 0));
   steps.push_back(fbc::CreateStep(b, b.CreateString("conv"), 0, 0, conv));
   steps.push_back(fbc::CreateStep(b, b.CreateString("kernel"), 0, launch));
   steps.push_back(fbc::CreateStep(b, b.CreateString("copy"), 0, 0, 0, 0, copy));
@@ -90,6 +94,11 @@ std::string Validate(const ProgramSpec& p) {
 
 TEST_CASE("a valid CUDA program passes the validator", "[cuda][validator]") {
   CHECK(Validate(Valid()) == "");
+  // The same gemm as a strided_gemm with its packed leading dimensions spelled out.
+  ProgramSpec p = Valid();
+  p.strided = true;
+  p.lda = 4, p.ldb = 4, p.ldy = 4;
+  CHECK(Validate(p) == "");
 }
 
 TEST_CASE("each damaged CUDA program field is refused and named", "[cuda][validator]") {
@@ -134,6 +143,20 @@ TEST_CASE("each damaged CUDA program field is refused and named", "[cuda][valida
        "step 0 ('gemm'): gemm m, n, k and batch must be positive"},
       {"gemm buffer index", [](ProgramSpec& p) { p.gemm_y = 5; },
        "step 0 ('gemm'): gemm y names buffer 5"},
+      {"leading dimensions outside strided_gemm", [](ProgramSpec& p) { p.ldb = 8; },
+       "step 0 ('gemm'): a gemm step with leading dimensions"},
+      {"a leading dimension shorter than a row",
+       [](ProgramSpec& p) {
+         p.strided = true;
+         p.ldb = 2;
+       },
+       "step 0 ('gemm'): gemm leading dimension shorter than a row"},
+      {"a leading dimension reaching past the buffer",
+       [](ProgramSpec& p) {
+         p.strided = true;
+         p.ldb = 5;  // b [4, 4] with rows 5 apart: 3 * 5 + 4 = 19 elements of 16
+       },
+       "step 0 ('gemm'): gemm b needs 19 elements"},
       {"conv x too small",
        [](ProgramSpec& p) {
          p.x_dims = {1, 1, 8};
