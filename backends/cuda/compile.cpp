@@ -12,6 +12,7 @@
 #include "cuda/op_desc.h"
 #include "cuda/program_writer.h"
 #include "cuda/toolchain/nvrtc.h"
+#include "lowering/common_subexpressions.h"
 #include "lowering/constant_folding.h"
 
 namespace ortc::backends::cuda {
@@ -43,6 +44,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!bn.ok()) return bn.status();
   const int dead = ir->RemoveDeadOps();
   ir->Compact();
+  const int common = lowering::EliminateCommonSubexpressions(&ir.value());
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
   auto projections = MergeSiblingProjections(&ir.value());
   if (!projections.ok()) return projections.status();
@@ -70,6 +72,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["folded_ops"] += folded->folded_ops;
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
+  out.stats["common_ops_merged"] += common;
   out.stats["fused_attention"] += attention;
   out.stats["attention_on_gemms"] += attention_gemm;
   out.stats["projections_merged"] += *projections;

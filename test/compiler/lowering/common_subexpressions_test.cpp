@@ -1,0 +1,80 @@
+// Common subexpression elimination: a per-layer mask computation with its own copies of the
+// same constants is kept once; ops that differ in an attribute or an input, random ops and
+// program outputs are not merged.
+#include <catch2/catch.hpp>
+
+#include "graph/model.h"
+#include "lowering/common_subexpressions.h"
+#include "model_builder.h"
+
+using namespace ortc;
+using ortc::test::Attr;
+using ortc::test::ModelBuilder;
+using T = onnx::TensorProto;
+
+namespace {
+
+lowering::SubgraphIr Build(ModelBuilder& b, const std::vector<std::string>& outputs) {
+  const std::string bytes = b.Serialize();
+  auto m = graph::LoadModelFromBuffer(
+      {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "cse");
+  REQUIRE(m.ok());
+  static std::unique_ptr<graph::Model> keep;  // the IR borrows from the model
+  keep = std::move(m).value();
+  const auto& g = keep->graph;
+  std::vector<int> nodes(g.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+  std::vector<int> outs;
+  for (const auto& o : outputs) outs.push_back(g.FindValue(o));
+  auto ir = lowering::SubgraphIr::Build(*keep, "cse", nodes, g.inputs, outs);
+  REQUIRE(ir.ok());
+  return std::move(ir).value();
+}
+
+int Live(const lowering::SubgraphIr& ir, const std::string& op_type) {
+  int n = 0;
+  for (const auto& op : ir.ops) n += !op.removed && op.op_type == op_type;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a mask computed once per layer from equal constants is kept once", "[lowering][cse]") {
+  // Two layers, each Where(keep, zero_i, ninf_i) with its own (equal) constants, each added to
+  // that layer's scores.
+  ModelBuilder b(17);
+  b.Input("keep", {1, 4}, T::BOOL).Input("s0", {1, 4}).Input("s1", {1, 4});
+  for (const std::string i : {"0", "1"}) {
+    b.Initializer("zero" + i, {}, {0.f}).Initializer("ninf" + i, {}, {-3.4e38f});
+    b.Node("Where", {"keep", "zero" + i, "ninf" + i}, {"bias" + i});
+    b.Node("Add", {"s" + i, "bias" + i}, {"y" + i}).Output("y" + i);
+  }
+  auto ir = Build(b, {"y0", "y1"});
+  CHECK(lowering::EliminateCommonSubexpressions(&ir) == 1);
+  CHECK(Live(ir, "Where") == 1);
+  CHECK(Live(ir, "Add") == 2);  // different scores: both stay
+  // Both Adds now read the one Where's output.
+  int where_out = -1;
+  for (const auto& op : ir.ops)
+    if (op.op_type == "Where") where_out = op.outputs[0];
+  for (const auto& op : ir.ops)
+    if (op.op_type == "Add") CHECK(op.inputs[1] == where_out);
+}
+
+TEST_CASE("ops differing in an attribute, random ops and program outputs are not merged",
+          "[lowering][cse]") {
+  ModelBuilder b(17);
+  b.Input("x", {2, 3});
+  b.Node("Softmax", {"x"}, {"a"}, {Attr("axis", int64_t{0})})
+      .Node("Softmax", {"x"}, {"b"}, {Attr("axis", int64_t{1})})
+      .Node("RandomUniformLike", {"x"}, {"r0"})
+      .Node("RandomUniformLike", {"x"}, {"r1"})
+      .Node("Relu", {"x"}, {"o0"})
+      .Node("Relu", {"x"}, {"o1"});
+  for (const char* o : {"a", "b", "r0", "r1", "o0", "o1"}) b.Output(o);
+  auto ir = Build(b, {"a", "b", "r0", "r1", "o0", "o1"});
+  CHECK(lowering::EliminateCommonSubexpressions(&ir) == 0);
+  CHECK(Live(ir, "Softmax") == 2);
+  CHECK(Live(ir, "RandomUniformLike") == 2);
+  CHECK(Live(ir, "Relu") == 2);  // each is a program output of its own
+}
