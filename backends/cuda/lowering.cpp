@@ -52,6 +52,14 @@ class Lowerer {
     for (size_t i = 0; i < ir_.inputs.size(); ++i) plan_.inputs.push_back(Buffer(ir_.inputs[i]));
     for (size_t i = 0; i < ir_.outputs.size(); ++i) plan_.outputs.push_back(Buffer(ir_.outputs[i]));
     for (const auto& u : units) {
+      if (u.kind == Unit::kFused)
+        for (int k : u.ops) in_fused_group_.insert(k);
+    }
+    for (const auto& u : units) {
+      if (u.kind == Unit::kOp && SplitReadInPlace(u.ops[0])) {
+        (*stats)["splits_read_in_place"]++;
+        continue;
+      }
       switch (u.kind) {
         case Unit::kConv:
           ORTC_RETURN_IF_ERROR(Conv(u));
@@ -464,9 +472,16 @@ class Lowerer {
     // Inputs: an NHWC copy when that is all there is, or when it matches the walk.
     std::map<int, int> input_of;  // value -> group input index
     for (int v : outside) {
-      const bool nhwc = policy_.enabled() && nhwc_[v] >= 0 && (nchw_[v] < 0 || walk_nhwc);
       input_of[v] = static_cast<int>(group.inputs.size());
       group.inputs.push_back({ir_.values[v].info.dtype, StaticDims(ir_.values[v].info)});
+      if (auto it = split_views_.find(v); it != split_views_.end()) {  // read in place
+        group.input_layouts.push_back(codegen::Layout::kNchw);
+        group.input_views.resize(group.inputs.size());
+        group.input_views.back() = it->second.second;
+        s.launch.inputs.push_back(Buffer(it->second.first));
+        continue;
+      }
+      const bool nhwc = policy_.enabled() && nhwc_[v] >= 0 && (nchw_[v] < 0 || walk_nhwc);
       group.input_layouts.push_back(nhwc ? codegen::Layout::kNhwc : codegen::Layout::kNchw);
       s.launch.inputs.push_back(nhwc ? nhwc_[v] : Buffer(v));
       any_nhwc = any_nhwc || nhwc;
@@ -493,6 +508,38 @@ class Lowerer {
     plan_.steps.push_back(std::move(s));
     if (any_nhwc) nhwc_groups_++;
     return Status::Ok();
+  }
+
+  // A Split whose every output only elementwise groups read (SwiGLU's gate and up halves of a
+  // merged projection) runs no kernel: each output becomes a strided view of the Split's input,
+  // which the groups read in place (codegen::InputView). False when it must run.
+  bool SplitReadInPlace(int op_index) {
+    const IrOp& op = ir_.ops[op_index];
+    if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return false;
+    const int in = op.inputs[0];
+    const auto dims = StaticDims(ir_.values[in].info);
+    const auto rank = static_cast<int64_t>(dims.size());
+    int64_t axis = op.IntAttr("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || nhwc_[in] >= 0) return false;
+    for (int o : op.outputs) {
+      if (o < 0 || ir_.values[o].kind == ValueKind::kOutput) return false;
+      for (size_t k = 0; k < ir_.ops.size(); ++k) {
+        if (ir_.ops[k].removed) continue;
+        const auto& ins = ir_.ops[k].inputs;
+        if (std::find(ins.begin(), ins.end(), o) != ins.end() &&
+            !in_fused_group_.count(static_cast<int>(k)))
+          return false;
+      }
+    }
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t a = dims.size(); a-- > 1;) strides[a - 1] = strides[a] * dims[a];
+    int64_t start = 0;
+    for (int o : op.outputs) {
+      split_views_[o] = {in, codegen::InputView{start * strides[axis], strides}};
+      start += StaticDims(ir_.values[o].info)[axis];
+    }
+    return true;
   }
 
   void View(const Unit& u) {
@@ -554,6 +601,9 @@ class Lowerer {
 
   const SubgraphIr& ir_;
   const CudaOptions& o_;
+  std::set<int> in_fused_group_;  // IR ops lowered inside an elementwise group
+  // Split outputs read in place: value -> (the Split's input, the view of it).
+  std::map<int, std::pair<int, codegen::InputView>> split_views_;
   Plan plan_;
   LayoutPolicy policy_;
   std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet

@@ -397,7 +397,21 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
     // right-aligned, and 0 along broadcast axes. EffectiveDims may reshape an input ([C] ->
     // [C, 1, 1]): its storage is then that of the dims it was given.
     std::vector<int64_t> strides = *broadcast;
-    if (input_layout(input) != Layout::kNchw) {
+    const InputView* view = input < static_cast<int>(group.input_views.size()) &&
+                                    group.input_views[input]
+                                ? &*group.input_views[input]
+                                : nullptr;
+    if (view) {
+      // Read in place: the view's own strides (dims as given, so not reshaped by EffectiveDims).
+      if (dims != t.dims || view->strides.size() != dims.size() ||
+          input_layout(input) != Layout::kNchw)
+        return InvalidArgument(name + ": viewed input " + std::to_string(input) +
+                               " read with other dims or layout");
+      for (size_t k = 0; k < dims.size(); ++k) {
+        const size_t o = rank - dims.size() + k;
+        strides[o] = dims[k] == 1 ? 0 : view->strides[k];
+      }
+    } else if (input_layout(input) != Layout::kNchw) {
       if (dims != t.dims)
         return InvalidArgument(name + ": channels-last input " + std::to_string(input) +
                                " read with other dims");
@@ -407,7 +421,9 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
         strides[o] = dims[k] == 1 ? 0 : stored[k];
       }
     }
-    const std::string offset = offset_of(strides);
+    std::string offset = offset_of(strides);
+    // A view's strides may equal the dense ones ("i"); its offset places it in the buffer.
+    if (view && view->offset != 0) offset = IntLiteral(view->offset) + " + " + offset;
     const std::string key = std::to_string(input) + ":" + offset;
     if (auto it = loads.find(key); it != loads.end()) return it->second;
     const std::string var = "x" + std::to_string(loads.size());

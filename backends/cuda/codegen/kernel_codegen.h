@@ -65,6 +65,13 @@ struct FusedOp {
 // input and output is stored, so one kernel can read NCHW and NHWC tensors and write either (a
 // layout change fused into the computation). A kNhwc tensor has rank 3 or more. The kernel
 // walks the outputs in the storage order of output 0, so stores to output 0 are contiguous.
+// A group input read in place inside a larger buffer (a Split output of a merged projection):
+// element (i0, i1, ...) of the input's logical dims is at offset + sum(i_k * strides[k]).
+struct InputView {
+  int64_t offset = 0;
+  std::vector<int64_t> strides;  // one per dim of the input's TensorDesc
+};
+
 struct FusedGroup {
   std::vector<TensorDesc> inputs;
   std::vector<FusedOp> ops;
@@ -72,6 +79,9 @@ struct FusedGroup {
   // Per input / per output (missing entries: kNchw). One op may be listed twice in `outputs`
   // with two layouts, writing its result in both.
   std::vector<Layout> input_layouts, output_layouts;
+  // Per input (missing or nullopt entries: the input is its own contiguous tensor). A viewed
+  // input is kNchw.
+  std::vector<std::optional<InputView>> input_views;
 };
 
 // True for ops computed per element (with broadcasting) that EmitFused can chain.
