@@ -64,6 +64,13 @@ bool IsIndexingOp(const std::string& op_type);
 Result<KernelSource> EmitIndexing(const std::string& name, const OpDesc& op);
 std::string IndexingUnsupported(const OpDesc& op);
 
+// rotary_kernels.cpp: RotaryEmbedding, an op lowering forms (lowering_rotary.cpp), not the ONNX
+// operator of that name: x read through a strided view (x_shape, x_strides, x_offset,
+// x_head_group), cos and sin broadcast over it, rotary_dim; see the file's comment.
+bool IsRotaryOp(const std::string& op_type);
+std::string RotaryUnsupported(const OpDesc& op);
+Result<KernelSource> EmitRotary(const std::string& name, const OpDesc& op);
+
 // scan_kernels.cpp: CumSum.
 bool IsScanOp(const std::string& op_type);
 Result<KernelSource> EmitScan(const std::string& name, const OpDesc& op);

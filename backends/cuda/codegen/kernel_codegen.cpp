@@ -18,7 +18,7 @@ bool IsElementwise(const std::string& op_type) {
 bool HasKernel(const std::string& op_type) {
   return IsElementwiseOp(op_type) || IsNormalizationOp(op_type) || IsReductionOp(op_type) ||
          IsDataMovementOp(op_type) || IsPoolingOp(op_type) || IsAttentionOp(op_type) ||
-         IsScanOp(op_type) || IsIndexingOp(op_type);
+         IsScanOp(op_type) || IsIndexingOp(op_type) || IsRotaryOp(op_type);
 }
 
 bool SupportsLayouts(const std::string& op_type) {
@@ -54,6 +54,7 @@ std::string Unsupported(const OpDesc& op) {
   if (IsAttentionOp(op.op_type)) return AttentionUnsupported(op);
   if (IsScanOp(op.op_type)) return ScanUnsupported(op);
   if (IsIndexingOp(op.op_type)) return IndexingUnsupported(op);
+  if (IsRotaryOp(op.op_type)) return RotaryUnsupported(op);
   return "no CUDA kernel generator for " + op.op_type;
 }
 
@@ -78,6 +79,7 @@ Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op) {
   if (IsAttentionOp(op.op_type)) return EmitAttention(name, op);
   if (IsScanOp(op.op_type)) return EmitScan(name, op);
   if (IsIndexingOp(op.op_type)) return EmitIndexing(name, op);
+  if (IsRotaryOp(op.op_type)) return EmitRotary(name, op);
   return EmitPooling(name, op);
 }
 
