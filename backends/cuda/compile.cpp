@@ -48,6 +48,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
   auto projections = MergeSiblingProjections(&ir.value());
   if (!projections.ok()) return projections.status();
+  const int rotary = FuseRotaryEmbeddings(&ir.value());
   const int attention = FuseAttention(&ir.value());
   const int attention_gemm = options.attention == CudaOptions::Attention::kGemm
                                  ? LowerAttentionToGemms(&ir.value())
@@ -73,6 +74,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
   out.stats["common_ops_merged"] += common;
+  out.stats["rotary_fused"] += rotary;
   out.stats["fused_attention"] += attention;
   out.stats["attention_on_gemms"] += attention_gemm;
   out.stats["projections_merged"] += *projections;

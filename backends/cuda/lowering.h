@@ -52,6 +52,13 @@ int RecogniseRmsNorm(lowering::SubgraphIr* ir);
 // V projections become one GEMM. Returns how many merges.
 Result<int> MergeSiblingProjections(lowering::SubgraphIr* ir);
 
+// Rotary position embeddings, q * cos + rotate_half(q) * sin (also on the first rotary_dim
+// columns only, the rest passed through), recognised by evaluating the Slice/Split/Neg/Concat/
+// Mul/Add/Sub subgraph around each candidate output, become one RotaryEmbedding op that reads
+// q through a strided view of what feeds it (lowering_rotary.cpp). Returns how many. Runs
+// before FuseAttention, whose Q and K are then the rotated tensors.
+int FuseRotaryEmbeddings(lowering::SubgraphIr* ir);
+
 // Scaled dot-product attention (MatMul, scale, mask, Softmax, MatMul and the head transposes
 // around them) replaced by one FusedAttention op per match (lowering_attention.cpp); returns
 // how many. Runs before ApplyPrecision.

@@ -290,12 +290,19 @@ bool FuseAt(SubgraphIr* ir, int s) {
   const bool ok = desc.ok() && codegen::Unsupported(*desc).empty();
   ir->ops.pop_back();
   if (!ok) return false;
-  // A Split goes once this fusion reads every output of it.
+  // A Split goes once nothing outside this fusion reads an output of it: the fusion reads the
+  // outputs it needs as views, and other outputs may have been read as views already (a
+  // RotaryEmbedding's Q and K) or not at all.
   for (int sp : splits) {
-    const IrOp& split = ir->ops[sp];
-    const auto all = static_cast<size_t>(std::count(splits.begin(), splits.end(), sp));
-    if (all == split.outputs.size() && std::find(fused.begin(), fused.end(), sp) == fused.end())
-      fused.push_back(sp);
+    if (std::find(fused.begin(), fused.end(), sp) != fused.end()) continue;
+    bool unread = true;
+    for (int o : ir->ops[sp].outputs) {
+      if (o < 0) continue;
+      unread = unread && x.Internal(o);
+      for (int r : Readers(*ir, o))
+        unread = unread && std::find(fused.begin(), fused.end(), r) != fused.end();
+    }
+    if (unread) fused.push_back(sp);
   }
   // The new op takes the place of the last fused op (the output's producer), so every reader
   // of the result still comes after it, and every value it reads was read by a fused op before.
