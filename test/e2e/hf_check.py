@@ -9,7 +9,10 @@ why), so the shell script can report each model and check on its own line.
   hf_check.py probe-model PATH                      a one-Relu model (is NVRTC there?)
   hf_check.py partition REPORT                      one CUDA group, no CPU group, nothing dynamic
   hf_check.py lowering REPORT                       ortc compile --json succeeded: its lowering counts
-  hf_check.py compare WANT_DIR WANT_PREFIX GOT_DIR  every output within 1e-4 relative L2
+  hf_check.py compare WANT_DIR WANT_PREFIX GOT_DIR [ROWS]
+                                                    every output within 1e-4 relative L2; with ROWS
+                                                    (an attention mask .npy, [B, S]) only at the
+                                                    positions it keeps (outputs [B, S, ...])
 """
 import json
 import os
@@ -150,13 +153,14 @@ def lowering(report_path):
         err = r.get("error", {})
         fail(f"error {err.get('code')}: {err.get('message')}")
     low = r.get("lowering", {})
-    keys = ["fused_attention", "gelu_recognised", "layernorm_recognised", "projections_merged",
-            "add_layernorm_fused", "residual_adds_fused"]
+    keys = ["fused_attention", "gelu_recognised", "layernorm_recognised", "rmsnorm_recognised", "rotary_fused",
+            "projections_merged", "add_layernorm_fused", "residual_adds_fused"]
     stats = ", ".join(f"{k} {low.get(k, 0)}" for k in keys)
     print(f"{low.get('steps', 0)} steps ({low.get('gemm_calls', 0)} GEMMs, {low.get('kernels', 0)} kernels); {stats}")
 
 
-def compare(want_dir, prefix, got_dir):
+def compare(want_dir, prefix, got_dir, rows_path=None):
+    rows = np.load(rows_path).astype(bool) if rows_path else None
     names = sorted(f[len(prefix):] for f in os.listdir(want_dir) if f.startswith(prefix) and f.endswith(".npy"))
     if not names:
         fail(f"no reference outputs in {want_dir}")
@@ -171,6 +175,8 @@ def compare(want_dir, prefix, got_dir):
         if got.shape != want.shape:
             bad.append(f"{n[:-4]} shape {list(got.shape)} != {list(want.shape)}")
             continue
+        if rows is not None:
+            want, got = want[rows], got[rows]
         finite = np.isfinite(got).all()
         denom = np.linalg.norm(want)
         rel = float(np.linalg.norm(got - want) / denom) if denom > 0 else float(np.linalg.norm(got))
@@ -195,7 +201,7 @@ def main(argv):
     elif cmd == "lowering":
         lowering(argv[2])
     elif cmd == "compare":
-        compare(*argv[2:5])
+        compare(*argv[2:6])
     else:
         fail(f"unknown command {cmd}")
 

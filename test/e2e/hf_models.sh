@@ -3,9 +3,14 @@
 # the five real exports in test/fixtures/transformers ("fixtures") and the models
 # make_hf_models.py writes in the same op spellings for other architectures, sizes and export
 # settings ("torchscript": BERT, RoBERTa, ViT, GPT-2; "dynamo": Llama, Qwen2, BERT; "static": an MQA
-# Llama exported at fixed shapes like the llama fixture; generated ones at [1,32] and [2,64], ViT
-# at batch 1 and 2).
+# Llama exported at fixed shapes like the llama fixture; "more": architectures beyond those,
+# DistilBERT and a T5 encoder (TorchScript), Mistral, Gemma, Qwen3, Phi-3, Phi-2, GPT-NeoX
+# (dynamo); generated ones at [1,32] and [2,64], ViT at batch 1 and 2).
 # For each model and shape, one line per check:
+#   reference      generated models with a numpy reference (make_hf_models.py --reference, the
+#                  model's math written from its Hugging Face definition): ONNX Runtime's outputs
+#                  against it at the real (unpadded) tokens, 1e-4 relative L2. A check of the
+#                  generated graph, not of ortc: it says the graph is the model it claims to be;
 #   partition      `ortc partition --ep cuda,cpu --max-partitions 1`: exactly one CUDA group, no
 #                  CPU group, no dynamic value left once --input-shape fixes the inputs;
 #   compile P      `ortc compile --ep cuda,cpu --max-partitions 1 --precision P` for fp32, fp16,
@@ -21,7 +26,7 @@
 # CUDA compiles target sm_80 alone: the checks are about the graph, and one NVRTC target keeps
 # the run short (the emulator compiles the same way).
 # Usage: hf_models.sh ORTC_BINARY EMULATE_BINARY WORK_DIR GROUP|MODEL...
-#        GROUP: fixtures, torchscript, dynamo, static, all
+#        GROUP: fixtures, torchscript, dynamo, static, more, all
 set -uo pipefail
 ortc=$1 emulate=$2 work=$3
 shift 3
@@ -36,6 +41,7 @@ precisions=(fp32 fp16 bf16)
 torchscript=(bert_sdpa bert_eager roberta_sdpa vit_eager gpt2_sdpa gpt2_eager)
 dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa)
 static=(llama_mqa_static)
+more=(distilbert_sdpa t5_encoder_eager mistral_sdpa gemma_sdpa qwen3_sdpa phi3_sdpa phi_sdpa gpt_neox_sdpa)
 fixtures=(bert_torchscript_sdpa vit_torchscript_eager llama_dynamo_sdpa llama_kv_prefill_dynamo llama_kv_decode_dynamo)
 want_fixtures=() want_models=()
 for g in "$@"; do
@@ -44,7 +50,11 @@ for g in "$@"; do
     torchscript) want_models+=("${torchscript[@]}") ;;
     dynamo) want_models+=("${dynamo[@]}") ;;
     static) want_models+=("${static[@]}") ;;
-    all) want_fixtures+=("${fixtures[@]}") want_models+=("${torchscript[@]}" "${dynamo[@]}" "${static[@]}") ;;
+    more) want_models+=("${more[@]}") ;;
+    all)
+      want_fixtures+=("${fixtures[@]}")
+      want_models+=("${torchscript[@]}" "${dynamo[@]}" "${static[@]}" "${more[@]}")
+      ;;
     *) if [ -d "$fixtures_dir/$g" ]; then want_fixtures+=("$g"); else want_models+=("$g"); fi ;;
   esac
 done
@@ -128,7 +138,8 @@ check_model() {
   elif [ "$ref" = ort ]; then
     if [ $have_ort = 0 ]; then
       report "$name" "$shape" cpu SKIP "onnxruntime-node is not installed (scripts/setup.sh)"
-    elif ! node "$root/test/reference/ort_run.js" "$model" "$d/ort" "${ort_feeds[@]}" > /dev/null 2> "$d/ort.err"; then
+    elif [ ! -d "$d/ort" ] && ! node "$root/test/reference/ort_run.js" "$model" "$d/ort" "${ort_feeds[@]}" \
+      > /dev/null 2> "$d/ort.err"; then
       report "$name" "$shape" cpu FAIL "ONNX Runtime could not run the model: $(err_tail "$d/ort.err" 2)"
     elif msg=$($check compare "$d/ort" "" "$d/cpu_out"); then
       report "$name" "$shape" cpu PASS "vs ONNX Runtime, $msg"
@@ -153,7 +164,7 @@ for f in "${want_fixtures[@]}"; do
   check_model "$f" "$shape" "$fixtures_dir/$f/model.onnx" "$work/$f" "$fixtures_dir/$f"
 done
 
-gen="$py $here/make_hf_models.py $work/models"
+gen="$py $here/make_hf_models.py $work/models --weights"
 for m in "${want_models[@]}"; do
   if [[ $m == vit* ]]; then shapes=(1 2); else shapes=(1x32 2x64); fi
   # A static export has its shape baked in: one model per shape.
@@ -178,6 +189,27 @@ for m in "${want_models[@]}"; do
       continue
     fi
     eval "$args"
+    # The generated graph against the model's numpy reference, where it has one (ONNX Runtime's
+    # outputs are kept for the cpu check). Only real tokens count: a query with no visible key
+    # (a left-padded decoder row) is undefined in the model, PyTorch's SDPA giving 0 and the
+    # exported graph's finite "lowest" bias a uniform average.
+    if [ $have_ort = 1 ] && $py -c "import json, sys
+sys.exit(0 if {e['name']: e for e in json.load(open(sys.argv[1]))}[sys.argv[2]].get('reference') else 1)" \
+      "$work/models/models.json" "$name"; then
+      rows=()
+      [ -f "$d/in/attention_mask.npy" ] && rows=("$d/in/attention_mask.npy")
+      if ! node "$root/test/reference/ort_run.js" "$work/models/$name.onnx" "$d/ort" "${ort_feeds[@]}" \
+        > /dev/null 2> "$d/ort.err"; then
+        rm -rf "$d/ort"
+        report "$m" "$shape" reference FAIL "ONNX Runtime could not run the model: $(err_tail "$d/ort.err" 2)"
+      elif ! $gen --reference "$name" --inputs "$d/in" --outputs "$d/reference" > /dev/null 2> "$d/reference.err"; then
+        report "$m" "$shape" reference FAIL "numpy reference: $(err_tail "$d/reference.err" 2)"
+      elif msg=$($check compare "$d/reference" "" "$d/ort" "${rows[@]}"); then
+        report "$m" "$shape" reference PASS "ONNX Runtime vs numpy reference, $msg"
+      else
+        report "$m" "$shape" reference FAIL "ONNX Runtime vs numpy reference: $msg"
+      fi
+    fi
     check_model "$m" "$shape" "$work/models/$name.onnx" "$d" ort
   done
   # One CPU bundle with the axes left dynamic, run at every shape.

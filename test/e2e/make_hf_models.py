@@ -46,13 +46,36 @@ Models (each name is one variant; --only picks some):
   llama_mqa_static  LlamaForCausalLM with one key/value head (MQA), dynamo static export (as
                     the llama_dynamo_sdpa fixture): constant mask, GatherND indices and cos/sin
                     tables; shape from --static (default 1x32).
+  distilbert_sdpa   DistilBertModel, TorchScript, SDPA: no token types, q_lin/k_lin/v_lin/out_lin,
+                    create_bidirectional_mask, sinusoidal position table, post-LayerNorm blocks.
+  t5_encoder_eager  T5EncoderModel, TorchScript, T5's eager attention: RMS norms without mean or
+                    bias, unscaled scores plus the bucketed relative position bias (block 0's,
+                    shared) and the mask, ReLU FFN.
+  mistral_sdpa      MistralForCausalLM, dynamo: Llama with the sliding-window causal mask (window
+                    16, below the sequence lengths checked).
+  gemma_sdpa        GemmaForCausalLM, dynamo: (1 + weight) RMSNorm, sqrt(hidden) embedding scale,
+                    GeGLU with tanh GELU, head_dim 32 with hidden 64 / 4 heads, MQA, tied head.
+  qwen3_sdpa        Qwen3ForCausalLM, dynamo: per-head q_norm/k_norm before rotary, head_dim 32,
+                    GQA, tied head.
+  phi3_sdpa         Phi3ForCausalLM, dynamo: fused qkv_proj cut by Slices, partial rotary 0.75,
+                    gate_up_proj split in two, GQA, sliding window 2047.
+  phi_sdpa          PhiForCausalLM (Phi-2), dynamo: parallel attention and MLP off one LayerNorm,
+                    partial rotary 0.4, gelu_new, biases, LM head bias.
+  gpt_neox_sdpa     GPTNeoXForCausalLM, dynamo: per-head interleaved fused QKV chunked in three,
+                    rotary_pct 0.25, parallel residual with two LayerNorms, erf GELU.
+
+The models after llama_mqa_static have numpy references (ref_*, the model's math written from its
+Hugging Face definition): `--weights` saves each model's parameters beside it, `--reference NAME`
+computes NAME's outputs from them on .npy inputs, so ONNX Runtime's outputs can be checked against
+the model rather than against the graph.
 
 Dynamic models have dynamic batch and sequence axes as the exporters write them with
 dynamic_axes / dynamic_shapes; fix them with `ortc ... --input-shape input_ids=1x32 ...`.
 Beside the models, models.json describes each: file, inputs (name, dtype, dims with symbols),
 outputs, vocabulary size, decoder or not.
 
-Usage: make_hf_models.py OUT_DIR [--only NAME,...] [--size small|base] [--static BxS] [--list]
+Usage: make_hf_models.py OUT_DIR [--only NAME,...] [--size small|base] [--static BxS] [--weights] [--list]
+       make_hf_models.py OUT_DIR --reference NAME --inputs IN_DIR --outputs OUT_DIR
 """
 import argparse
 import collections
@@ -79,6 +102,19 @@ SIZES = {
         "gpt2": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=256, max_pos=128),
         "llama": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=128, theta=10000.0, eps=1e-6),
         "qwen2": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=128, theta=1000000.0, eps=1e-6),
+        "distilbert": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=128, max_pos=128, sinusoidal=True),
+        # a window below the sequence lengths checked (32, 64), so it masks
+        "mistral": dict(vocab=1000, hidden=64, heads=4, kv_heads=2, layers=2, ffn=128, theta=10000.0, eps=1e-5,
+                        sliding_window=16),
+        "gemma": dict(vocab=1000, hidden=64, heads=4, kv_heads=1, head_dim=32, layers=2, ffn=128, theta=10000.0,
+                      eps=1e-6, tie=True),
+        "qwen3": dict(vocab=1000, hidden=64, heads=4, kv_heads=2, head_dim=32, layers=2, ffn=128, theta=1000000.0,
+                      eps=1e-6, tie=True),
+        "phi3": dict(vocab=1000, hidden=64, heads=4, kv_heads=2, layers=2, ffn=128, theta=10000.0, eps=1e-5,
+                     partial_rotary=0.75, sliding_window=2047),
+        "gpt_neox": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=256, theta=10000.0, eps=1e-5, rotary_pct=0.25),
+        "phi": dict(vocab=1000, hidden=64, heads=4, layers=2, ffn=256, theta=10000.0, eps=1e-5, partial_rotary=0.4),
+        "t5": dict(vocab=1000, hidden=64, heads=4, d_kv=16, layers=2, ffn=128, buckets=32, max_distance=128, eps=1e-6),
     },
     "base": {
         "bert": dict(vocab=30522, hidden=768, heads=12, layers=12, ffn=3072, max_pos=512, type_vocab=2),
@@ -87,6 +123,22 @@ SIZES = {
         "gpt2": dict(vocab=50257, hidden=768, heads=12, layers=12, ffn=3072, max_pos=1024),
         "llama": dict(vocab=32000, hidden=768, heads=12, layers=12, ffn=2048, theta=10000.0, eps=1e-6),
         "qwen2": dict(vocab=32000, hidden=768, heads=12, layers=12, ffn=2048, theta=1000000.0, eps=1e-6),
+        "distilbert": dict(vocab=30522, hidden=768, heads=12, layers=6, ffn=3072, max_pos=512, sinusoidal=False),
+        "mistral": dict(vocab=32000, hidden=768, heads=12, kv_heads=4, layers=12, ffn=2048, theta=10000.0, eps=1e-5,
+                        sliding_window=4096),
+        "gemma": dict(vocab=32000, hidden=768, heads=8, kv_heads=1, head_dim=128, layers=12, ffn=3072,
+                      theta=10000.0, eps=1e-6, tie=True),
+        "qwen3": dict(vocab=32000, hidden=1024, heads=16, kv_heads=8, head_dim=128, layers=12, ffn=3072,
+                      theta=1000000.0, eps=1e-6, tie=True),
+        "phi3": dict(vocab=32000, hidden=768, heads=12, kv_heads=4, layers=12, ffn=2048, theta=10000.0, eps=1e-5,
+                     partial_rotary=0.75, sliding_window=2047),
+        "gpt_neox": dict(vocab=50304, hidden=768, heads=12, layers=12, ffn=3072, theta=10000.0, eps=1e-5,
+                         rotary_pct=0.25),
+        # Phi-2's head_dim 80 (rotary on 32 channels) at a base-model width
+        "phi": dict(vocab=51200, hidden=1280, heads=16, layers=12, ffn=5120, theta=10000.0, eps=1e-5,
+                    partial_rotary=0.4),
+        "t5": dict(vocab=32128, hidden=768, heads=12, d_kv=64, layers=12, ffn=3072, buckets=32, max_distance=128,
+                   eps=1e-6),
     },
 }
 
@@ -101,6 +153,14 @@ VARIANTS = {
     "llama_sdpa": dict(arch="llama", form="dynamo", attn="sdpa", kv_heads=2),
     "qwen2_sdpa": dict(arch="qwen2", form="dynamo", attn="sdpa", kv_heads=2, position_ids=True),
     "llama_mqa_static": dict(arch="llama", form="dynamo", attn="sdpa", kv_heads=1, static=True),
+    "distilbert_sdpa": dict(arch="distilbert", form="torchscript", attn="sdpa"),
+    "mistral_sdpa": dict(arch="mistral", form="dynamo", attn="sdpa"),
+    "gemma_sdpa": dict(arch="gemma", form="dynamo", attn="sdpa"),
+    "qwen3_sdpa": dict(arch="qwen3", form="dynamo", attn="sdpa"),
+    "phi3_sdpa": dict(arch="phi3", form="dynamo", attn="sdpa"),
+    "gpt_neox_sdpa": dict(arch="gpt_neox", form="dynamo", attn="sdpa"),
+    "phi_sdpa": dict(arch="phi", form="dynamo", attn="sdpa"),
+    "t5_encoder_eager": dict(arch="t5", form="torchscript", attn="eager"),
 }
 
 
@@ -118,6 +178,9 @@ class Writer:
         self._val = 0
         self._const_cache = {}
         self._matmul_id = 300  # TorchScript numbers folded weights onnx::MatMul_<n>
+        # Every parameter under its Hugging Face name, in PyTorch's layout (Linear weights
+        # [out, in]): what the numpy references (ref_*) compute from, whatever the graph names.
+        self.weights = {}
 
     @contextlib.contextmanager
     def scope(self, name):
@@ -180,10 +243,14 @@ class Writer:
     def param(self, name, arr):
         """A model parameter kept under its module path."""
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        self.weights[name] = arr
         return name
 
-    def folded_weight(self, arr):
-        """A weight the exporter transposed at export time (Linear's W^T), under its own name."""
+    def folded_weight(self, arr, path=None):
+        """A weight the exporter transposed at export time (Linear's W^T), under its own name;
+        `path` records the parameter (arr^T) under its module path for the references."""
+        if path is not None:
+            self.weights[path] = np.ascontiguousarray(arr.T)
         if self.form == "torchscript":
             name = f"onnx::MatMul_{self._matmul_id}"
             self._matmul_id += 1
@@ -275,10 +342,10 @@ def ts_arange(g, n):
     return g.op("Range", [start, end, g.i64(1)])
 
 
-def ts_linear(g, x, w, b, scope):
+def ts_linear(g, x, w, b, scope, path=None):
     """nn.Linear on a 3-D input: MatMul over the folded W^T, then Add(bias, mm)."""
     with g.scope(scope):
-        mm = g.op("MatMul", [x, g.folded_weight(w.T)])
+        mm = g.op("MatMul", [x, g.folded_weight(w.T, path)])
         return g.op("Add", [g.param(f"{b[0]}", b[1]), mm]) if b is not None else mm
 
 
@@ -394,9 +461,9 @@ def dy_expand(g, x, dims, name="expand"):
     return g.op("Expand", [x, g.op("Abs", [dy_list(g, dims)])], name=name)
 
 
-def dy_linear(g, x, w, b=None, name="linear"):
+def dy_linear(g, x, w, b=None, name="linear", path=None):
     """aten.linear on a 3-D input: MatMul over the folded W^T, then Add(mm, bias)."""
-    mm = g.op("MatMul", [x, g.folded_weight(w.T)], name=None if b is not None else name)
+    mm = g.op("MatMul", [x, g.folded_weight(w.T, path)], name=None if b is not None else name)
     return g.op("Add", [mm, b], name=name) if b is not None else mm
 
 
@@ -407,12 +474,111 @@ def dy_rmsnorm(g, x, weight, eps):
     return g.op("Mul", [weight, g.op("Mul", [x, r], name="mul")], name="mul")
 
 
-def dy_mask(g, mask_in, batch, seq, kind):
+def dy_rmsnorm_gemma(g, x, weight_plus_one, eps):
+    """GemmaRMSNorm: x * rsqrt(mean(x^2) + eps) * (1 + weight) in float32 (the casts are no-ops
+    in an fp32 export). The exporter's constant folder turns (1 + weight), an Add over an
+    initializer and a scalar, into one initializer, so the pattern differs from Llama's only in
+    the last Mul's operand order; `weight_plus_one` is that folded initializer."""
+    p = g.op("Pow", [x, g.f32(2.0)], name="pow")
+    mean = g.op("ReduceMean", [p, g.i64([-1])], keepdims=1, noop_with_empty_axes=0, name="mean")
+    r = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [mean, g.f32(eps)], name="add")])], name="rsqrt")
+    return g.op("Mul", [g.op("Mul", [x, r], name="mul"), weight_plus_one], name="mul")
+
+
+def dy_layernorm(g, x, weight, bias, eps):
+    return g.op("LayerNormalization", [x, weight, bias], axis=-1, epsilon=eps, name="layer_norm")
+
+
+def dy_gelu_erf(g, x):
+    """aten.gelu (approximate="none") in PyTorch's own torchlib (torch.onnx's _torchlib ops/nn.py,
+    which takes precedence over onnxscript's below opset 20): x * (0.5 * (erf(x / sqrt 2) + 1)).
+    bert_dynamo_sdpa writes onnxscript's older order, 0.5 * (x * (erf + 1)); both reach ortc."""
+    e = g.op("Erf", [g.op("Div", [x, g.f32(1.4142135623730951)])])
+    inner = g.op("Mul", [g.f32(0.5), g.op("Add", [e, g.f32(1.0)])])
+    return g.op("Mul", [x, inner], name="gelu")
+
+
+def dy_gelu_tanh(g, x):
+    """aten.gelu(approximate="tanh") (gelu_pytorch_tanh) in the same torchlib: Pow(x, 3) with an
+    int64 exponent (onnxscript turns the Python 3 of op.Pow(self, 3) into INT64, Pow's exponent
+    type being free), 0.044715 * x^3, + x, * sqrt(2 / pi) (Sqrt(Div(2, pi)) folded to one float32
+    scalar), Tanh, + 1, * 0.5, * x."""
+    cubed = g.op("Pow", [x, g.i64(3)])
+    inner = g.op("Add", [x, g.op("Mul", [g.f32(0.044715), cubed])])
+    inner = g.op("Mul", [g.f32(np.sqrt(np.float32(2.0) / np.float32(math.pi))), inner])
+    inner = g.op("Add", [g.op("Tanh", [inner]), g.f32(1.0)])
+    return g.op("Mul", [x, g.op("Mul", [g.f32(0.5), inner])], name="gelu")
+
+
+def dy_gelu_new(g, x):
+    """gelu_new (NewGELUActivation, Phi-2) is Python arithmetic, traced op by op: x * 0.5,
+    pow(x, 3.0) (a float exponent), * 0.044715, x +, * sqrt(2 / pi), Tanh, + 1.0, then the two
+    halves multiplied."""
+    half = g.op("Mul", [x, g.f32(0.5)], name="mul")
+    cube = g.op("Pow", [x, g.f32(3.0)], name="pow")
+    inner = g.op("Add", [x, g.op("Mul", [cube, g.f32(0.044715)], name="mul")], name="add")
+    t = g.op("Tanh", [g.op("Mul", [inner, g.f32(math.sqrt(2.0 / math.pi))], name="mul")], name="tanh")
+    return g.op("Mul", [half, g.op("Add", [t, g.f32(1.0)], name="add")], name="mul")
+
+
+def dy_rotary_tables(g, position_ids, batch, rot_dim, theta, expand_batch):
+    """The rotary embedding's cos/sin [B or 1, 1, S, rot_dim] from position ids, as
+    LlamaRotaryEmbedding (and the Gemma, Qwen3, Phi-3, GPT-NeoX copies of it) computes them:
+    inv_freq[None, :, None].expand(B, -1, 1) @ position_ids[:, None, :], transposed, duplicated
+    along the last axis, Cos and Sin, unsqueezed for the heads. Positions from cache_position
+    have batch 1 and the expand folds to a constant. `rot_dim` below head_dim is partial rotary
+    (Phi-3's partial_rotary_factor, GPT-NeoX's rotary_pct): inv_freq covers rot_dim only."""
+    inv_freq = (1.0 / (theta ** (np.arange(0, rot_dim, 2, dtype=np.int64).astype(np.float32) / rot_dim)))
+    inv = g.const(inv_freq.astype(np.float32)[None, :, None], np.float32)
+    if expand_batch:
+        inv = dy_expand(g, inv, [batch, -1, 1])
+    pos = g.op("Cast", [g.op("Unsqueeze", [position_ids, g.i64([1])], name="unsqueeze")], to=TensorProto.FLOAT,
+               name="_to_copy")
+    freqs = g.op("Transpose", [g.op("MatMul", [inv, pos], name="matmul")], perm=[0, 2, 1], name="transpose")
+    emb = g.op("Concat", [freqs, freqs], axis=-1, name="cat")
+    cos = g.op("Unsqueeze", [g.op("Cos", [emb], name="cos"), g.i64([1])], name="unsqueeze")
+    sin = g.op("Unsqueeze", [g.op("Sin", [emb], name="sin"), g.i64([1])], name="unsqueeze")
+    return cos, sin
+
+
+def dy_rotate(g, x, cos, sin, rot_dim, head_dim):
+    """apply_rotary_pos_emb on one of q, k [B, heads, S, head_dim]: x * cos + cat(-x2, x1) * sin
+    with the halves as Slice on axis 3. With partial rotary (rot_dim < head_dim, the Phi-3 and
+    GPT-NeoX form) x[..., :rot_dim] is rotated, x[..., rot_dim:] passed through and the two
+    concatenated back."""
+    if rot_dim < head_dim:
+        x_rot = g.op("Slice", [x, g.i64([0]), g.i64([rot_dim]), g.i64([3]), g.i64([1])], name="slice")
+        x_pass = g.op("Slice", [x, g.i64([rot_dim]), g.i64([INT64_MAX]), g.i64([3]), g.i64([1])], name="slice")
+    else:
+        x_rot, x_pass = x, None
+    a = g.op("Mul", [x_rot, cos], name="mul")
+    x1 = g.op("Slice", [x_rot, g.i64([0]), g.i64([rot_dim // 2]), g.i64([3]), g.i64([1])], name="slice")
+    x2 = g.op("Slice", [x_rot, g.i64([rot_dim // 2]), g.i64([INT64_MAX]), g.i64([3]), g.i64([1])], name="slice")
+    r = g.op("Concat", [g.op("Neg", [x2], name="neg"), x1], axis=-1, name="cat")
+    out = g.op("Add", [a, g.op("Mul", [r, sin], name="mul")], name="add")
+    if x_pass is None:
+        return out
+    return g.op("Concat", [out, x_pass], axis=-1, name="cat")
+
+
+def dy_repeat_kv(g, x, batch, seq, kv_heads, rep, head_dim):
+    """repeat_kv: x[:, :, None].expand(batch, kv_heads, n_rep, seq, d).reshape(batch, heads, seq, d)."""
+    if rep == 1:
+        return x
+    u = g.op("Unsqueeze", [x, g.i64([2])], name="unsqueeze")
+    e = dy_expand(g, u, [batch, kv_heads, rep, seq, head_dim])
+    return g.op("Reshape", [e, dy_list(g, [batch, kv_heads * rep, seq, head_dim])], allowzero=1, name="_unsafe_view")
+
+
+def dy_mask(g, mask_in, batch, seq, kind, window=None):
     """transformers 5 sdpa_mask as the dynamo exporter writes it: the mask function (causal
     kv_idx <= q_idx, or bidirectional q_idx >= 0) over Range/Unsqueeze index tensors, and'ed with
     the padding function mask[batch_idx, kv_idx] (GatherND over the two indices broadcast and
     stacked on a last axis), then expand(batch, -1, q_len, kv_len). A static export (ints batch,
     seq) folds all of it but the GatherND into initializers and drops the expand, a no-op there.
+    `window` (causal only, dynamic only): create_sliding_window_causal_mask's function,
+    and_masks(sliding_window_overlay, causal), i.e. kv_idx > q_idx - window and'ed in before the
+    causal comparison, one and_masks nested in the padding one.
     Returns the bool mask and cache_position (None when static)."""
     padding = g.op("Cast", [mask_in], to=TensorProto.BOOL, name="_to_copy")
     if isinstance(batch, int):
@@ -429,7 +595,12 @@ def dy_mask(g, mask_in, batch, seq, kind):
     bi = g.op("Unsqueeze", [batch_arange, g.i64([1, 2, 3])], name="unsqueeze")
     qi = g.op("Unsqueeze", [cache_position, g.i64([0, 1, 3])], name="unsqueeze")
     ki = g.op("Unsqueeze", [kv_arange, g.i64([0, 1, 2])], name="unsqueeze")
-    if kind == "causal":
+    if kind == "causal" and window is not None:
+        true = g.const(True, bool)
+        overlay = g.op("Greater", [ki, g.op("Sub", [qi, g.i64(window)], name="sub")], name="gt")
+        inner = g.op("And", [true, overlay], name="bitwise_and")
+        fn = g.op("And", [inner, g.op("LessOrEqual", [ki, qi], name="le")], name="bitwise_and")
+    elif kind == "causal":
         fn = g.op("LessOrEqual", [ki, qi], name="le")
     else:
         fn = g.op("GreaterOrEqual", [qi, g.i64(0)], name="ge")
@@ -900,11 +1071,603 @@ def llama_family(g, c, v, B, S):
     return ["input_ids", "attention_mask"] + (["position_ids"] if pos_in else [])
 
 
+def sinusoidal_table(n_pos, dim):
+    """DistilBERT's sinusoidal_pos_embds initial values: angle pos / 10000^(2 (j // 2) / dim),
+    sine on even columns, cosine on odd ones (transformers 5 only initialises the learned
+    table with them; the graph is the same Gather either way)."""
+    pos = np.arange(n_pos, dtype=np.float64)[:, None]
+    j = np.arange(dim)[None, :]
+    angle = pos / np.power(10000.0, 2 * (j // 2) / dim)
+    out = np.empty((n_pos, dim), np.float32)
+    out[:, 0::2] = np.sin(angle[:, 0::2])
+    out[:, 1::2] = np.cos(angle[:, 1::2])
+    return out
+
+
+def distilbert(g, c, v, B, S):
+    """DistilBertModel, TorchScript form, SDPA. transformers 5 gives DistilBERT the BERT attention
+    interface (q_lin/k_lin/v_lin views to (*input_shape, -1, head_dim), SDPA with scale
+    head_dim^-0.5, out_lin) and create_bidirectional_mask; no token types; position ids are the
+    buffer sliced to inputs_embeds.size(1) (the word embeddings' length, not input_ids');
+    post-LayerNorm blocks (sa_layer_norm, output_layer_norm) around an erf-GELU FFN lin1/lin2."""
+    H, nh = c["hidden"], c["heads"]
+    d = H // nh
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+    ln_w = lambda: g.uniform(0.8, 1.2, H)  # noqa: E731
+    small = lambda *s: g.uniform(-0.1, 0.1, *s)  # noqa: E731
+
+    def linear(x, n_out, n_in, prefix, scope):
+        return ts_linear(g, x, g.randn(n_out, n_in), (f"{prefix}.bias", small(n_out)), scope, path=f"{prefix}.weight")
+
+    with g.scope("embeddings"):
+        with g.scope("word_embeddings"):
+            we = g.op("Gather", [g.param("embeddings.word_embeddings.weight", g.randn(c["vocab"], H, std=0.5)), ids])
+        seq = ts_size(g, we, 1)
+        buf = g.i64(np.arange(c["max_pos"], dtype=np.int64)[None])
+        position_ids = g.op("Slice", [buf, g.i64([0]), ts_unsqueeze(g, seq, 0), g.i64([1]), g.i64([1])])
+        table = sinusoidal_table(c["max_pos"], H) if c["sinusoidal"] else g.randn(c["max_pos"], H, std=0.5)
+        with g.scope("position_embeddings"):
+            pe = g.op("Gather", [g.param("embeddings.position_embeddings.weight", table), position_ids])
+        h = g.op("Add", [we, pe])
+        h = ts_layernorm(g, h, g.param("embeddings.LayerNorm.weight", ln_w()),
+                         g.param("embeddings.LayerNorm.bias", small(H)), 1e-12, "LayerNorm")
+    mask = ts_mask(g, h, mask_in, "bidirectional")
+    for i in range(c["layers"]):
+        p = f"transformer.layer.{i}"
+        with g.scope(f"transformer/layer.{i}"):
+            with g.scope("attention"):
+                b_, s_ = ts_size(g, h, 0), ts_size(g, h, 1)  # input_shape = hidden_states.shape[:-1]
+                proj = {}
+                for n in ("q_lin", "k_lin", "v_lin"):
+                    x = linear(h, H, H, f"{p}.attention.{n}", n)
+                    proj[n] = g.op("Reshape", [x, ts_list(g, [b_, s_, -1, d])], allowzero=0)
+                q = g.op("Transpose", [proj["q_lin"]], perm=[0, 2, 1, 3])
+                vv = g.op("Transpose", [proj["v_lin"]], perm=[0, 2, 1, 3])
+                k_t = g.op("Transpose", [proj["k_lin"]], perm=[0, 2, 3, 1])
+                ctx = ts_sdpa(g, q, k_t, vv, mask, d)
+                ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3])
+                ctx = g.op("Reshape", [ctx, ts_list(g, [b_, s_, -1])], allowzero=0)
+                o = linear(ctx, H, H, f"{p}.attention.out_lin", "out_lin")
+            h = ts_layernorm(g, g.op("Add", [o, h]), g.param(f"{p}.sa_layer_norm.weight", ln_w()),
+                             g.param(f"{p}.sa_layer_norm.bias", small(H)), 1e-12, "sa_layer_norm")
+            with g.scope("ffn"):
+                x = linear(h, c["ffn"], H, f"{p}.ffn.lin1", "lin1")
+                x = ts_gelu_erf(g, x, "activation")
+                x = linear(x, H, c["ffn"], f"{p}.ffn.lin2", "lin2")
+            h = ts_layernorm(g, g.op("Add", [x, h]), g.param(f"{p}.output_layer_norm.weight", ln_w()),
+                             g.param(f"{p}.output_layer_norm.bias", small(H)), 1e-12, "output_layer_norm")
+    g.output(h, "last_hidden_state", TensorProto.FLOAT, [B, S, H])
+    return ["input_ids", "attention_mask"]
+
+
+def decoder_dynamo(g, c, v, B, S):
+    """Llama-like causal LMs, dynamo form, SDPA, positions from cache_position; per architecture:
+      mistral  MistralForCausalLM: config.sliding_window set, so create_sliding_window_causal_mask
+               (the window comparison and'ed into the causal mask); GQA.
+      gemma    GemmaForCausalLM: GemmaRMSNorm (x * rsqrt(mean(x^2) + eps) * (1 + weight), the
+               1 + weight folded), embeddings times the embed_scale buffer sqrt(hidden), GeGLU MLP
+               down(gelu_tanh(gate(x)) * up(x)), head_dim 2x hidden / heads, MQA, tied LM head.
+      qwen3    Qwen3ForCausalLM: q_norm/k_norm (RMSNorm over head_dim) on the [B, S, heads, d]
+               views before the transpose and rotary, head_dim 2x hidden / heads, tied LM head.
+      phi3     Phi3ForCausalLM (as Phi-4-mini configures it: GQA, partial_rotary_factor 0.75;
+               sliding_window 2047 as Phi-3-mini's): fused qkv_proj cut by three Slices on the
+               last axis, partial rotary (Slice rotated / passed-through parts, Concat),
+               gate_up_proj chunked in two (Split num_outputs=2), up * silu(gate)."""
+    arch = v["arch"]
+    H, nh, kvh = c["hidden"], c["heads"], c["kv_heads"]
+    d = c.get("head_dim") or H // nh
+    rd = int(d * c.get("partial_rotary", 1.0))
+    rep = nh // kvh
+    gemma = arch == "gemma"
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+
+    def norm(x, path, n):
+        if gemma:  # zero-centred weight, the scale is 1 + weight
+            w = g.uniform(-0.2, 0.2, n)
+            g.weights[path] = w
+            return dy_rmsnorm_gemma(g, x, g.folded_weight((1.0 + w).astype(np.float32)), c["eps"])
+        return dy_rmsnorm(g, x, g.param(path, g.uniform(0.8, 1.2, n)), c["eps"])
+
+    def linear(x, n_out, n_in, path):
+        return dy_linear(g, x, g.randn(n_out, n_in), path=path)
+
+    # Tied tables are the LM head too: std 0.1 keeps the logits O(1) (Gemma scales its
+    # embeddings by sqrt(hidden) on the way in).
+    embed = g.randn(c["vocab"], H, std=0.1 if c.get("tie") else 0.5)
+    h = g.op("Gather", [g.param("model.embed_tokens.weight", embed), ids], axis=0, name="embedding")
+    if gemma:  # GemmaTextScaledWordEmbedding: * embed_scale.to(weight.dtype), a float32 buffer
+        scale = g.param("model.embed_tokens.embed_scale", np.array(H ** 0.5, np.float32))
+        h = g.op("Mul", [h, scale], name="mul")
+    batch, seq = dy_size(g, ids, 0), dy_size(g, ids, 1)
+    mask, cache_position = dy_mask(g, mask_in, batch, seq, "causal", window=c.get("sliding_window"))
+    mask = BoolMask(mask)
+    position_ids = g.op("Unsqueeze", [cache_position, g.i64([0])], name="unsqueeze")
+    cos, sin = dy_rotary_tables(g, position_ids, batch, rd, c["theta"], expand_batch=False)
+
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}"
+        residual = h
+        x = norm(h, f"{p}.input_layernorm.weight", H)
+        if arch == "phi3":
+            qd, kvd = nh * d, kvh * d
+            qkv = linear(x, qd + 2 * kvd, H, f"{p}.self_attn.qkv_proj.weight")
+            parts = [g.op("Slice", [qkv, g.i64([a]), g.i64([b]), g.i64([2]), g.i64([1])], name="slice")
+                     for a, b in ((0, qd), (qd, qd + kvd), (qd + kvd, INT64_MAX))]
+        else:
+            parts = [linear(x, count * d, H, f"{p}.self_attn.{n}.weight")
+                     for n, count in (("q_proj", nh), ("k_proj", kvh), ("v_proj", kvh))]
+        heads = []
+        for n, y in zip("qkv", parts):
+            y = g.op("Reshape", [y, dy_list(g, [batch, seq, -1, d])], allowzero=1, name="view")
+            if arch == "qwen3" and n != "v":
+                y = dy_rmsnorm(g, y, g.param(f"{p}.self_attn.{n}_norm.weight", g.uniform(0.8, 1.2, d)), c["eps"])
+            heads.append(g.op("Transpose", [y], perm=[0, 2, 1, 3], name="transpose"))
+        q = dy_rotate(g, heads[0], cos, sin, rd, d)
+        k = dy_rotate(g, heads[1], cos, sin, rd, d)
+        kk = dy_repeat_kv(g, k, batch, seq, kvh, rep, d)
+        vv = dy_repeat_kv(g, heads[2], batch, seq, kvh, rep, d)
+        ctx = dy_sdpa(g, q, kk, vv, mask, d)
+        ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
+        ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
+        h = g.op("Add", [residual, linear(ctx, H, nh * d, f"{p}.self_attn.o_proj.weight")], name="add")
+        residual = h
+        x = norm(h, f"{p}.post_attention_layernorm.weight", H)
+        if arch == "phi3":
+            gu = linear(x, 2 * c["ffn"], H, f"{p}.mlp.gate_up_proj.weight")
+            gate, up = g.op("Split", [gu], outs=2, axis=2, num_outputs=2, name="split")
+            y = g.op("Mul", [up, g.op("Mul", [gate, g.op("Sigmoid", [gate])], name="silu")], name="mul")
+        else:
+            gate = linear(x, c["ffn"], H, f"{p}.mlp.gate_proj.weight")
+            act = dy_gelu_tanh(g, gate) if gemma else g.op("Mul", [gate, g.op("Sigmoid", [gate])], name="silu")
+            y = g.op("Mul", [act, linear(x, c["ffn"], H, f"{p}.mlp.up_proj.weight")], name="mul")
+        h = g.op("Add", [residual, linear(y, H, c["ffn"], f"{p}.mlp.down_proj.weight")], name="add")
+    h = norm(h, "model.norm.weight", H)
+    if c.get("tie"):  # the exporter folds the tied table's transpose into its own initializer
+        logits = dy_linear(g, h, embed)
+    else:
+        logits = linear(h, c["vocab"], H, "lm_head.weight")
+    g.output(logits, "logits", TensorProto.FLOAT, [B, S, c["vocab"]])
+    return ["input_ids", "attention_mask"]
+
+
+def gpt_neox(g, c, v, B, S):
+    """GPTNeoXForCausalLM (Pythia), dynamo form, SDPA: fused query_key_value viewed per head as
+    [B, S, heads, 3 * head_dim] and transposed, then chunked in three on the last axis (q, k, v
+    interleaved per head; Split num_outputs=3), partial rotary (rotary_pct), parallel residual
+    (attention and MLP each read their own LayerNorm of the same input: x + attn(ln1(x)) +
+    mlp(ln2(x)), written mlp + attn + x), erf-GELU MLP, biases everywhere, untied embed_out."""
+    H, nh = c["hidden"], c["heads"]
+    d = H // nh
+    rd = int(d * c["rotary_pct"])
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+    small = lambda *s: g.uniform(-0.1, 0.1, *s)  # noqa: E731
+
+    def layer_norm(x, prefix):
+        return dy_layernorm(g, x, g.param(f"{prefix}.weight", g.uniform(0.8, 1.2, H)),
+                            g.param(f"{prefix}.bias", small(H)), c["eps"])
+
+    def linear(x, n_out, n_in, prefix, bias=True):
+        b = g.param(f"{prefix}.bias", small(n_out)) if bias else None
+        return dy_linear(g, x, g.randn(n_out, n_in), b, path=f"{prefix}.weight")
+
+    h = g.op("Gather", [g.param("gpt_neox.embed_in.weight", g.randn(c["vocab"], H, std=0.5)), ids], axis=0,
+             name="embedding")
+    batch, seq = dy_size(g, ids, 0), dy_size(g, ids, 1)
+    mask, cache_position = dy_mask(g, mask_in, batch, seq, "causal")
+    mask = BoolMask(mask)
+    position_ids = g.op("Unsqueeze", [cache_position, g.i64([0])], name="unsqueeze")
+    cos, sin = dy_rotary_tables(g, position_ids, batch, rd, c["theta"], expand_batch=False)
+    for i in range(c["layers"]):
+        p = f"gpt_neox.layers.{i}"
+        x = layer_norm(h, f"{p}.input_layernorm")
+        qkv = linear(x, 3 * H, H, f"{p}.attention.query_key_value")
+        qkv = g.op("Reshape", [qkv, dy_list(g, [batch, seq, -1, 3 * d])], allowzero=1, name="view")
+        qkv = g.op("Transpose", [qkv], perm=[0, 2, 1, 3], name="transpose")
+        q, k, vv = g.op("Split", [qkv], outs=3, axis=3, num_outputs=3, name="split")
+        q, k = dy_rotate(g, q, cos, sin, rd, d), dy_rotate(g, k, cos, sin, rd, d)
+        ctx = dy_sdpa(g, q, k, vv, mask, d)
+        ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
+        ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
+        attn = linear(ctx, H, H, f"{p}.attention.dense")
+        x = layer_norm(h, f"{p}.post_attention_layernorm")
+        x = linear(x, c["ffn"], H, f"{p}.mlp.dense_h_to_4h")
+        x = linear(dy_gelu_erf(g, x), H, c["ffn"], f"{p}.mlp.dense_4h_to_h")
+        h = g.op("Add", [g.op("Add", [x, attn], name="add"), h], name="add")
+    h = layer_norm(h, "gpt_neox.final_layer_norm")
+    logits = linear(h, c["vocab"], H, "embed_out", bias=False)
+    g.output(logits, "logits", TensorProto.FLOAT, [B, S, c["vocab"]])
+    return ["input_ids", "attention_mask"]
+
+
+def phi(g, c, v, B, S):
+    """PhiForCausalLM (Phi-2), dynamo form, SDPA: one LayerNorm feeding attention and MLP in
+    parallel (attn(ln(x)) + mlp(ln(x)) + x), q/k/v/dense with biases, partial rotary
+    (partial_rotary_factor 0.4, here on 6 of 16 channels: odd halves), gelu_new MLP fc1/fc2
+    written out by NewGELUActivation (0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 *
+    pow(x, 3.0))))), final_layernorm, LM head with a bias."""
+    H, nh = c["hidden"], c["heads"]
+    d = H // nh
+    rd = int(d * c["partial_rotary"])
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+    small = lambda *s: g.uniform(-0.1, 0.1, *s)  # noqa: E731
+
+    def layer_norm(x, prefix):
+        return dy_layernorm(g, x, g.param(f"{prefix}.weight", g.uniform(0.8, 1.2, H)),
+                            g.param(f"{prefix}.bias", small(H)), c["eps"])
+
+    def linear(x, n_out, n_in, prefix):
+        return dy_linear(g, x, g.randn(n_out, n_in), g.param(f"{prefix}.bias", small(n_out)), path=f"{prefix}.weight")
+
+    h = g.op("Gather", [g.param("model.embed_tokens.weight", g.randn(c["vocab"], H, std=0.5)), ids], axis=0,
+             name="embedding")
+    batch, seq = dy_size(g, ids, 0), dy_size(g, ids, 1)
+    mask, cache_position = dy_mask(g, mask_in, batch, seq, "causal")
+    mask = BoolMask(mask)
+    position_ids = g.op("Unsqueeze", [cache_position, g.i64([0])], name="unsqueeze")
+    cos, sin = dy_rotary_tables(g, position_ids, batch, rd, c["theta"], expand_batch=False)
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}"
+        x = layer_norm(h, f"{p}.input_layernorm")
+        heads = []
+        for n in ("q_proj", "k_proj", "v_proj"):
+            y = linear(x, H, H, f"{p}.self_attn.{n}")
+            y = g.op("Reshape", [y, dy_list(g, [batch, seq, -1, d])], allowzero=1, name="view")
+            heads.append(g.op("Transpose", [y], perm=[0, 2, 1, 3], name="transpose"))
+        q, k = dy_rotate(g, heads[0], cos, sin, rd, d), dy_rotate(g, heads[1], cos, sin, rd, d)
+        ctx = dy_sdpa(g, q, k, heads[2], mask, d)
+        ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
+        ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
+        attn = linear(ctx, H, H, f"{p}.self_attn.dense")
+        m = linear(dy_gelu_new(g, linear(x, c["ffn"], H, f"{p}.mlp.fc1")), H, c["ffn"], f"{p}.mlp.fc2")
+        h = g.op("Add", [g.op("Add", [attn, m], name="add"), h], name="add")
+    h = layer_norm(h, "model.final_layernorm")
+    logits = linear(h, c["vocab"], H, "lm_head")
+    g.output(logits, "logits", TensorProto.FLOAT, [B, S, c["vocab"]])
+    return ["input_ids", "attention_mask"]
+
+
+def ts_t5_layernorm(g, x, weight, eps, scope):
+    """T5LayerNorm (RMS, no mean subtraction, no bias) traced: Pow 2, ReduceMean (opset 17: axes an
+    attribute), + eps, rsqrt as Div(1, Sqrt), * x, weight * (the fp32 casts are no-ops)."""
+    with g.scope(scope):
+        var = g.op("ReduceMean", [g.op("Pow", [x, g.f32(2.0)])], axes=[-1], keepdims=1)
+        r = g.op("Div", [g.f32([1.0]), g.op("Sqrt", [g.op("Add", [var, g.f32(eps)])])])
+        return g.op("Mul", [weight, g.op("Mul", [x, r])])
+
+
+def t5_encoder(g, c, v, B, S):
+    """T5EncoderModel, TorchScript form, T5's eager attention: RMS LayerNorms (T5LayerNorm) before
+    each sub-layer, unscaled attention (eager_attention_forward's scaling 1.0 kept as a Mul),
+    the relative position bias computed in block 0 and shared: buckets from cache_position and
+    a key Range (bidirectional: sign bucket, exact buckets below max_exact, log-spaced ones up to
+    max_distance through Abs/Less/Cast/Div/Log/Div/Mul/Cast/Add/Min with full_like/Where), looked
+    up in relative_attention_bias, permuted to [1, heads, q, k], sliced [-q_len:] and added to the
+    eager bidirectional mask (Where(mask, 0, lowest)); ReLU FFN wi/wo without biases."""
+    H, nh, dkv = c["hidden"], c["heads"], c["d_kv"]
+    nb, max_dist, eps = c["buckets"], c["max_distance"], c["eps"]
+    ids = g.input("input_ids", TensorProto.INT64, [B, S])
+    mask_in = g.input("attention_mask", TensorProto.INT64, [B, S])
+    norm_w = lambda: g.uniform(0.8, 1.2, H)  # noqa: E731
+
+    def linear(x, n_out, n_in, path, scope):
+        with g.scope(scope):
+            return g.op("MatMul", [x, g.folded_weight(g.randn(n_out, n_in, std=n_in ** -0.5).T, path)])
+
+    with g.scope("encoder"):
+        with g.scope("embed_tokens"):
+            h = g.op("Gather", [g.param("shared.weight", g.randn(c["vocab"], H, std=1.0)), ids])
+        cache_position = ts_arange(g, ts_size(g, h, 1))
+        # create_bidirectional_mask with eager attention: eager_mask's Where(mask, 0, lowest)
+        mask = g.op("Where", [ts_mask(g, h, mask_in, "bidirectional"), g.f32(0.0), g.f32(F32_LOWEST)])
+        position_bias = None
+        for i in range(c["layers"]):
+            p = f"encoder.block.{i}"
+            with g.scope(f"block.{i}"):
+                with g.scope("layer.0"):
+                    x = ts_t5_layernorm(g, h, g.param(f"{p}.layer.0.layer_norm.weight", norm_w()), eps, "layer_norm")
+                    with g.scope("SelfAttention"):
+                        a = f"{p}.layer.0.SelfAttention"
+                        b_, s_ = ts_size(g, x, 0), ts_size(g, x, 1)  # bsz, tgt_len = hidden_states.shape[:-1]
+                        heads = {}
+                        for n in ("q", "k", "v"):
+                            y = linear(x, nh * dkv, H, f"{a}.{n}.weight", n)
+                            heads[n] = g.op("Reshape", [y, ts_list(g, [b_, s_, -1, dkv])], allowzero=0)
+                        q = g.op("Transpose", [heads["q"]], perm=[0, 2, 1, 3])
+                        k = g.op("Transpose", [heads["k"]], perm=[0, 2, 1, 3])
+                        vv = g.op("Transpose", [heads["v"]], perm=[0, 2, 1, 3])
+                        if position_bias is None:
+                            position_bias = t5_position_bias(g, q, k, cache_position, mask, nh, nb, max_dist, a)
+                        k_t = g.op("Transpose", [heads["k"]], perm=[0, 2, 3, 1])
+                        scores = g.op("Mul", [g.op("MatMul", [q, k_t]), g.f32(1.0)])
+                        kv_len = ts_unsqueeze(g, ts_size(g, k, 2), 0)
+                        bias = g.op("Slice", [position_bias, g.i64([0]), kv_len, g.i64([3]), g.i64([1])])
+                        probs = g.op("Softmax", [g.op("Add", [scores, bias])], axis=-1)
+                        ctx = g.op("Transpose", [g.op("MatMul", [probs, vv])], perm=[0, 2, 1, 3])
+                        ctx = g.op("Reshape", [ctx, ts_list(g, [b_, s_, -1])], allowzero=0)
+                        o = linear(ctx, H, nh * dkv, f"{a}.o.weight", "o")
+                    h = g.op("Add", [h, o])
+                with g.scope("layer.1"):
+                    x = ts_t5_layernorm(g, h, g.param(f"{p}.layer.1.layer_norm.weight", norm_w()), eps, "layer_norm")
+                    with g.scope("DenseReluDense"):
+                        f = f"{p}.layer.1.DenseReluDense"
+                        x = linear(x, c["ffn"], H, f"{f}.wi.weight", "wi")
+                        with g.scope("act"):
+                            x = g.op("Relu", [x])
+                        x = linear(x, H, c["ffn"], f"{f}.wo.weight", "wo")
+                    h = g.op("Add", [h, x])
+        h = ts_t5_layernorm(g, h, g.param("encoder.final_layer_norm.weight", norm_w()), eps, "final_layer_norm")
+    g.output(h, "last_hidden_state", TensorProto.FLOAT, [B, S, H])
+    return ["input_ids", "attention_mask"]
+
+
+def t5_position_bias(g, q, k, cache_position, mask, nh, nb, max_dist, prefix):
+    """T5Attention.compute_bias(real_seq_length, key_length, cache_position) traced, then
+    position_bias[:, :, -q_length:, :] + mask[:, :, :, :key_length]."""
+    context = ts_unsqueeze(g, cache_position, 1)  # cache_position[:, None]
+    memory = ts_unsqueeze(g, ts_arange(g, ts_size(g, k, 2)), 0)  # arange(key_length)[None, :]
+    rel = g.op("Sub", [memory, context])
+    # _relative_position_bucket, bidirectional: num_buckets //= 2
+    half = nb // 2
+    sign = g.op("Mul", [g.op("Cast", [g.op("Greater", [rel, g.i64(0)])], to=TensorProto.INT64), g.i64(half)])
+    buckets = g.op("Add", [sign, g.i64(0)])  # relative_buckets = 0; relative_buckets += ...
+    rel = g.op("Abs", [rel])
+    max_exact = half // 2
+    is_small = g.op("Less", [rel, g.i64(max_exact)])
+    large = g.op("Div", [g.op("Cast", [rel], to=TensorProto.FLOAT), g.f32(float(max_exact))])
+    large = g.op("Div", [g.op("Log", [large]), g.f32(math.log(max_dist / max_exact))])
+    large = g.op("Cast", [g.op("Mul", [large, g.f32(float(half - max_exact))])], to=TensorProto.INT64)
+    large = g.op("Add", [large, g.i64(max_exact)])
+    full = g.op("ConstantOfShape", [g.op("Shape", [large])],
+                value=numpy_helper.from_array(np.array([half - 1], np.int64)))
+    large = g.op("Min", [large, full])
+    buckets = g.op("Add", [buckets, g.op("Where", [is_small, rel, large])])
+    with g.scope("relative_attention_bias"):
+        values = g.op("Gather", [g.param(f"{prefix}.relative_attention_bias.weight", g.randn(nb, nh, std=0.5)),
+                                 buckets])
+    values = ts_unsqueeze(g, g.op("Transpose", [values], perm=[2, 0, 1]), 0)
+    q_len = ts_unsqueeze(g, g.op("Neg", [ts_size(g, q, 2)]), 0)
+    values = g.op("Slice", [values, q_len, g.i64([INT64_MAX]), g.i64([2]), g.i64([1])])
+    kv_len = ts_unsqueeze(g, ts_size(g, k, 2), 0)
+    return g.op("Add", [values, g.op("Slice", [mask, g.i64([0]), kv_len, g.i64([3]), g.i64([1])])])
+
+
+# ---- numpy references ----
+# Each model's math written from its Hugging Face definition, in float64 over the parameters the
+# generator recorded (Writer.weights, saved with --weights): nothing here reads the ONNX graph, so
+# ONNX Runtime agreeing with it says the graph is the model it claims to be.
+
+_erf = np.vectorize(math.erf)
+
+
+def _ref_linear(w, x, prefix, bias=True):
+    y = x @ w[f"{prefix}.weight"].T
+    return y + w[f"{prefix}.bias"] if bias else y
+
+
+def _ref_layernorm(w, x, prefix, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w[f"{prefix}.weight"] + w[f"{prefix}.bias"]
+
+
+def _ref_rmsnorm(weight, x, eps, one_plus=False):
+    n = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return n * (1.0 + weight) if one_plus else weight * n
+
+
+def _ref_gelu(x, tanh=False):
+    if tanh:
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def _ref_allowed(mask, causal, window=None):
+    """[B, 1, S, S] booleans: key j visible to query i (padding, causality, sliding window)."""
+    s = mask.shape[1]
+    i, j = np.arange(s)[:, None], np.arange(s)[None, :]
+    ok = (j <= i) if causal else np.ones((s, s), bool)
+    if window is not None:
+        ok = ok & (i - j < window)
+    return (ok[None] & mask.astype(bool)[:, None, :])[:, None]
+
+
+def _ref_attention(q, k, v, allowed, scale, bias=None):
+    """softmax(q k^T * scale + bias) v over the visible keys, heads grouped over the key/value
+    heads; a query with no visible key gives 0 (torch's SDPA since 2.5)."""
+    rep = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    s = np.where(allowed, s if bias is None else s + bias, -np.inf)
+    top = s.max(-1, keepdims=True)
+    e = np.where(allowed, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(-1, keepdims=True)
+    return (e / np.where(total > 0, total, 1.0)) @ v
+
+
+def _ref_rope(x, rot_dim, theta):
+    """Rotary embedding at positions 0..S-1 on x [B, heads, S, d]: the first rot_dim channels as
+    rotate-half pairs (i, i + rot_dim / 2) at frequency theta^(-2i / rot_dim), the rest unchanged."""
+    s = x.shape[2]
+    inv = theta ** (-np.arange(0, rot_dim, 2) / rot_dim)
+    ang = np.arange(s)[:, None] * inv[None, :]
+    cos, sin = np.cos(ang), np.sin(ang)
+    half = rot_dim // 2
+    a, b = x[..., :half], x[..., half:rot_dim]
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin, x[..., rot_dim:]], axis=-1)
+
+
+def _heads(x, n):
+    b, s, _ = x.shape
+    return x.reshape(b, s, n, -1).transpose(0, 2, 1, 3)
+
+
+def _merge(x):
+    b, n, s, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(b, s, n * d)
+
+
+def ref_distilbert(w, c, feeds):
+    ids, mask = feeds["input_ids"], feeds["attention_mask"]
+    nh, eps = c["heads"], 1e-12
+    positions = np.arange(ids.shape[1])
+    h = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions]
+    h = _ref_layernorm(w, h, "embeddings.LayerNorm", eps)
+    allowed = _ref_allowed(mask, causal=False)
+    for i in range(c["layers"]):
+        p = f"transformer.layer.{i}"
+        q, k, v = (_heads(_ref_linear(w, h, f"{p}.attention.{n}"), nh) for n in ("q_lin", "k_lin", "v_lin"))
+        ctx = _merge(_ref_attention(q, k, v, allowed, q.shape[-1] ** -0.5))
+        h = _ref_layernorm(w, _ref_linear(w, ctx, f"{p}.attention.out_lin") + h, f"{p}.sa_layer_norm", eps)
+        f = _ref_linear(w, _ref_gelu(_ref_linear(w, h, f"{p}.ffn.lin1")), f"{p}.ffn.lin2")
+        h = _ref_layernorm(w, f + h, f"{p}.output_layer_norm", eps)
+    return {"last_hidden_state": h}
+
+
+def ref_decoder(w, c, feeds, arch):
+    ids, mask = feeds["input_ids"], feeds["attention_mask"]
+    nh, kvh, eps = c["heads"], c["kv_heads"], c["eps"]
+    d = c.get("head_dim") or c["hidden"] // nh
+    rd = int(d * c.get("partial_rotary", 1.0))
+    gemma = arch == "gemma"
+
+    def norm(x, path):
+        return _ref_rmsnorm(w[path], x, eps, one_plus=gemma)
+
+    h = w["model.embed_tokens.weight"][ids]
+    if gemma:
+        h = h * np.float32(c["hidden"] ** 0.5)
+    allowed = _ref_allowed(mask, causal=True, window=c.get("sliding_window"))
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}"
+        x = norm(h, f"{p}.input_layernorm.weight")
+        if arch == "phi3":
+            qkv = _ref_linear(w, x, f"{p}.self_attn.qkv_proj", bias=False)
+            q, k, v = np.split(qkv, [nh * d, (nh + kvh) * d], axis=-1)
+        else:
+            q, k, v = (_ref_linear(w, x, f"{p}.self_attn.{n}", bias=False) for n in ("q_proj", "k_proj", "v_proj"))
+        q, k, v = _heads(q, nh), _heads(k, kvh), _heads(v, kvh)
+        if arch == "qwen3":
+            q = _ref_rmsnorm(w[f"{p}.self_attn.q_norm.weight"], q, eps)
+            k = _ref_rmsnorm(w[f"{p}.self_attn.k_norm.weight"], k, eps)
+        q, k = _ref_rope(q, rd, c["theta"]), _ref_rope(k, rd, c["theta"])
+        ctx = _merge(_ref_attention(q, k, v, allowed, d ** -0.5))
+        h = h + _ref_linear(w, ctx, f"{p}.self_attn.o_proj", bias=False)
+        x = norm(h, f"{p}.post_attention_layernorm.weight")
+        if arch == "phi3":
+            gate, up = np.split(_ref_linear(w, x, f"{p}.mlp.gate_up_proj", bias=False), 2, axis=-1)
+        else:
+            gate = _ref_linear(w, x, f"{p}.mlp.gate_proj", bias=False)
+            up = _ref_linear(w, x, f"{p}.mlp.up_proj", bias=False)
+        act = _ref_gelu(gate, tanh=True) if gemma else gate / (1.0 + np.exp(-gate))
+        h = h + _ref_linear(w, act * up, f"{p}.mlp.down_proj", bias=False)
+    h = norm(h, "model.norm.weight")
+    head = w["model.embed_tokens.weight"] if c.get("tie") else w["lm_head.weight"]
+    return {"logits": h @ head.T}
+
+
+def ref_gpt_neox(w, c, feeds):
+    ids, mask = feeds["input_ids"], feeds["attention_mask"]
+    nh, eps = c["heads"], c["eps"]
+    d = c["hidden"] // nh
+    h = w["gpt_neox.embed_in.weight"][ids]
+    allowed = _ref_allowed(mask, causal=True)
+    for i in range(c["layers"]):
+        p = f"gpt_neox.layers.{i}"
+        x = _ref_layernorm(w, h, f"{p}.input_layernorm", eps)
+        qkv = _heads(_ref_linear(w, x, f"{p}.attention.query_key_value"), nh)  # [B, heads, S, 3d]
+        q, k, v = qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]
+        rd = int(d * c["rotary_pct"])
+        q, k = _ref_rope(q, rd, c["theta"]), _ref_rope(k, rd, c["theta"])
+        attn = _ref_linear(w, _merge(_ref_attention(q, k, v, allowed, d ** -0.5)), f"{p}.attention.dense")
+        m = _ref_layernorm(w, h, f"{p}.post_attention_layernorm", eps)
+        m = _ref_linear(w, _ref_gelu(_ref_linear(w, m, f"{p}.mlp.dense_h_to_4h")), f"{p}.mlp.dense_4h_to_h")
+        h = h + attn + m
+    h = _ref_layernorm(w, h, "gpt_neox.final_layer_norm", eps)
+    return {"logits": _ref_linear(w, h, "embed_out", bias=False)}
+
+
+def ref_phi(w, c, feeds):
+    ids, mask = feeds["input_ids"], feeds["attention_mask"]
+    nh, eps = c["heads"], c["eps"]
+    d = c["hidden"] // nh
+    rd = int(d * c["partial_rotary"])
+    h = w["model.embed_tokens.weight"][ids]
+    allowed = _ref_allowed(mask, causal=True)
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}"
+        x = _ref_layernorm(w, h, f"{p}.input_layernorm", eps)
+        q, k, v = (_heads(_ref_linear(w, x, f"{p}.self_attn.{n}"), nh) for n in ("q_proj", "k_proj", "v_proj"))
+        q, k = _ref_rope(q, rd, c["theta"]), _ref_rope(k, rd, c["theta"])
+        attn = _ref_linear(w, _merge(_ref_attention(q, k, v, allowed, d ** -0.5)), f"{p}.self_attn.dense")
+        m = _ref_linear(w, _ref_gelu(_ref_linear(w, x, f"{p}.mlp.fc1"), tanh=True), f"{p}.mlp.fc2")
+        h = attn + m + h
+    h = _ref_layernorm(w, h, "model.final_layernorm", eps)
+    return {"logits": _ref_linear(w, h, "lm_head")}
+
+
+def _ref_t5_buckets(s, num_buckets, max_distance):
+    """T5's bidirectional relative position buckets of key j for query i (relative position
+    j - i): half the buckets per sign, exact below max_exact, log-spaced up to max_distance. The
+    log branch in float32 and truncated, as PyTorch computes it (relative_position.float())."""
+    rel = np.arange(s)[None, :] - np.arange(s)[:, None]
+    half = num_buckets // 2
+    max_exact = half // 2
+    a = np.abs(rel)
+    scaled = (np.log(np.maximum(a, 1).astype(np.float32) / np.float32(max_exact))
+              / np.float32(math.log(max_distance / max_exact)) * np.float32(half - max_exact))
+    large = np.minimum(max_exact + scaled.astype(np.int64), half - 1)
+    return (rel > 0) * half + np.where(a < max_exact, a, large)
+
+
+def ref_t5_encoder(w, c, feeds):
+    ids, mask = feeds["input_ids"], feeds["attention_mask"]
+    nh, eps = c["heads"], c["eps"]
+
+    def norm(x, path):
+        return _ref_rmsnorm(w[path], x, eps)
+
+    def lin(x, path):
+        return x @ w[path].T
+
+    h = w["shared.weight"][ids]
+    buckets = _ref_t5_buckets(ids.shape[1], c["buckets"], c["max_distance"])
+    table = w["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+    bias = table[buckets].transpose(2, 0, 1)[None]  # [1, heads, q, k]
+    allowed = _ref_allowed(mask, causal=False)
+    for i in range(c["layers"]):
+        p = f"encoder.block.{i}.layer"
+        x = norm(h, f"{p}.0.layer_norm.weight")
+        q, k, v = (_heads(lin(x, f"{p}.0.SelfAttention.{n}.weight"), nh) for n in "qkv")
+        h = h + lin(_merge(_ref_attention(q, k, v, allowed, 1.0, bias)), f"{p}.0.SelfAttention.o.weight")
+        x = norm(h, f"{p}.1.layer_norm.weight")
+        h = h + lin(np.maximum(lin(x, f"{p}.1.DenseReluDense.wi.weight"), 0.0), f"{p}.1.DenseReluDense.wo.weight")
+    return {"last_hidden_state": norm(h, "encoder.final_layer_norm.weight")}
+
+
+REFERENCES = {
+    "distilbert": ref_distilbert,
+    "mistral": lambda w, c, f: ref_decoder(w, c, f, "mistral"),
+    "gemma": lambda w, c, f: ref_decoder(w, c, f, "gemma"),
+    "qwen3": lambda w, c, f: ref_decoder(w, c, f, "qwen3"),
+    "phi3": lambda w, c, f: ref_decoder(w, c, f, "phi3"),
+    "gpt_neox": ref_gpt_neox,
+    "phi": ref_phi,
+    "t5": ref_t5_encoder,
+}
+
+
 BUILDERS = {"bert": bert_family, "roberta": bert_family, "vit": vit, "gpt2": gpt2,
-            "llama": llama_family, "qwen2": llama_family}
+            "llama": llama_family, "qwen2": llama_family, "distilbert": distilbert, "mistral": decoder_dynamo,
+            "gemma": decoder_dynamo, "qwen3": decoder_dynamo, "phi3": decoder_dynamo, "gpt_neox": gpt_neox,
+            "phi": phi, "t5": t5_encoder}
+DECODERS = ("gpt2", "llama", "qwen2", "mistral", "gemma", "qwen3", "phi3", "gpt_neox", "phi")
 
 
-def write(name, size, static_shape, out_dir, seed):
+def write(name, size, static_shape, out_dir, seed, save_weights=False):
     v = VARIANTS[name]
     c = SIZES[size][v["arch"]]
     g = Writer(v["form"], seed)
@@ -923,6 +1686,8 @@ def write(name, size, static_shape, out_dir, seed):
     path = os.path.join(out_dir, stem + ".onnx")
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
+    if save_weights:
+        np.savez(os.path.join(out_dir, stem + ".weights.npz"), **g.weights)
 
     def dims(vi):
         return [x.dim_param or x.dim_value for x in vi.type.tensor_type.shape.dim]
@@ -930,11 +1695,29 @@ def write(name, size, static_shape, out_dir, seed):
     return {
         "name": stem, "variant": name, "file": stem + ".onnx", "arch": v["arch"], "form": v["form"],
         "attention": v["attn"], "static": bool(v.get("static")), "layers": c["layers"],
-        "vocab": c.get("vocab"), "decoder": v["arch"] in ("gpt2", "llama", "qwen2"),
+        "vocab": c.get("vocab"), "decoder": v["arch"] in DECODERS, "config": c,
+        "reference": v["arch"] in REFERENCES,
         "inputs": [{"name": x.name, "dtype": {TensorProto.INT64: "int64", TensorProto.FLOAT: "float32"}
                     [x.type.tensor_type.elem_type], "dims": dims(x)} for x in model.graph.input],
         "outputs": [{"name": x.name, "dims": dims(x)} for x in model.graph.output],
     }
+
+
+def reference(models_dir, name, in_dir, out_dir):
+    """The numpy reference of a written model (REFERENCES) on .npy inputs."""
+    entry = {m["name"]: m for m in json.load(open(os.path.join(models_dir, "models.json")))}.get(name)
+    if entry is None or not entry.get("reference"):
+        print(f"no numpy reference for {name}", file=sys.stderr)
+        return 2
+    stem = entry["file"][:-len(".onnx")]
+    with np.load(os.path.join(models_dir, stem + ".weights.npz")) as z:
+        weights = {k: z[k].astype(np.float64) for k in z.files}
+    feeds = {x["name"]: np.load(os.path.join(in_dir, x["name"] + ".npy")) for x in entry["inputs"]}
+    outputs = REFERENCES[entry["arch"]](weights, entry["config"], feeds)
+    os.makedirs(out_dir, exist_ok=True)
+    for k, arr in outputs.items():
+        np.save(os.path.join(out_dir, k + ".npy"), arr.astype(np.float32))
+    return 0
 
 
 def main():
@@ -945,12 +1728,21 @@ def main():
     parser.add_argument("--static", default="1x32", help="BxS of static exports (default 1x32)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    parser.add_argument("--weights", action="store_true",
+                        help="also save each model's parameters as <name>.weights.npz (what --reference reads)")
+    parser.add_argument("--reference", metavar="NAME",
+                        help="instead of writing models: compute model NAME of OUT_DIR (written with --weights) "
+                             "in numpy on the inputs in --inputs, writing <output>.npy to --outputs")
+    parser.add_argument("--inputs", help="--reference: folder of <input>.npy")
+    parser.add_argument("--outputs", help="--reference: folder for <output>.npy")
     a = parser.parse_args()
     if a.list:
         print("\n".join(VARIANTS))
         return 0
     if not a.out_dir:
         parser.error("OUT_DIR is required")
+    if a.reference:
+        return reference(a.out_dir, a.reference, a.inputs, a.outputs)
     names = a.only.split(",") if a.only else list(VARIANTS)
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
@@ -962,7 +1754,7 @@ def main():
     if os.path.exists(index_path):  # several runs (shapes, sizes) share one folder
         index = {m["name"]: m for m in json.load(open(index_path))}
     for k, n in enumerate(names):
-        entry = write(n, a.size, static_shape, a.out_dir, a.seed + k)
+        entry = write(n, a.size, static_shape, a.out_dir, a.seed + k, a.weights)
         index[entry["name"]] = entry
         print(os.path.join(a.out_dir, entry["file"]))
     with open(index_path, "w") as f:
