@@ -53,6 +53,9 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   const int attention_gemm = options.attention == CudaOptions::Attention::kGemm
                                  ? LowerAttentionToGemms(&ir.value())
                                  : 0;
+  // Movement ops the fusions read through (a head Transpose shared by Q, K and V's slices) are
+  // gone once nothing reads them.
+  if (ir->RemoveDeadOps() > 0) ir->Compact();
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
   auto plan = LowerToPlan(*ir, options, &out.stats);
   if (!plan.ok()) return plan.status();

@@ -289,20 +289,29 @@ bool Fit(const Walker& w, OperandView* v) {
 }  // namespace
 
 OperandView TraceOperandView(const IrIndex& x, int operand, bool allow_scale) {
-  // The chain, operand side first: each link's output is internal and read by the next alone.
+  // The chain, operand side first. A link may be absorbed (removed by the caller) while every
+  // value from the operand down to its output is internal and read only by the chain; past a
+  // value something else reads too (a head Transpose sliced three ways, a Split's input), the
+  // links are read through but stay for their other readers (dead-op removal drops them once
+  // every reader has read through them).
   std::vector<Link> chain;
   std::vector<int> inputs;  // the value each link reads
+  std::vector<bool> owned;  // whether the link may be absorbed
+  bool shared = false;
   int v = operand;
   for (int depth = 0; depth < 16; ++depth) {
     const int p = x.producer[v];
-    if (p < 0 || !x.Internal(v) || x.ir.UseCount(v) != 1) break;
+    if (p < 0) break;
+    shared = shared || !x.Internal(v) || x.ir.UseCount(v) != 1;
     int input = -1;
     auto link = MakeLink(x, p, v, allow_scale, &input);
     if (!link || input < 0) break;
+    owned.push_back(!shared && !link->is_split);
+    // A Split's other outputs still need its input: nothing below it may be absorbed.
+    shared = shared || link->is_split;
     chain.push_back(std::move(*link));
     inputs.push_back(input);
     v = input;
-    if (chain.back().is_split) break;  // its input is shared by the other outputs' chains
   }
   const auto operand_dims = x.Dims(operand);
   for (size_t k = chain.size() + 1; k-- > 0;) {
@@ -319,7 +328,11 @@ OperandView TraceOperandView(const IrIndex& x, int operand, bool allow_scale) {
     view.source = source;
     for (size_t i = 0; i < k; ++i) {
       view.scale *= chain[i].scale;
-      (chain[i].is_split ? view.splits : view.absorbed).push_back(chain[i].op);
+      if (chain[i].is_split) {
+        view.splits.push_back(chain[i].op);
+      } else if (owned[i]) {
+        view.absorbed.push_back(chain[i].op);
+      }
     }
     return view;
   }

@@ -19,14 +19,17 @@ struct OperandView {
   int source = -1;                    // the value read
   std::array<int64_t, 4> dims{}, strides{};  // logical [batch, heads, rows, cols]
   int64_t offset = 0, head_group = 1;
-  std::vector<int> absorbed;  // movement ops the view replaces (Splits listed in `splits`)
+  // Movement ops the view replaces, read by nothing else (Splits listed in `splits`). Links the
+  // view reads through that other ops also read are in neither list: they stay, and dead-op
+  // removal drops them once nothing reads them.
+  std::vector<int> absorbed;
   std::vector<int> splits;
   float scale = 1.f;          // product of the scalar Mul/Div links absorbed (allow_scale)
 };
 
 // The view through which `operand` (rank 2..4, read as right-aligned in 4-D) reads the source of
 // the longest chain of movement ops feeding it that a strided address with a head group
-// describes; each link must be an internal value read only by the next link. With
+// describes (links read by other ops too are read through, see `absorbed`). With
 // `allow_scale`, scalar Mul/Div links on the way are absorbed into `scale` (they commute with
 // data movement). The chain may be empty (the operand itself, contiguous).
 OperandView TraceOperandView(const IrIndex& x, int operand, bool allow_scale);

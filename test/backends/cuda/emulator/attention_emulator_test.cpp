@@ -92,3 +92,26 @@ TEST_CASE("attention with a transposed query (copied) and K^T given row-major", 
   b.Node("MatMul", {"p", "v"}, {"y"}).Output("y");
   Check(b, {{"q_t", {1, 2, 8, 8}}, {"kt", {1, 2, 8, 8}}, {"v", {1, 2, 8, 8}}}, 2);
 }
+
+TEST_CASE("views read through a shared head Transpose and Split; the Split still runs for others",
+          "[emulator]") {
+  // GPT-NeoX's layout: x @ W -> [1, 8, heads, 3 * d] -> Transpose -> Split into q, k, v. V is
+  // also read by a Relu (a program output), so the Split and the Transpose under it must stay
+  // for it while the attention reads q, k and v through them.
+  ModelBuilder b(18);
+  b.Input("x", {1, 8, 16});
+  b.Initializer("w", {16, 48}, ortc::test::RandomFloats(8, 16 * 48));
+  b.IntInitializer("heads", {1, 8, 2, 24}).IntInitializer("merge", {1, 8, 16});
+  b.Initializer("scale", {}, {0.35f});
+  b.Node("MatMul", {"x", "w"}, {"qkv"}).Node("Reshape", {"qkv", "heads"}, {"h"});
+  b.Node("Transpose", {"h"}, {"t"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Split", {"t"}, {"q", "k", "v"}, {Attr("axis", int64_t{3}), Attr("num_outputs", int64_t{3})});
+  b.Node("Transpose", {"k"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("MatMul", {"q", "kt"}, {"s"}).Node("Mul", {"s", "scale"}, {"ss"});
+  b.Node("Softmax", {"ss"}, {"p"}, {Attr("axis", int64_t{-1})});
+  b.Node("MatMul", {"p", "v"}, {"o"});
+  b.Node("Transpose", {"o"}, {"ot"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+  b.Node("Reshape", {"ot", "merge"}, {"y"}).Output("y");
+  b.Node("Relu", {"v"}, {"v_relu"}).Output("v_relu");
+  Check(b, {{"x", {1, 8, 16}}}, 3);
+}
