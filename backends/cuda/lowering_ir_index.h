@@ -39,20 +39,36 @@ struct IrIndex {
     return op.op_type == op_type ? &op : nullptr;
   }
   // The values of a float32, float16 or bfloat16 constant (models exported in half precision
-  // write their scales and epsilons in it), nullopt for anything else.
+  // write their scales and epsilons in it), or of an int32 / int64 one (a Pow's exponent: the
+  // dynamo exporter writes tanh GELU's x^3 with an int64 3), nullopt for anything else.
   std::optional<std::vector<float>> Floats(int v) const {
     if (v < 0 || ir.values[v].kind != lowering::ValueKind::kWeight || !ir.values[v].bytes)
       return std::nullopt;
     const int32_t t = ir.values[v].info.dtype;
-    const size_t width = t == onnx::TensorProto::FLOAT                                         ? 4
-                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16 ? 2
-                                                                                               : 0;
+    const bool integer = t == onnx::TensorProto::INT64 || t == onnx::TensorProto::INT32;
+    const size_t width = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::INT32 ? 4
+                         : t == onnx::TensorProto::INT64                               ? 8
+                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16
+                             ? 2
+                             : 0;
     if (width == 0) return std::nullopt;
     auto bytes = ir.values[v].bytes->ReadAll();
     if (!bytes.ok() || (*bytes)->size() % width != 0) return std::nullopt;
     const std::string& b = **bytes;
     std::vector<float> f(b.size() / width);
     for (size_t i = 0; i < f.size(); ++i) {
+      if (integer) {
+        int64_t n = 0;
+        if (width == 8) {
+          std::memcpy(&n, b.data() + 8 * i, 8);
+        } else {
+          int32_t n32 = 0;
+          std::memcpy(&n32, b.data() + 4 * i, 4);
+          n = n32;
+        }
+        f[i] = static_cast<float>(n);
+        continue;
+      }
       if (width == 4) {
         std::memcpy(&f[i], b.data() + 4 * i, 4);
         continue;

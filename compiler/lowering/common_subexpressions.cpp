@@ -55,6 +55,15 @@ int EliminateCommonSubexpressions(SubgraphIr* ir) {
     for (int& v : op.inputs) {
       if (v >= 0) v = same[v];
     }
+    // A Cast to the type it reads is its input (TorchScript casts bool masks to bool).
+    if (op.op_type == "Cast" && op.domain.empty() && op.inputs.size() == 1 && op.inputs[0] >= 0 &&
+        op.outputs.size() == 1 && op.outputs[0] >= 0 && !outputs.count(op.outputs[0]) &&
+        ir->values[op.inputs[0]].info.dtype == ir->values[op.outputs[0]].info.dtype) {
+      same[op.outputs[0]] = op.inputs[0];
+      op.removed = true;
+      ++removed;
+      continue;
+    }
     if (!Mergeable(op)) continue;
     const std::string key = Key(op);
     auto [it, fresh] = seen.emplace(key, static_cast<int>(i));

@@ -10,7 +10,7 @@ namespace ortc::lowering {
 // each layer its own copy of a 0 or -inf), then replaces each op that has the same type,
 // domain, version, inputs and attributes as an earlier live op by that op's outputs. Ops with
 // subgraphs and random ops are never merged; program outputs stay where they are. Returns how
-// many ops were removed.
+// many ops were removed. A Cast to the type it reads is replaced by its input too.
 int EliminateCommonSubexpressions(SubgraphIr* ir);
 
 }  // namespace ortc::lowering

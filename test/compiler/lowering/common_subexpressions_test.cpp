@@ -78,3 +78,16 @@ TEST_CASE("ops differing in an attribute, random ops and program outputs are not
   CHECK(Live(ir, "RandomUniformLike") == 2);
   CHECK(Live(ir, "Relu") == 2);  // each is a program output of its own
 }
+
+TEST_CASE("a Cast to the type it reads is its input", "[lowering][cse]") {
+  ModelBuilder b(17);
+  b.Input("m", {1, 4}, T::BOOL).Input("s", {1, 4}).Initializer("zero", {}, {0.f});
+  b.Initializer("ninf", {}, {-3.4e38f});
+  b.Node("Cast", {"m"}, {"m2"}, {Attr("to", int64_t{T::BOOL})});
+  b.Node("Where", {"m2", "zero", "ninf"}, {"bias"}).Node("Add", {"s", "bias"}, {"y"}).Output("y");
+  auto ir = Build(b, {"y"});
+  CHECK(lowering::EliminateCommonSubexpressions(&ir) == 1);
+  CHECK(Live(ir, "Cast") == 0);
+  for (const auto& op : ir.ops)
+    if (op.op_type == "Where") CHECK(ir.values[op.inputs[0]].name == "m");
+}

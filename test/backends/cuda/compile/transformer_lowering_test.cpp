@@ -208,7 +208,14 @@ ModelBuilder GeluFormula(const std::string& form) {
     b.Node("Add", {"e", "one"}, {"p"}).Node("Mul", {"x", "p"}, {"m"});
     b.Node("Mul", {"m", "half"}, {"y"});
   } else {  // tanh, torch's order: 0.5 * x * (1 + tanh(c * (x + 0.044715 * x^3)))
-    b.Initializer("three", {}, {3.f});
+    if (form == "tanh_int_exponent") {  // the dynamo exporter's x^3: an int64 3
+      auto* t = b.proto().mutable_graph()->add_initializer();
+      t->set_name("three");
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_int64_data(3);
+    } else {
+      b.Initializer("three", {}, {3.f});
+    }
     b.Initializer("a", {}, {0.044715f});
     b.Initializer("c", {}, {0.7978845608f});
     b.Node("Mul", {"half", "x"}, {"hx"});
@@ -250,6 +257,8 @@ TEST_CASE("GELU formulas are recognised by what they compute", "[lowering]") {
   CHECK(erf.graph.stats.at("gelu_recognised") == 1);
   auto tanh = PlanAll(GeluFormula("tanh"));
   CHECK(tanh.graph.stats.at("gelu_recognised") == 1);
+  auto tanh_int = PlanAll(GeluFormula("tanh_int_exponent"));
+  CHECK(tanh_int.graph.stats.at("gelu_recognised") == 1);
   // x / 1.5 inside erf is not GELU: left as written.
   auto off = PlanAll(GeluFormula("erf_off"));
   CHECK(off.graph.stats.at("gelu_recognised") == 0);
