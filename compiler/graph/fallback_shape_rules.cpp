@@ -281,6 +281,8 @@ const std::map<std::string, Rule>& Rules() {
           "HardSwish", "Mish",    "BitwiseNot", "ThresholdedRelu"})
       r[op] = Unary;
     for (const char* op : {"ScatterND", "ScatterElements", "Trilu", "CumSum"}) r[op] = LikeData;
+    // ONNX 1.12 defines it as a function without an inference function.
+    r["MeanVarianceNormalization"] = Unary;
     r["IsNaN"] = Predicate;
     r["IsInf"] = Predicate;
     r["Where"] = Where;

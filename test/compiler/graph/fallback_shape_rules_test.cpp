@@ -111,3 +111,13 @@ TEST_CASE("Einsum's output takes each letter's size from the inputs", "[shapes][
   CHECK(InfoOf(b, "prod").shape == "[4]");
   CHECK(InfoOf(b, "implicit").shape == "[4,3,2]");
 }
+
+TEST_CASE("every op ONNX 1.12 leaves without an inference function has a rule", "[shapes][fallback]") {
+  // GreaterOrEqual, LessOrEqual and MeanVarianceNormalization are ONNX 1.12's only opset-17
+  // schemas with no inference function (functions it expands only for checking).
+  ModelBuilder b(17, 8);
+  b.Input("x", {-1, 3, 4, 5});
+  b.Node("MeanVarianceNormalization", {"x"}, {"y"}).Output("y");
+  CHECK(InfoOf(b, "y", {{"x", {2, 3, 4, 5}}}).shape == "[2,3,4,5]");
+  CHECK(InfoOf(b, "y", {{"x", {2, 3, 4, 5}}}).dtype == T::FLOAT);
+}

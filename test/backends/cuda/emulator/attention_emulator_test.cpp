@@ -93,7 +93,7 @@ TEST_CASE("attention with a transposed query (copied) and K^T given row-major", 
   Check(b, {{"q_t", {1, 2, 8, 8}}, {"kt", {1, 2, 8, 8}}, {"v", {1, 2, 8, 8}}}, 2);
 }
 
-TEST_CASE("views read through a shared head Transpose and Split; the Split still runs for others",
+TEST_CASE("views read through a shared head Transpose and Split, which still runs for another reader",
           "[emulator]") {
   // GPT-NeoX's layout: x @ W -> [1, 8, heads, 3 * d] -> Transpose -> Split into q, k, v. V is
   // also read by a Relu (a program output), so the Split and the Transpose under it must stay
