@@ -6,6 +6,8 @@ that ortc_catch_tests (test/CMakeLists.txt) sets. Checks, from ctest's own listi
 every entry that runs a Catch2 binary has that property, and the hidden skip probe's output
 (test/support/skip_probe_test.cpp) matches it while the probe exits 0. Script tests skip with
 exit code 77: every entry whose command is a script that can exit 77 has SKIP_RETURN_CODE 77.
+And every Catch2 entry selects at least one test case of its binary: a test name that CMake's
+list syntax cut in two (a ';' in it) makes entries that run nothing and pass.
 Usage: skips_are_reported.py BUILD_DIR UNIT_TEST_BINARY
 """
 import json
@@ -69,6 +71,12 @@ def main(build, unit_binary):
             continue
         if catch_binary(command[0]):
             catch_entries += 1
+            # Catch2 v2 exits with the number of test cases the spec lists.
+            listed = subprocess.run(command + ["--list-test-names-only"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            if listed.returncode == 0 or not listed.stdout.strip():
+                problems.append(f"{test['name']}: selects no test case of {command[0]}, so it "
+                                "runs nothing (a ';' in a test name splits its ctest entry)")
             regexes = props.get("SKIP_REGULAR_EXPRESSION") or []
             if not any(re.search(r, probe.stdout) for r in regexes):
                 problems.append(f"{test['name']}: a skip would count as a pass (skip regex "

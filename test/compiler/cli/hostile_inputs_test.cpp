@@ -469,7 +469,7 @@ TEST_CASE("an initializer whose shape claims data it does not hold is refused in
   }
 }
 
-TEST_CASE("constants too large to fold stay in the program; compile runs in bounded memory",
+TEST_CASE("constants too large to fold stay in the program, and compile runs in bounded memory",
           "[cli][hostile]") {
   // Each builds a 3e9-element (12 GB) constant from small inputs. Folding them used to grow the
   // compiler to 11.4 GB and abort; now they are left for the runtime, and compile passes under

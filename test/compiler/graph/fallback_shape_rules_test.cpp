@@ -84,7 +84,7 @@ TEST_CASE("GatherND and GatherElements take their shapes from the indices", "[sh
   CHECK(InfoOf(b, "el").shape == "[2,4,7]");
 }
 
-TEST_CASE("Expand takes its target from a Shape chain; Range from constant bounds",
+TEST_CASE("Expand takes its target from a Shape chain, Range from constant bounds",
           "[shapes][fallback]") {
   ModelBuilder b(18, 8);
   b.Input("x", {-1, -1}).Input("m", {1, 1, 1, -1}, T::BOOL);

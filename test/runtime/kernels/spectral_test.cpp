@@ -127,7 +127,7 @@ TEST_CASE("DFT of long non-power-of-two lines (Bluestein) matches a naive DFT", 
   }
 }
 
-TEST_CASE("DFT onesided keeps floor(n/2)+1 bins; dft_length pads and truncates", "[kernels][dft]") {
+TEST_CASE("DFT onesided keeps floor(n/2)+1 bins, and dft_length pads and truncates", "[kernels][dft]") {
   const auto x = RandomFloats(2 * 7, 3);
   auto one = RunDft(x, 2, 7, 1, {Attr("onesided", int64_t{1})});
   REQUIRE(one.ok());
@@ -212,7 +212,7 @@ TEST_CASE("DFT refuses a dft_length below 1 with an error", "[kernels][dft]") {
   CHECK(good.ok());
 }
 
-TEST_CASE("STFT frames match a naive DFT of each windowed frame; bad frames are refused",
+TEST_CASE("STFT frames match a naive DFT of each windowed frame, and bad frames are refused",
           "[kernels][stft]") {
   // signal [1, 30, 1], frame_step 4, window of 10 -> 1 + (30 - 10) / 4 = 6 frames of 6 bins.
   ModelBuilder b;
