@@ -25,9 +25,9 @@ nlohmann::json DescribeCudaProgram(std::span<const std::byte> bytes) {
     for (const auto* s : *p->steps()) {
       steps[s->launch() ? "kernel"
             : s->conv() ? "conv"
-            : s->gemm() ? "gemm"
-            : s->copy() ? "copy"
-                        : "empty"]++;
+            : s->gemm() || s->strided_gemm() ? "gemm"  // strided: operands read in place
+            : s->copy()                     ? "copy"
+                                            : "empty"]++;
     }
   }
   if (p->buffers()) {

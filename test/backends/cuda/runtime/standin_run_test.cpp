@@ -532,4 +532,39 @@ TEST_CASE("stand-in: the C API runs with device buffers") {
   ortc_session_release(session);
 }
 
+TEST_CASE("stand-in: attention's GEMMs read the heads in place through leading dimensions") {
+  // q, k, v [1, 8 rows, 2 heads, 8]: per head a row-major [8, 8] matrix whose rows are 16
+  // elements apart. The plugin must hand cuBLASLt those leading dimensions (column-major
+  // layouts: rows x cols with ld), not packed ones, and run both GEMMs of each run.
+  REQUIRE(Probe().ok());
+  ModelBuilder m(17);
+  m.Input("q_in", {1, 8, 2, 8}).Input("k_in", {1, 8, 2, 8}).Input("v_in", {1, 8, 2, 8});
+  m.Output("y").Initializer("scale", {}, {0.35f});
+  const std::vector<int64_t> heads = {0, 2, 1, 3};
+  m.Node("Transpose", {"q_in"}, {"q"}, {Attr("perm", heads)})
+      .Node("Transpose", {"k_in"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})})
+      .Node("Transpose", {"v_in"}, {"v"}, {Attr("perm", heads)})
+      .Node("MatMul", {"q", "kt"}, {"s"})
+      .Node("Mul", {"s", "scale"}, {"ss"})
+      .Node("Softmax", {"ss"}, {"p"}, {Attr("axis", int64_t{-1})})
+      .Node("MatMul", {"p", "v"}, {"o"})
+      .Node("Transpose", {"o"}, {"y"}, {Attr("perm", heads)});
+  TempDir dir;
+  const fs::path ctx = Compile(m, dir.path(), "attention", "fp16");
+  Probe().Reset();
+  auto s = Open(ctx);
+  const auto report = GraphReport(*s);
+  INFO(report.dump());
+  CHECK(report["steps"]["gemms"] == 2);
+  // Q K^T: K^T (8 x 8, ld 16) and Q (8 x 8, ld 16); P V: V (ld 16) and the output through the
+  // head merge (ld 16, twice: C and D). Packed layouts would have ld 8.
+  CHECK(Probe().Count("cublasLtMatrixLayoutCreate:8x8:ld16") == 5);
+  CHECK(Probe().Count("cublasLtMatrixLayoutCreate:8x8:ld8") == 3);
+  const auto feeds = Feeds(*s);
+  Probe().Reset();
+  auto out = s->Run(feeds);
+  REQUIRE(out.ok());
+  CHECK(Probe().Count("replay:cublasLtMatmul") == 2);  // both GEMMs, inside the CUDA graph
+}
+
 }  // namespace ortc::test

@@ -80,9 +80,12 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t, cublasLtMatm
                                               const void*, size_t) {
   return Call("cublasLtMatmulDescSetAttribute");
 }
-cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* l, cudaDataType, uint64_t,
-                                          uint64_t, int64_t) {
-  return Create("cublasLtMatrixLayoutCreate", l);
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* l, cudaDataType,
+                                          uint64_t rows, uint64_t cols, int64_t ld) {
+  // The geometry in the recorded name (a load-time call): tests read the leading dimensions.
+  return Create("cublasLtMatrixLayoutCreate:" + std::to_string(rows) + "x" + std::to_string(cols) +
+                    ":ld" + std::to_string(ld),
+                l);
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) {
   return Destroy("cublasLtMatrixLayoutDestroy", l);
