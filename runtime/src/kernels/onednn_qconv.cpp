@@ -87,6 +87,22 @@ std::vector<int64_t> KeyOf(const ConvGeometry& g, const QuantizedConvParams& q, 
   return key;
 }
 
+// Whether oneDNN's int8 convolution is exact for these weights in this process. With VNNI
+// (AVX512-VNNI, AVX-VNNI, AMX) products are summed straight into int32. Without it the kernels
+// multiply u8 by s8 with vpmaddubsw, which adds pairs of products into int16 with saturation
+// (signed inputs are shifted to u8 first): 255 * (|w_a| + |w_b|) fits int16 only while every
+// |w| <= 64, so wider weights would give wrong results, not slow ones.
+bool ExactForWeights(const int8_t* w, int64_t count) {
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [&](dnnl::cpu_isa isa) {
+    return (effective & static_cast<unsigned>(isa)) == static_cast<unsigned>(isa);
+  };
+  if (has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni)) return true;
+  for (int64_t i = 0; i < count; ++i)
+    if (w[i] > 64 || w[i] < -64) return false;
+  return true;
+}
+
 }  // namespace
 
 Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvGeometry& g,
@@ -94,6 +110,9 @@ Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvG
                            const int32_t* bias, void* y, bool* handled) {
   *handled = false;
   if (!cache || g.in.empty() || g.in.size() > 3) return Status::Ok();
+  int64_t w_count = g.out_channels * (g.in_channels / g.group);
+  for (int64_t k : g.kernel) w_count *= k;
+  if (!ExactForWeights(w, w_count)) return Status::Ok();  // the caller's exact loops run
   const std::vector<int64_t> key = KeyOf(g, q, bias != nullptr);
   const auto plan = std::static_pointer_cast<const QuantizedPlan>(FindOrMakePlan(cache, key, [&] {
     return MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);

@@ -130,16 +130,27 @@ TEST_CASE("ortc verify takes its default tolerances from the precision", "[cli][
     int exit_code;
     double rtol, atol;
   };
-  for (const Case& c :
-       {Case{"", 6, 1e-4, 1e-5}, Case{" --precision tf32", 0, 1e-2, 1e-2},
-        Case{" --precision fp16", 0, 1e-2, 1e-2}, Case{" --precision bf16", 0, 8e-2, 8e-2},
-        Case{" --precision fp16 --rtol 1e-4 --atol 1e-5", 6, 1e-4, 1e-5}}) {
+  for (const Case& c : {Case{"", 6, 1e-4, 1e-5}, Case{" --precision tf32", 0, 1e-2, 1e-2},
+                        Case{" --precision fp16", 0, 1e-2, 1e-2},
+                        Case{" --precision fp16 --rtol 1e-4 --atol 1e-5", 6, 1e-4, 1e-5}}) {
     INFO(c.flags);
     auto r = RunOrtc(base + c.flags);
     CHECK(r.exit_code == c.exit_code);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["rtol"].get<double>() == Approx(c.rtol));
     CHECK(j["atol"].get<double>() == Approx(c.atol));
+  }
+  // A CPU bf16 bundle runs only where the CPU has AVX512-BF16; on any other CPU verify must
+  // refuse it with the version gate's error (exit 4) instead of running it wrongly.
+  auto bf16 = RunOrtc(base + " --precision bf16");
+  if (__builtin_cpu_supports("avx512bf16")) {
+    CHECK(bf16.exit_code == 0);
+    auto j = nlohmann::json::parse(bf16.out);
+    CHECK(j["rtol"].get<double>() == Approx(8e-2));
+    CHECK(j["atol"].get<double>() == Approx(8e-2));
+  } else {
+    CHECK(bf16.exit_code == 4);
+    CHECK_THAT(bf16.out, Catch::Contains("recompile without --precision bf16"));
   }
   CHECK(RunOrtc(base + " --precision fp8").exit_code == 2);
 }
