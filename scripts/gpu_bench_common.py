@@ -1,0 +1,113 @@
+"""GPU benchmark runner, shared part: the packed folder, a manifest entry's inputs, the error
+measure, --budget-s step timeouts and the worker processes every other runner module starts."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+# The folder of the runner and its modules; in a packed folder also that of manifest.json, models/
+# and the payload.
+HERE = os.path.dirname(os.path.abspath(__file__))
+EAGER_MODES = ("eager", "eager_attn")  # eager_attn: HF models with attn_implementation="eager"
+
+# The runner's own file (gpu_bench.py in a packed folder), set by it when it starts. Every worker
+# (--torch-worker, --export-model, --export-hf, --attention-worker) is that file run again: its
+# folder is then the worker's sys.path[0], so the worker finds these modules as the runner did.
+RUNNER = None
+
+
+def worker_command(flag, spec_file):
+    """The command line of one worker process: the runner's file with flag, under this python."""
+    if RUNNER is None:
+        raise RuntimeError("gpu_bench_common.RUNNER is not set: start workers from the runner")
+    return [sys.executable, RUNNER, flag, spec_file]
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def entry_inputs(e):
+    """[{name, shape, dtype, ...}] of a manifest entry (CNN entries name one float input)."""
+    return e.get("inputs") or [{"name": e["input"], "shape": e["shape"], "dtype": "float32"}]
+
+
+def make_inputs(e, seed, wd):
+    """Writes the entry's inputs as .npy into wd: [(name, path)]."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    feeds = []
+    for i in entry_inputs(e):
+        if i.get("fill") == "ids":  # token ids, uniform in [0, vocab)
+            x = rng.integers(0, i["high"], i["shape"]).astype(i["dtype"])
+        elif i.get("fill") == "mask":  # attention mask: ones, the last `padding` positions 0
+            x = np.ones(i["shape"], i["dtype"])
+            if i.get("padding"):
+                x[..., -i["padding"]:] = 0
+        else:
+            x = rng.uniform(-1, 1, i["shape"]).astype(i["dtype"])
+        path = os.path.join(wd, f"input_{i['name']}.npy" if e.get("inputs") else "input.npy")
+        np.save(path, x)
+        feeds.append((i["name"], path))
+    return feeds
+
+
+def rel_l2(got, ref):
+    import numpy as np
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        return float("inf")
+    return float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+# ------------------------------------------------------------------- budget (--budget-s) helpers
+RESERVE_S = 5         # seconds kept at the end of --budget-s for writing the results
+
+
+def step_timeout(a, default):
+    """Timeout of one step: its default, cut to what --budget-s has left (<= 0: skip the step)."""
+    return min(default, a.hard_end - RESERVE_S - time.time())
+
+
+def run_lines(args, timeout, logf):
+    """Runs a worker process that prints `KIND {json}` lines: ([(kind, obj)], error or None). Past
+    the timeout its process group is killed and the lines it printed until then are kept."""
+    if timeout <= 0:
+        return [], "skipped: --budget-s spent"
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=logf, text=True, start_new_session=True)
+    err = None
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        err = f"timeout after {timeout:.0f} s"
+    lines = []
+    for line in out.splitlines():
+        kind, _, body = line.partition(" ")
+        if kind in ("INFO", "START", "RESULT", "EXPORTED"):
+            try:
+                lines.append((kind, json.loads(body)))
+            except ValueError:
+                pass  # a stray line of torch's own output
+    if p.returncode and not err:
+        logf.flush()
+        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [""]
+        err = f"worker exited with code {p.returncode}: {tail[0][:300]}"
+    return lines, err
+
+
+def models_dir(work):
+    """models/ beside this script, or the work folder's when that is read-only."""
+    d = os.path.join(HERE, "models")
+    try:
+        os.makedirs(d, exist_ok=True)
+        if os.access(d, os.W_OK):
+            return d
+    except OSError:
+        pass
+    d = os.path.join(work, "models")
+    os.makedirs(d, exist_ok=True)
+    return d

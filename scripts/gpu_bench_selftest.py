@@ -1,0 +1,214 @@
+"""GPU benchmark, build-machine half: `scripts/gpu_bench selftest`, a dry run without a GPU of a
+small pack moved elsewhere, a --budget-s run that skips every step, and the report of a fake result."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from gpu_bench_attention import attention_device_us
+from gpu_bench_pack import ISSUE, PYTHON, ROOT
+
+GPU_BENCH = os.path.join(ROOT, "scripts", "gpu_bench")  # the command whose `pack` the selftest runs
+
+
+FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
+    "schema": "ortc_gpu_bench/1", "host": {"gpu": "fake"},
+    "models": {"bert_base": {"issue": ISSUE["bert_base"], "export": {"source": "exported here", "torch": "2.11",
+                                                                    "export_s": 20.0}},
+               "hf_llama": {"export": {"not_exercised": "transformers not installed for python3"}}},
+    "rows": [
+        {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp16",
+         "ortc": {"p50_ms": 0.4, "rel_l2_vs_torch": 1e-3, "execution": "cuda_graph",
+                  "p50_stream_ms": 1.2, "graph_vs_stream_rel_l2": 0.0},
+         "torch": {"eager": {"p50_ms": 1.6}, "compile": {"failed": "timeout after 1 s"},
+                   "reduce-overhead": {"p50_ms": 0.8}}},
+        {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp32",
+         "ortc": {"p50_ms": 0.7, "rel_l2_vs_torch": 1e-6, "execution": "stream"}, "torch": {}},
+        {"name": "bert_base", "model": "bert_base", "batch": 1, "precision": "fp16",
+         "ortc": {"p50_ms": 2.06, "rel_l2_vs_torch": 2e-3, "execution": "cuda_graph"},
+         "torch": {"eager": {"p50_ms": 8.24}}},
+        {"name": "bert_base", "model": "bert_base", "batch": 1, "precision": "fp32",
+         "ortc": {"p50_ms": 6.5, "rel_l2_vs_torch": 1e-6, "execution": "cuda_graph"}, "torch": {}},
+        {"name": "hf_bert_base", "model": "hf_bert_base", "kind": "hf", "exporter": "torchscript", "batch": 1,
+         "precision": "fp16", "ortc": {"p50_ms": 0.8, "compile_s": 15.5, "rel_l2_vs_torch": 1.5e-3,
+                                       "execution": "cuda_graph", "one_cuda_graph": True,
+                                       "backends": {"cuda": {"nodes": 470, "groups": 1}, "cpu": {"nodes": 0}}},
+         "torch": {"eager": {"p50_ms": 6.4}, "eager_attn": {"p50_ms": 8.0}, "reduce-overhead": {"p50_ms": 0.64}}},
+        {"name": "hf_gpt2", "model": "hf_gpt2", "kind": "hf", "exporter": "torchscript", "batch": 1,
+         "precision": "fp16", "ortc": {"max_partitions_1": {"error": "compile exit 4: backend cuda would get 3 "
+                                                            "partitions, more than --max-partitions 1"},
+                                       "compile_s": 20.0, "p50_ms": 5.0, "execution": "cuda_graph+stream",
+                                       "backends": {"cuda": {"nodes": 500, "groups": 3},
+                                                    "cpu": {"nodes": 4, "groups": 2}},
+                                       "partition": {"refused": [["GatherElements: op GatherElements is not "
+                                                                  "supported", 2]]}},
+         "torch": {"eager": {"p50_ms": 9.0}, "reduce-overhead": {"failed": "timeout after 60 s (--budget-s spent)"}}},
+        {"name": "hf_llama", "model": "hf_llama", "kind": "hf", "exporter": "torchscript", "batch": 1,
+         "precision": "fp16", "ortc": {"not_exercised": "transformers not installed for python3"},
+         "torch": {}}],
+    "attention": {"heads": 12, "head_dim": 64, "batch": 1, "padding": "7/32", "rows": [
+        {"seq": 2048, "flops": 12884901888, "ortc": {"device_us": 200.0, "fused_attention": 1, "rel_l2": 2e-4},
+         "torch": {"median_us": 100.0, "rel_l2": 3e-4, "backends": {"math": {"median_us": 900.0},
+                                                                   "flash_attention": {"failed": "No kernel"}}}}]}}
+
+
+def check_transformers(got, moved):
+    """The small transformers of the dry run: exported on "the GPU machine" (bert_small) or packed
+    (gpt_small), run by ortc's CPU build, and PyTorch's fp32 module rebuilt from the .npz computes
+    what ortc computes from the ONNX file; their CUDA compiles (--max-partitions 1) work wherever
+    the tiny CNN's do."""
+    models = got["models"]
+    cuda_ok = all("error" not in r["ortc"] for r in got["rows"] if r["name"] == "tiny_cnn")
+    for name, source in (("bert_small", "exported here"), ("gpt_small", "packed")):
+        m = models.get(name, {})
+        if not m.get("cpu_reference", {}).get("ok"):
+            sys.exit(f"selftest: {name} did not run on ortc's CPU build: {m}")
+        if (m.get("export") or {}).get("source") != source:
+            sys.exit(f"selftest: {name} should have been {source}: {m.get('export')}")
+        err = m.get("torch_fp32_vs_cpu")
+        if err is None or err > 1e-4:
+            sys.exit(f"selftest: {name}: PyTorch (weights from the .npz) vs ortc CPU rel_l2 {err}")
+        bad = [r["ortc"]["error"] for r in got["rows"] if r["name"] == name and "error" in r["ortc"]]
+        if cuda_ok and bad:
+            sys.exit(f"selftest: {name}: CUDA compile failed where tiny_cnn's worked: {bad[0]}")
+    for f in ("bert_small.onnx", "bert_small.npz", "bert_small.export.json", "gpt_small.onnx", "gpt_small.npz"):
+        if not os.path.exists(os.path.join(moved, "models", f)):
+            sys.exit(f"selftest: models/{f} missing after the dry run")
+
+
+HF_SMALL = ("hf_bert_small", "hf_gpt2_small", "hf_llama_small")
+
+
+def check_hf(got):
+    """The small HF models of the dry run. With transformers installed for PYTHON: exported here,
+    run by ortc's CPU build, and PyTorch's model rebuilt from the saved state computes what ortc
+    computes from the ONNX file. Without it they must say they were not exercised, and never
+    count as run. Returns the line that says which."""
+    rows = {r["name"]: r for r in got["rows"] if r.get("kind") == "hf"}
+    if set(rows) < set(HF_SMALL):
+        sys.exit(f"selftest: HF rows {sorted(rows)}, expected {HF_SMALL}")
+    skipped = [n for n in HF_SMALL if rows[n]["ortc"].get("not_exercised")]
+    if skipped:
+        if len(skipped) != len(HF_SMALL) or any("p50_ms" in rows[n]["ortc"] for n in HF_SMALL):
+            sys.exit(f"selftest: HF models partly exercised: {[rows[n]['ortc'] for n in HF_SMALL]}")
+        return (f"HF models NOT exercised here ({rows[skipped[0]]['ortc']['not_exercised']}): their export, "
+                "ortc and PyTorch steps run only where transformers is installed")
+    for n in HF_SMALL:
+        m = got["models"].get(n, {})
+        err = m.get("torch_fp32_vs_cpu")
+        if not m.get("cpu_reference", {}).get("ok") or err is None or err > 1e-4:
+            sys.exit(f"selftest: {n}: ortc's CPU build vs PyTorch fp32 rel_l2 {err}: {m}")
+        torch_cpu = m.get("torch_cpu") or {}
+        if not all(v and "p50_ms" in v for v in torch_cpu.values()) or not torch_cpu:
+            sys.exit(f"selftest: {n}: PyTorch from the saved state did not run: {torch_cpu}")
+    return "HF models exercised here (transformers installed): export, ortc CPU and PyTorch agree"
+
+
+def check_attention(got, cuda_ok):
+    """The attention model of the dry run: what ortc's CPU build computes is the attention (against
+    numpy's fp32), the CUDA compile fuses it into one kernel wherever CUDA compiles work, and
+    PyTorch's SDPA ran or says why not."""
+    rows = (got.get("attention") or {}).get("rows") or []
+    if [r["seq"] for r in rows] != [128]:
+        sys.exit(f"selftest: attention rows {rows}")
+    r = rows[0]
+    err = (r.get("cpu_reference") or {}).get("rel_l2")
+    if err is None or err > 5e-3:
+        sys.exit(f"selftest: attention: ortc CPU vs the fp32 reference rel_l2 {err}: {r.get('cpu_reference')}")
+    if cuda_ok and r["ortc"].get("fused_attention") != 1:
+        sys.exit(f"selftest: attention: the CUDA compile did not fuse it into one kernel: {r['ortc']}")
+    t = r.get("torch") or {}
+    if "median_us" not in t and not t.get("failed", "").startswith("not exercised"):
+        sys.exit(f"selftest: attention: PyTorch neither ran nor said why: {t}")
+    return ("attention: ortc CPU rel_l2 %.1e%s; PyTorch SDPA %s" % (
+        err, ", CUDA compile fused" if cuda_ok else "", "ran on the CPU" if "median_us" in t else t["failed"]))
+
+
+def check_trace_parser():
+    """The runner's reading of `ortc run --profile` traces, on a trace written the way the runtime
+    writes one (two runs of input copies, the fused kernel, output copies)."""
+    lanes = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": t, "args": {"name": n}}
+             for t, n in enumerate(("run", "backend host (issue)", "backend device"))]
+    events = []
+    for run, us in enumerate((90.0, 70.0)):
+        for name, kind, d in (("input copies", "copy", 5.0), ("attention_softmax", "kernel", us),
+                              ("output copies", "copy", 3.0)):
+            for tid in (1, 2):
+                events.append({"ph": "X", "name": name, "cat": "Step", "ts": run * 1000.0, "dur": d, "pid": 1,
+                               "tid": tid, "args": {"graph": "g", "kind": kind, "device_us": str(d)}})
+    per_run, found = attention_device_us(lanes + events, "attention_softmax")
+    if per_run != [90.0, 70.0] or not found:
+        sys.exit(f"selftest: trace parser read {per_run}, found {found}; expected [90.0, 70.0], True")
+
+
+def cmd_selftest(a):
+    tmp = tempfile.mkdtemp(prefix="gpu_bench_selftest.")
+    try:
+        first, moved = os.path.join(tmp, "packed"), os.path.join(tmp, "elsewhere", "bench")
+        # bert_small left to run.sh to export (the default for transformers), gpt_small packed.
+        subprocess.run([PYTHON, GPU_BENCH, "pack", first, "--build", a.build, "--models",
+                        "tiny_cnn,bert_small,gpt_small,attention," + ",".join(HF_SMALL),
+                        "--pack-transformers", "gpt_small", "--attention-seqs", "128", "--xz", "1"], check=True)
+        os.makedirs(os.path.dirname(moved))
+        os.rename(first, moved)  # nothing may depend on where it was packed
+        res = os.path.join(tmp, "results")
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "ORTC_BACKEND_PATH", "OUT")}
+        env["PYTHON"] = PYTHON  # run.sh's python: it needs numpy (and torch for the transformers)
+        # PyTorch eager on the CPU (fp32: the reference), one CUDA arch: fast compiles.
+        subprocess.run([os.path.join(moved, "run.sh"), "--dry-run", "--out", res, "--torch-device", "cpu",
+                        "--torch-modes", "eager", "--runs", "3", "--warmup", "1", "--target-arch", "sm_90"],
+                       check=True, env=env)
+        got = json.load(open(os.path.join(res, "results.json")))
+        cpu = got["models"].get("tiny_cnn", {}).get("cpu_reference", {})
+        if not cpu.get("ok") or not got.get("self_contained"):
+            sys.exit(f"selftest: dry run did not compile and run on the CPU from the payload: {got}")
+        check_transformers(got, moved)
+        cuda_ok = all("error" not in r["ortc"] for r in got["rows"] if r["name"] == "tiny_cnn")
+        said = [check_hf(got), check_attention(got, cuda_ok)]
+        check_trace_parser()
+        # --budget-s: a budget smaller than the reserve for writing results skips every step, and
+        # the run still ends at once with its results written
+        res2 = os.path.join(tmp, "results_budget")
+        t0 = time.time()
+        subprocess.run([os.path.join(moved, "run.sh"), "--dry-run", "--out", res2, "--torch-device", "cpu",
+                        "--models", "attention,hf_bert_small,bert_small", "--budget-s", "3", "--runs", "3",
+                        "--target-arch", "sm_90"], check=True, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        short = json.load(open(os.path.join(res2, "results.json")))
+        att = short["attention"]["rows"][0]["ortc"].get("error", "")
+        bert = [r["ortc"].get("error", "") for r in short["rows"] if r["name"] == "bert_small"]
+        if "skipped" not in att or not bert or not all("skipped" in x for x in bert) or time.time() - t0 > 30:
+            sys.exit(f"selftest: --budget-s 3 did not skip the steps ({att!r}, {bert}) or took "
+                     f"{time.time() - t0:.0f} s")
+        fake = os.path.join(tmp, "fake.json")
+        json.dump(FAKE_RESULT, open(fake, "w"))
+        text = subprocess.run([os.path.join(moved, "run.sh"), "--report", fake], check=True, text=True,
+                              capture_output=True, env=env).stdout
+        print(text)
+        for want in ("0.25x", "0.50x", "failed: timeout", "PASS  resnet18 fp16 batch 1",
+                     "FAIL  resnet18_b1 strict fp32", "without CUDA graphs: 1.200 ms p50 (3.00x",
+                     "PASS  bert_base fp16 p50 <= 3 ms host-to-host: 2.060 ms",
+                     "FAIL  bert_base fp32 p50 <= 6 ms: 6.500 ms", "0.25x", "quotes 10.3 ms for PyTorch eager fp16",
+                     "ortc = 0.20x the issue's figure", "bert_base model: exported here with torch 2.11 in 20.0 s",
+                     # HF models: ratios to eager (sdpa and eager attention) and reduce-overhead, targets
+                     "0.12x   0.10x    1.25x", "PASS  hf_bert_base fp16 (torchscript export) ortc <= 0.25x "
+                     "PyTorch eager fp16 (attn sdpa): 0.125x", "FAIL  hf_bert_base fp16 (torchscript export) "
+                     "ortc <= 1.0x torch.compile reduce-overhead: 1.250x", "PASS  hf_bert_base fp16 (torchscript "
+                     "export) runs as one CUDA graph: 1 CUDA group(s), 0 CPU node(s)",
+                     "hf_gpt2 ortc compile --max-partitions 1: compile exit 4", "without it: 3 CUDA group(s), 4 "
+                     "node(s) in 2 CPU group(s)", "refused by CUDA: GatherElements", "hf_llama: NOT exercised",
+                     "hf_gpt2 torch fp16 reduce-overhead: failed: timeout after 60 s",
+                     # the attention table: device times, TFLOP/s, ratio, SDPA backends
+                     "  2048     200.0     64.4      1     100.0    128.8      2.00x", "math 900.0 us",
+                     "flash_attention failed"):
+            if want not in text:
+                sys.exit(f"selftest: '{want}' missing from the report of the fake result")
+        for line in said:
+            print("gpu_bench selftest: " + line)
+        print("gpu_bench selftest: passed")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
