@@ -47,8 +47,8 @@ struct View {
 };
 
 View ViewAttr(const IrOp& op, const std::string& name) {
-  return {Ints(op, name + "_shape"), Ints(op, name + "_strides"),
-          op.IntAttr(name + "_offset", 0), op.IntAttr(name + "_head_group", 1)};
+  return {Ints(op, name + "_shape"), Ints(op, name + "_strides"), op.IntAttr(name + "_offset", 0),
+          op.IntAttr(name + "_head_group", 1)};
 }
 
 // Whether the view reads its source whole, in order: the source's bytes already are the
@@ -178,6 +178,68 @@ View Packed(const std::vector<int64_t>& shape4) {
   return v;
 }
 
+View OneBatch(View v) {
+  v.shape[0] = 1;
+  v.strides[0] = 0;
+  return v;
+}
+
+IrOp Softmax(const IrOp& f, int scores, int probs) {
+  IrOp sm;
+  sm.name = f.name;
+  sm.op_type = "AttentionSoftmax";
+  sm.domain = "ortc";
+  sm.since_version = 1;
+  sm.inputs = {scores, f.inputs[3], f.inputs[4]};
+  sm.outputs = {probs};
+  sm.SetFloatAttr("fill", f.FloatAttr("fill", 0.f));
+  sm.SetIntAttr("keep_if_true", f.IntAttr("keep_if_true", 1));
+  return sm;
+}
+
+// Batch b > 1 whose batch elements are not evenly spaced in some operand (a fused projection
+// [b, s, 3 * h * d]: heads d apart, batch elements s * 3 * h * d apart): each batch element's
+// heads are still one strided batch, so one GEMM pair per batch element reads everything in
+// place. Returns false (nothing appended) unless every operand allows it.
+bool ExpandPerBatch(SubgraphIr* ir, const IrOp& f, const View& q, const View& k, const View& v,
+                    const View& ov, std::vector<IrOp>* ops) {
+  constexpr int64_t kMaxBatches = 8;  // beyond, copies and one GEMM pair cost fewer launches
+  const int64_t B = q.shape[0], H = q.shape[1], S = q.shape[2], D = q.shape[3];
+  const int64_t keys = k.shape[2], DV = v.shape[3];
+  if (B < 2 || B > kMaxBatches || k.head_group != 1 || v.head_group != 1 || q.head_group != 1)
+    return false;
+  const bool uniform = DirectOf(q) && DirectOf(k) && DirectOf(v) && DirectOf(ov);
+  const auto dq = DirectOf(OneBatch(q)), dk = DirectOf(OneBatch(k)), dv = DirectOf(OneBatch(v)),
+             dy = DirectOf(OneBatch(ov));
+  if (uniform || !dq || !dk || !dv || !dy) return false;
+  const int result = f.outputs[0];
+  const size_t rank = ir->values[result].info.shape.dims.size();
+  const std::string base = f.name + "/gemm";
+  const int32_t dtype = ir->values[result].info.dtype;
+  std::vector<int64_t> score4 = {B, H, S, keys};
+  std::vector<int64_t> score_dims(score4.end() - static_cast<std::ptrdiff_t>(rank), score4.end());
+  const int scores = NewValue(ir, base + "/scores", dtype, score_dims);
+  const int probs = NewValue(ir, base + "/probs", dtype, score_dims);
+  auto at = [](Direct d, int64_t offset) {
+    d.offset += offset;
+    return d;
+  };
+  for (int64_t b = 0; b < B; ++b) {
+    ops->push_back(StridedMatMul(base + "/qk" + std::to_string(b), f.inputs[0],
+                                 at(*dq, b * q.strides[0]), f.inputs[1], at(*dk, b * k.strides[0]),
+                                 true, scores, Direct{b * H * S * keys, S * keys, keys}, H, S, keys,
+                                 D, f.FloatAttr("scale", 1.f)));
+  }
+  ops->push_back(Softmax(f, scores, probs));
+  for (int64_t b = 0; b < B; ++b) {
+    ops->push_back(StridedMatMul(base + "/pv" + std::to_string(b), probs,
+                                 Direct{b * H * S * keys, S * keys, keys}, f.inputs[2],
+                                 at(*dv, b * v.strides[0]), false, result,
+                                 at(*dy, b * ov.strides[0]), H, S, DV, keys, 1.f));
+  }
+  return true;
+}
+
 // The ops replacing FusedAttention op `f`, appended to `ops`. Q, K and V are read in place by
 // the GEMMs where their views are evenly strided batches of row-major matrices (a head's slice
 // of a fused projection is: rows `ld` apart), the output written in place through the head
@@ -188,6 +250,15 @@ void Expand(SubgraphIr* ir, const IrOp& f, std::vector<IrOp>* ops) {
   const std::string base = f.name + "/gemm";
   View q = ViewAttr(f, "q"), k = ViewAttr(f, "k"), v = ViewAttr(f, "v");
   int qs = f.inputs[0], ks = f.inputs[1], vs = f.inputs[2];
+  std::vector<int64_t> out_perm = Ints(f, "out_perm");
+  if (out_perm.empty()) {
+    out_perm.resize(rank);
+    std::iota(out_perm.begin(), out_perm.end(), 0);
+  }
+  std::vector<int64_t> stored;
+  for (const auto& d : ir->values[result].info.shape.dims) stored.push_back(d.value);
+  const View ov = OutputView(stored, out_perm);
+  if (ExpandPerBatch(ir, f, q, k, v, ov, ops)) return;
   const int64_t B = q.shape[0], H = q.shape[1], S = q.shape[2], D = q.shape[3];
   const int64_t keys = k.shape[2], DV = v.shape[3];
   // GQA: query heads of one key/value head batched together as rows of one matrix, which needs
@@ -234,25 +305,8 @@ void Expand(SubgraphIr* ir, const IrOp& f, std::vector<IrOp>* ops) {
   ops->push_back(StridedMatMul(base + "/qk", qs, dq, ks, dk, !kt_rows, scores,
                                Direct{0, rows * keys, keys}, batch, rows, keys, D, alpha));
   const int probs = NewValue(ir, base + "/probs", dtype, score_dims);
-  IrOp sm;
-  sm.name = f.name;
-  sm.op_type = "AttentionSoftmax";
-  sm.domain = "ortc";
-  sm.since_version = 1;
-  sm.inputs = {scores, f.inputs[3], f.inputs[4]};
-  sm.outputs = {probs};
-  sm.SetFloatAttr("fill", f.FloatAttr("fill", 0.f));
-  sm.SetIntAttr("keep_if_true", f.IntAttr("keep_if_true", 1));
-  ops->push_back(std::move(sm));
+  ops->push_back(Softmax(f, scores, probs));
   // The output: in place through out_perm when the rows of a batch element are evenly spaced.
-  std::vector<int64_t> out_perm = Ints(f, "out_perm");
-  if (out_perm.empty()) {
-    out_perm.resize(rank);
-    std::iota(out_perm.begin(), out_perm.end(), 0);
-  }
-  std::vector<int64_t> stored;
-  for (const auto& d : ir->values[result].info.shape.dims) stored.push_back(d.value);
-  const View ov = OutputView(stored, out_perm);
   std::optional<Direct> dy;
   if (group == 1) {
     dy = DirectOf(ov, 1);

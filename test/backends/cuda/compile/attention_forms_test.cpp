@@ -155,11 +155,11 @@ TEST_CASE("by default attention runs as GEMMs around one softmax kernel", "[lowe
     REQUIRE(g.size() == 2);
     CHECK(std::fabs(g[0]->alpha - 1 / std::sqrt(8.f)) < 1e-6);
     CHECK((g[0]->batch == 2 && g[0]->m == 8 && g[0]->n == 8 && g[0]->k == 8));
-    CHECK((g[0]->lda == 16 && g[0]->stride_a == 8));              // q
+    CHECK((g[0]->lda == 16 && g[0]->stride_a == 8));                   // q
     CHECK((g[0]->trans_b && g[0]->ldb == 16 && g[0]->stride_b == 8));  // k, read as K^T
-    CHECK((g[0]->ldy == 0 && g[0]->stride_y == 64));              // packed scores
-    CHECK((g[1]->ldb == 16 && g[1]->stride_b == 8));              // v
-    CHECK((g[1]->ldy == 16 && g[1]->stride_y == 8));              // y [1, 8, 2, 8]: heads merged
+    CHECK((g[0]->ldy == 0 && g[0]->stride_y == 64));                   // packed scores
+    CHECK((g[1]->ldb == 16 && g[1]->stride_b == 8));                   // v
+    CHECK((g[1]->ldy == 16 && g[1]->stride_y == 8));  // y [1, 8, 2, 8]: heads merged
     CHECK(plan.buffers[g[1]->y].name == "y");
   }
   SECTION("GQA: the query heads of one key/value head are one matrix; k and v read in place") {
@@ -173,6 +173,37 @@ TEST_CASE("by default attention runs as GEMMs around one softmax kernel", "[lowe
     CHECK((g[0]->batch == 2 && g[0]->m == 16 && g[0]->n == 8 && g[0]->k == 8));
     CHECK((g[0]->stride_a == 128 && g[0]->stride_b == 64 && g[0]->stride_y == 128));
     CHECK((g[1]->batch == 2 && g[1]->m == 16 && g[1]->stride_b == 64 && g[1]->stride_y == 128));
+  }
+  SECTION("batch 2 from a fused projection: one GEMM pair per batch element, no copies") {
+    // x [2, 8, 16] @ [16, 48] -> Split -> heads [2, 2, 8, 8]: batch elements 8 * 48 apart but
+    // heads 8 apart, so no single batch stride describes (b, h); each b's heads are one batch.
+    ModelBuilder b(17);
+    b.Input("x", {2, 8, 16});
+    b.Initializer("w", {16, 48}, RandomFloats(3, 16 * 48));
+    b.IntInitializer("sizes", {16, 16, 16}).IntInitializer("heads", {2, 8, 2, 8});
+    b.IntInitializer("merge", {2, 8, 16});
+    b.Node("MatMul", {"x", "w"}, {"qkv"});
+    b.Node("Split", {"qkv", "sizes"}, {"q0", "k0", "v0"}, {Attr("axis", int64_t{2})});
+    for (const std::string n : {"q", "k", "v"}) b.Node("Reshape", {n + "0", "heads"}, {n + "1"});
+    b.Node("Transpose", {"q1"}, {"q"}, {Attr("perm", kHeads)});
+    b.Node("Transpose", {"k1"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})});
+    b.Node("Transpose", {"v1"}, {"v"}, {Attr("perm", kHeads)});
+    b.Node("MatMul", {"q", "kt"}, {"s"});
+    b.Node("Softmax", {"s"}, {"p"}, {Attr("axis", int64_t{-1})});
+    b.Node("MatMul", {"p", "v"}, {"o"});
+    b.Node("Transpose", {"o"}, {"ot"}, {Attr("perm", kHeads)});
+    b.Node("Reshape", {"ot", "merge"}, {"y"}).Output("y");
+    auto p = PlanAll(b);
+    const Plan& plan = p.graph.plan;
+    CHECK(LaunchesOf(plan, "StridedView").empty());
+    CHECK(LaunchesOf(plan, "Transpose").empty());
+    const auto g = gemms(plan);
+    REQUIRE(g.size() == 5);  // the projection, then Q K^T and P V per batch element
+    for (size_t i = 1; i < 5; ++i) {
+      CHECK(g[i]->batch == 2);
+      CHECK(g[i]->stride_b == 8);  // k or v: heads 8 apart
+    }
+    CHECK(g[1]->lda == 48);  // q rows: the projection's width apart
   }
   SECTION("a view whose columns are not adjacent is copied before its GEMM") {
     // q stored [1, 2, d, s] and read transposed: its rows are not row-major matrices.

@@ -212,7 +212,14 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
   const int count = static_cast<int>(p.buffers()->size());
   auto valid = [&](int i) { return i >= 0 && i < count; };
   auto wrote = [&](int b) {
-    if (observer) observer(b, mem.ptr[b]);
+    if (!observer) return;
+    observer(b, mem.ptr[b]);
+    // A write through an alias (a GEMM writing one batch element's part of a tensor in place)
+    // changes its root too: observe the root's bytes as they are now.
+    const auto* buf = p.buffers()->Get(b);
+    if (buf->kind() == fbc::BufferKind::Alias && buf->alias_of() >= 0 &&
+        static_cast<size_t>(buf->alias_of()) < p.buffers()->size())
+      observer(buf->alias_of(), mem.ptr[buf->alias_of()]);
   };
   for (const auto* s : *p.steps()) {
     const std::string name = s->name() ? s->name()->str() : "?";
