@@ -9,6 +9,9 @@ why), so the shell script can report each model and check on its own line.
   hf_check.py probe-model PATH                      a one-Relu model (is NVRTC there?)
   hf_check.py partition REPORT                      one CUDA group, no CPU group, nothing dynamic
   hf_check.py lowering REPORT                       ortc compile --json succeeded: its lowering counts
+  hf_check.py shared-group REPORT                   ortc compile --share-weights --json of N models:
+                                                    one context binary per backend, each model one
+                                                    CUDA group and no CPU group, every weight once
   hf_check.py compare WANT_DIR WANT_PREFIX GOT_DIR [ROWS]
                                                     every output within 1e-4 relative L2; with ROWS
                                                     (an attention mask .npy, [B, S]) only at the
@@ -159,6 +162,41 @@ def lowering(report_path):
     print(f"{low.get('steps', 0)} steps ({low.get('gemm_calls', 0)} GEMMs, {low.get('kernels', 0)} kernels); {stats}")
 
 
+def shared_group(report_path):
+    try:
+        r = json.load(open(report_path))
+    except (OSError, ValueError) as e:
+        fail(f"no JSON report ({e})")
+    if not r.get("ok", False):
+        err = r.get("error", {})
+        fail(f"error {err.get('code')}: {err.get('message')}")
+    models = r["models"]
+    backends = {b["name"]: b for b in r["backends"]}
+    bins = [f for f in r["files"] if f["kind"] == "context_binary"]
+    ctx = [f for f in r["files"] if f["kind"] == "ctx_model"]
+    problems = []
+    if len(bins) != 1:
+        problems.append(f"{len(bins)} context binaries, not 1")
+    if len(ctx) != len(models):
+        problems.append(f"{len(ctx)} ctx models for {len(models)} models")
+    if backends.get("cuda", {}).get("groups") != len(models):
+        problems.append(f"{backends.get('cuda', {}).get('groups')} CUDA groups for {len(models)} models")
+    if backends.get("cpu", {}).get("groups", 0) != 0:
+        problems.append(f"{backends['cpu']['groups']} CPU groups")
+    w = r["weights"]
+    if w["unique_bytes"] != sum(m["new_unique_bytes"] for m in models):
+        problems.append("the models' new unique bytes do not add up to the stored weights")
+    # Every weight the later models share with the first is stored once: what they add is what
+    # only they have (the decode graph's few constants of its own).
+    later_new = sum(m["new_unique_bytes"] for m in models[1:])
+    if later_new > 0.01 * sum(m["weight_bytes"] for m in models[1:]):
+        problems.append(f"the later models add {later_new} bytes of weights")
+    if problems:
+        fail("; ".join(problems))
+    print(f"{len(models)} ctx models, one CUDA binary of {bins[0]['bytes']} bytes, weights "
+          f"{w['count']} tensors stored as {w['unique_count']} ({w['saved_bytes']} bytes saved)")
+
+
 def compare(want_dir, prefix, got_dir, rows_path=None):
     rows = np.load(rows_path).astype(bool) if rows_path else None
     names = sorted(f[len(prefix):] for f in os.listdir(want_dir) if f.startswith(prefix) and f.endswith(".npy"))
@@ -200,6 +238,8 @@ def main(argv):
         partition(argv[2])
     elif cmd == "lowering":
         lowering(argv[2])
+    elif cmd == "shared-group":
+        shared_group(argv[2])
     elif cmd == "compare":
         compare(*argv[2:6])
     else:

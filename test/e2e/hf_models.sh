@@ -6,7 +6,8 @@
 # Llama exported at fixed shapes like the llama fixture; "more": architectures beyond those,
 # DistilBERT and a T5 encoder (TorchScript), Mistral, Gemma, Qwen3, Phi-3, Phi-2, GPT-NeoX
 # (dynamo); generated ones at [1,32] and [2,64], ViT at batch 1 and 2).
-# For each model and shape, one line per check:
+# The two KV-cache fixtures are also compiled together as one --share-weights group for CUDA
+# (check share-weights). For each model and shape, one line per check:
 #   reference      generated models with a numpy reference (make_hf_models.py --reference, the
 #                  model's math written from its Hugging Face definition): ONNX Runtime's outputs
 #                  against it at the real (unpadded) tokens, 1e-4 relative L2. A check of the
@@ -17,6 +18,9 @@
 #                  bf16 succeeds (lowering counts printed: fused attentions, GELUs, LayerNorms...);
 #   emulate P      the CUDA program in the host emulator (test/backends/cuda/emulator) agrees
 #                  with the CPU runtime within the precision's bounds;
+#                  a generated model's second shape is compiled and emulated at fp16 only: the
+#                  precisions' kernels are checked at the first shape, the shape rules at fp16
+#                  (what users run), and the run stays within CI's time;
 #   cpu            the CPU bundle (`ortc compile --ep cpu`, `ortc run`) against PyTorch's outputs
 #                  (fixtures) or ONNX Runtime's (generated models): 1e-4 relative L2 per output;
 #   cpu-dynamic    generated models with dynamic axes: one CPU bundle compiled without
@@ -36,7 +40,7 @@ root=$(cd "$here/../.." && pwd)
 py=/usr/bin/python3
 check="$py $here/hf_check.py"
 fixtures_dir=$root/test/fixtures/transformers
-precisions=(fp32 fp16 bf16)
+all_precisions=(fp32 fp16 bf16)
 
 torchscript=(bert_sdpa bert_eager roberta_sdpa vit_eager gpt2_sdpa gpt2_eager)
 dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa)
@@ -90,11 +94,13 @@ report() {  # report MODEL SHAPE CHECK STATUS MESSAGE
 # The last lines of a command's error output, on one line.
 err_tail() { tail -n "${2:-3}" "$1" 2> /dev/null | tr '\n' ' ' | cut -c1-600; }
 
-# check_model LABEL SHAPE MODEL DIR REFERENCE: the CUDA checks, then the CPU bundle against
-# REFERENCE ("ort", or a fixture folder holding out_*.npy). Expects shape_args, emu_args, feeds
-# and ort_feeds set by hf_check.py inputs / fixture-inputs.
+# check_model LABEL SHAPE MODEL DIR REFERENCE PRECISION...: the CUDA checks at each PRECISION,
+# then the CPU bundle against REFERENCE ("ort", or a fixture folder holding out_*.npy). Expects
+# shape_args, emu_args, feeds and ort_feeds set by hf_check.py inputs / fixture-inputs.
 check_model() {
   local name=$1 shape=$2 model=$3 d=$4 ref=$5 msg rc p stem
+  shift 5
+  local precisions=("$@")
   stem=$(basename "$model" .onnx)
   mkdir -p "$d"
   "$ortc" partition "$model" --ep cuda,cpu --max-partitions 1 --json "${shape_args[@]}" \
@@ -161,8 +167,26 @@ for f in "${want_fixtures[@]}"; do
   eval "$args"
   shape=$($py -c "import numpy as np, sys; a = np.load(sys.argv[1]); print('x'.join(map(str, a.shape)))" \
     "$(ls "$fixtures_dir/$f"/in_*.npy | head -1)")
-  check_model "$f" "$shape" "$fixtures_dir/$f/model.onnx" "$work/$f" "$fixtures_dir/$f"
+  check_model "$f" "$shape" "$fixtures_dir/$f/model.onnx" "$work/$f" "$fixtures_dir/$f" \
+    "${all_precisions[@]}"
 done
+
+# The KV-cache pair (prefill and one decode step of one Llama) as one weight-sharing group for
+# CUDA: two ctx models, one CUDA binary, each graph one CUDA group, every weight stored once.
+if [[ " ${want_fixtures[*]} " == *" llama_kv_prefill_dynamo "* &&
+  " ${want_fixtures[*]} " == *" llama_kv_decode_dynamo "* ]]; then
+  d=$work/llama_kv_shared
+  mkdir -p "$d"
+  cp "$fixtures_dir/llama_kv_prefill_dynamo/model.onnx" "$d/prefill.onnx"
+  cp "$fixtures_dir/llama_kv_decode_dynamo/model.onnx" "$d/decode.onnx"
+  "$ortc" compile "$d/prefill.onnx" "$d/decode.onnx" --share-weights --ep cuda,cpu --max-partitions 1 \
+    --target-arch sm_80 -o "$d/bundle/" --json > "$d/compile.json" 2> "$d/compile.err"
+  if msg=$($check shared-group "$d/compile.json"); then
+    report llama_kv_shared - share-weights PASS "$msg"
+  else
+    report llama_kv_shared - share-weights FAIL "$msg $(err_tail "$d/compile.err" 1)"
+  fi
+fi
 
 gen="$py $here/make_hf_models.py $work/models --weights"
 for m in "${want_models[@]}"; do
@@ -210,7 +234,11 @@ sys.exit(0 if {e['name']: e for e in json.load(open(sys.argv[1]))}[sys.argv[2]].
         report "$m" "$shape" reference FAIL "ONNX Runtime vs numpy reference: $msg"
       fi
     fi
-    check_model "$m" "$shape" "$work/models/$name.onnx" "$d" ort
+    if [ "$shape" = "${shapes[0]}" ]; then
+      check_model "$m" "$shape" "$work/models/$name.onnx" "$d" ort "${all_precisions[@]}"
+    else
+      check_model "$m" "$shape" "$work/models/$name.onnx" "$d" ort fp16
+    fi
   done
   # One CPU bundle with the axes left dynamic, run at every shape.
   [ $static = 1 ] && continue
