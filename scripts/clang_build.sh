@@ -8,9 +8,9 @@ configure_clang_build() {
   [ -f "$dir/build.ninja" ] && return 0
   echo "== configuring $dir (clang, runtime only, $*)"
   mkdir -p "$dir"
-  # -O1 with line tables only (and NDEBUG, as the release build): what the sanitizers' documentation recommends (reports keep
-  # their file:line stacks), and it compiles faster than -O2 -g on CI's two cores, where these
-  # builds are a large part of the test run.
+  # -O1 with line tables only (and NDEBUG, as the release build): what the sanitizers'
+  # documentation recommends (reports keep their file:line stacks), and it compiles faster than
+  # -O2 -g on CI's two cores, where these builds are a large part of the test run.
   cmake -S "$(dirname "${BASH_SOURCE[0]}")/.." -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DORTC_BUILD_COMPILER=OFF "$@" \

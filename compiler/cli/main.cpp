@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   ortc::cli::AddInspectCommand(app, &exit_code);
   ortc::cli::AddPartitionCommand(app, &exit_code);
   ortc::cli::AddRunCommand(app, &exit_code);
+  ortc::cli::AddGenerateCommand(app, &exit_code);
   ortc::cli::AddCheckCommand(app, &exit_code);
   ortc::cli::AddVerifyCommand(app, &exit_code);
   return ortc::cli::ParseAndRun(app, argc, argv, &exit_code);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddRunCommand(app, &exit_code);
+  ortc::cli::AddGenerateCommand(app, &exit_code);
   ortc::cli::AddCheckCommand(app, &exit_code);
   ortc::cli::AddInspectCommand(app, &exit_code);
   return ortc::cli::ParseAndRun(app, argc, argv, &exit_code);

@@ -13,6 +13,7 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code);
 // Adds the subcommand; `exit_code` receives the command's result when it runs.
 void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
+void AddGenerateCommand(CLI::App& app, int* exit_code);
 void AddCheckCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

@@ -1,0 +1,38 @@
+// Greedy text generation over a prefill and a decode session in the Hugging Face KV-cache form:
+// the prefill graph takes input_ids (and attention_mask, position_ids when it has them) and
+// returns logits and present_* key/value tensors; the decode graph takes one new token and the
+// past_* tensors, which are the previous step's present_* outputs of the same name after the
+// prefix ("past_key_0" <- "present_key_0", "past_key_values.0.key" <- "present.0.key").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ortc/runtime.h"
+
+namespace ortc {
+
+struct GenerationOptions {
+  int max_new_tokens = 32;
+  std::vector<int64_t> stop_tokens;  // generation ends after emitting one of these
+};
+
+struct GenerationResult {
+  std::vector<int64_t> tokens;  // the new tokens, in order (the prompt is not repeated)
+  double prefill_seconds = 0;   // the prefill run: time to the first token
+  double decode_seconds = 0;    // every decode step together
+  int decode_steps = 0;
+};
+
+// The past input a present output feeds, or "" when `output` is not a present_* output.
+std::string PastInputFor(const std::string& output);
+
+// Runs the prompt through `prefill`, then `decode` one token at a time, each step picking the
+// token of the largest logit (the first on ties). Fails with a message naming the input or
+// output when the sessions do not have the form above.
+Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& decode,
+                                        const std::vector<int64_t>& prompt,
+                                        const GenerationOptions& options = {});
+
+}  // namespace ortc

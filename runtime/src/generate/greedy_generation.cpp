@@ -1,0 +1,141 @@
+// Greedy generation: the prefill run, then one decode run per new token with the previous
+// step's present_* outputs passed back as past_* inputs.
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "ortc/generate.h"
+
+namespace ortc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool HasInput(const Session& s, const std::string& name) {
+  const auto& in = s.inputs();
+  return std::any_of(in.begin(), in.end(), [&](const TensorInfo& i) { return i.name == name; });
+}
+
+Tensor Int64Row(const std::vector<int64_t>& values) {
+  return Tensor::FromBytes(DataType::kInt64, {1, static_cast<int64_t>(values.size())},
+                           values.data(), values.size() * sizeof(int64_t));
+}
+
+// The feeds every step has: the new tokens, the mask over every position so far, their positions.
+std::vector<std::pair<std::string, Tensor>> TokenFeeds(const Session& s,
+                                                       const std::vector<int64_t>& tokens,
+                                                       int64_t first_position) {
+  std::vector<std::pair<std::string, Tensor>> feeds = {{"input_ids", Int64Row(tokens)}};
+  const int64_t total = first_position + static_cast<int64_t>(tokens.size());
+  if (HasInput(s, "attention_mask"))
+    feeds.emplace_back("attention_mask",
+                       Int64Row(std::vector<int64_t>(static_cast<size_t>(total), 1)));
+  if (HasInput(s, "position_ids")) {
+    std::vector<int64_t> positions(tokens.size());
+    for (size_t i = 0; i < positions.size(); ++i)
+      positions[i] = first_position + static_cast<int64_t>(i);
+    feeds.emplace_back("position_ids", Int64Row(positions));
+  }
+  return feeds;
+}
+
+// The index of the largest of the last `vocab` logits (the last position's).
+Result<int64_t> ArgmaxLast(const Tensor& logits) {
+  if (logits.dtype() != DataType::kFloat || logits.rank() < 1 || logits.shape().back() <= 0)
+    return InvalidArgument("logits must be a float32 tensor of at least one element");
+  const int64_t vocab = logits.shape().back();
+  const float* last = logits.data<float>() + (logits.elements() - vocab);
+  return static_cast<int64_t>(std::max_element(last, last + vocab) - last);
+}
+
+// Runs a step: returns the logits and keeps each present_* output under its past_* name.
+Result<Tensor> Step(const Session& s, std::vector<std::pair<std::string, Tensor>> feeds,
+                    std::map<std::string, Tensor>* cache) {
+  for (const auto& [name, t] : *cache) feeds.emplace_back(name, t);
+  auto out = s.Run(feeds);
+  if (!out.ok()) return out.status();
+  Tensor logits;
+  bool have_logits = false;
+  cache->clear();
+  for (size_t i = 0; i < s.outputs().size(); ++i) {
+    const std::string& name = s.outputs()[i].name;
+    if (name == "logits") {
+      logits = (*out)[i];
+      have_logits = true;
+    } else if (std::string past = PastInputFor(name); !past.empty()) {
+      (*cache)[past] = (*out)[i];
+    }
+  }
+  if (!have_logits) return InvalidArgument("the model has no output named 'logits'");
+  return logits;
+}
+
+}  // namespace
+
+std::string PastInputFor(const std::string& output) {
+  if (output.rfind("present_", 0) == 0) return "past_" + output.substr(8);
+  if (output.rfind("present.", 0) == 0) return "past_key_values." + output.substr(8);
+  return "";
+}
+
+Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& decode,
+                                        const std::vector<int64_t>& prompt,
+                                        const GenerationOptions& options) {
+  if (prompt.empty()) return InvalidArgument("the prompt has no token");
+  if (options.max_new_tokens < 1) return InvalidArgument("max_new_tokens must be at least 1");
+  for (const Session* s : {&prefill, &decode})
+    if (!HasInput(*s, "input_ids"))
+      return InvalidArgument("a model has no input named 'input_ids'");
+  for (const auto& in : prefill.inputs())
+    if (in.name.rfind("past", 0) == 0)
+      return InvalidArgument(
+          "the prefill model has the cache input '" + in.name +
+          "': give the model without past inputs first, the decode model second");
+  // Every past input of the decode graph must be fed by a present output of both graphs.
+  for (const Session* s : {&prefill, &decode}) {
+    std::vector<std::string> fed;
+    for (const auto& o : s->outputs())
+      if (std::string past = PastInputFor(o.name); !past.empty()) fed.push_back(past);
+    for (const auto& in : decode.inputs()) {
+      const bool is_past = in.name.rfind("past", 0) == 0;
+      if (is_past && std::find(fed.begin(), fed.end(), in.name) == fed.end())
+        return InvalidArgument(
+            std::string("the decode input '") + in.name + "' has no present output " +
+            (s == &prefill ? "in the prefill model" : "in the decode model") + " to feed it");
+    }
+  }
+  GenerationResult r;
+  std::map<std::string, Tensor> cache;
+  auto start = Clock::now();
+  auto logits = Step(prefill, TokenFeeds(prefill, prompt, 0), &cache);
+  if (!logits.ok()) return Status(logits.status().code(), "prefill: " + logits.status().message());
+  auto token = ArgmaxLast(*logits);
+  if (!token.ok()) return token.status();
+  r.prefill_seconds = Since(start);
+  r.tokens.push_back(*token);
+  auto stop = [&](int64_t t) {
+    return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), t) !=
+           options.stop_tokens.end();
+  };
+  int64_t length = static_cast<int64_t>(prompt.size());
+  start = Clock::now();
+  while (static_cast<int>(r.tokens.size()) < options.max_new_tokens && !stop(r.tokens.back())) {
+    logits = Step(decode, TokenFeeds(decode, {r.tokens.back()}, length), &cache);
+    if (!logits.ok())
+      return Status(logits.status().code(), "decode step " + std::to_string(r.decode_steps + 1) +
+                                                ": " + logits.status().message());
+    token = ArgmaxLast(*logits);
+    if (!token.ok()) return token.status();
+    r.tokens.push_back(*token);
+    ++r.decode_steps;
+    ++length;
+  }
+  r.decode_seconds = Since(start);
+  return r;
+}
+
+}  // namespace ortc

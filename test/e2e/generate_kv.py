@@ -1,0 +1,111 @@
+"""`ortc generate` against ONNX Runtime 1.30 on a generated Llama-style decoder with a KV cache
+(make_kv_decoder.py: a prefill graph and a decode graph in the Hugging Face export form).
+
+1. The generated pair is a consistent KV-cache model: ONNX Runtime's greedy tokens, fed back
+   through the prefill graph as one sequence, are the argmax at every position (teacher forcing),
+   so the decode graph's cache carries what recomputing the whole sequence gives.
+2. `ortc generate` on the plain ONNX models gives ONNX Runtime's 32 greedy tokens, for two
+   prompts of different lengths.
+3. The pair compiled as one `--share-weights` group for the CPU (two ctx models, one binary,
+   every weight stored once) gives the same tokens, and the JSON report has the fields
+   schemas/cli_reports.md lists.
+4. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
+   prompt that is not a list of ids.
+Usage: generate_kv.py ORTC_BINARY WORK_DIR
+Exit 77 (skip) when onnxruntime-node is not installed.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NEW_TOKENS = 32
+PROMPTS = ([5, 17, 42, 8], [90, 3, 3, 61, 27, 11, 0, 54, 19])
+
+
+def run(cmd, ok=True):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if ok and r.returncode != 0:
+        raise SystemExit(f"FAILED ({r.returncode}): {' '.join(cmd)}\n{r.stdout}")
+    return r
+
+
+def ort_tokens(prefill, decode, prompt):
+    out = run(["node", os.path.join(ROOT, "test", "reference", "ort_generate.js"), prefill, decode,
+               ",".join(map(str, prompt)), str(NEW_TOKENS)]).stdout
+    return json.loads(out)["tokens"]
+
+
+def teacher_forced_argmax(work, prefill, ids):
+    """ONNX Runtime's prefill graph over the whole sequence: the argmax at every position."""
+    feeds = {"input_ids": np.array([ids], np.int64), "attention_mask": np.ones([1, len(ids)], np.int64),
+             "position_ids": np.arange(len(ids), dtype=np.int64)[None, :]}
+    args = []
+    for name, value in feeds.items():
+        np.save(os.path.join(work, f"tf_{name}.npy"), value)
+        args.append(f"{name}={os.path.join(work, f'tf_{name}.npy')}")
+    out_dir = os.path.join(work, "tf_out")
+    run(["node", os.path.join(ROOT, "test", "reference", "ort_run.js"), prefill, out_dir] + args)
+    return np.load(os.path.join(out_dir, "logits.npy"))[0].argmax(-1).tolist()
+
+
+def ortc_generate(ortc, prefill, decode, prompt):
+    r = run([ortc, "generate", prefill, decode, "--prompt-ids", ",".join(map(str, prompt)),
+             "--max-new-tokens", str(NEW_TOKENS), "--json"])
+    report = json.loads(r.stdout)
+    for key in ("ok", "prompt_tokens", "tokens", "time_to_first_token_ms", "decode_steps",
+                "decode_ms_per_token", "decode_tokens_per_s"):
+        assert key in report, f"ortc generate --json has no '{key}': {report}"
+    assert report["prompt_tokens"] == len(prompt) and report["decode_steps"] == NEW_TOKENS - 1, report
+    return report
+
+
+def main(ortc, work):
+    if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
+        print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    # Seed 1: its greedy continuations vary (over 20 distinct tokens in 32), a stronger check than
+    # a model that repeats one token.
+    run(["/usr/bin/python3", os.path.join(HERE, "make_kv_decoder.py"), work, "--seed", "1"])
+    prefill, decode = os.path.join(work, "kv_prefill.onnx"), os.path.join(work, "kv_decode.onnx")
+
+    bundle = os.path.join(work, "bundle")
+    report = json.loads(run([ortc, "compile", prefill, decode, "--share-weights", "--ep", "cpu",
+                             "-o", bundle + "/", "--json"]).stdout)
+    bins = [f for f in report["files"] if f["kind"] == "context_binary"]
+    assert len(bins) == 1, report["files"]
+    assert report["models"][1]["new_unique_bytes"] == 0, report["models"]
+    print(f"share-weights CPU bundle: 2 ctx models, one binary, weights {report['weights']['count']} "
+          f"tensors stored as {report['weights']['unique_count']}")
+
+    for prompt in PROMPTS:
+        want = ort_tokens(prefill, decode, prompt)
+        assert len(want) == NEW_TOKENS
+        forced = teacher_forced_argmax(work, prefill, prompt + want[:-1])
+        assert forced[len(prompt) - 1:] == want, f"the decode cache disagrees with recomputation: {forced} {want}"
+        got = ortc_generate(ortc, prefill, decode, prompt)
+        assert got["tokens"] == want, f"plain models, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        got = ortc_generate(ortc, os.path.join(bundle, "kv_prefill_ctx.onnx"),
+                            os.path.join(bundle, "kv_decode_ctx.onnx"), prompt)
+        assert got["tokens"] == want, f"bundle, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        print(f"prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's (plain and "
+              f"compiled), {len(set(want))} distinct; decode {got['decode_ms_per_token']:.3f} ms/token")
+
+    swapped = run([ortc, "generate", decode, prefill, "--prompt-ids", "1,2"], ok=False)
+    assert swapped.returncode not in (0, 1) and swapped.returncode < 128, swapped
+    assert "cache input 'past_key_0'" in swapped.stdout, swapped.stdout
+    bad = run([ortc, "generate", prefill, decode, "--prompt-ids", "1,x"], ok=False)
+    assert bad.returncode == 2 and "not a token id" in bad.stdout, bad
+    print("misuse: swapped models and a bad prompt are errors with a message")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))

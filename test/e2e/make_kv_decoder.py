@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Writes a small Llama-style decoder with a KV cache as the pair of graphs a generation loop
+runs, in the Hugging Face export form: a prefill graph (no past) and a decode graph (past
+key/values in, the cache concatenated inside the graph), both with dynamic batch and sequence
+axes and the same weights (same names and bytes, so `--share-weights` stores them once).
+
+The architecture: token embedding; per layer RMSNorm, q/k/v projections, rotary embedding
+(rotate-half form, cos/sin tables gathered by position_ids), grouped-query attention (key/value
+heads repeated with Unsqueeze/Expand/Reshape), a causal and padding mask built from position_ids
+and attention_mask, softmax attention, output projection and residual, RMSNorm, SwiGLU MLP and
+residual; final RMSNorm and an untied LM head.
+
+Inputs:  input_ids [B, S] int64, attention_mask [B, P + S] int64, position_ids [B, S] int64,
+         (decode only) past_key_<i>, past_value_<i> [B, KV_HEADS, P, HEAD_DIM] float32
+Outputs: logits [B, S, VOCAB], present_key_<i>, present_value_<i> [B, KV_HEADS, P + S, HEAD_DIM]
+Usage: make_kv_decoder.py OUT_DIR [--seed N]   (writes kv_prefill.onnx and kv_decode.onnx)
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+VOCAB, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS, FFN = 97, 32, 4, 2, 8, 2, 64
+MAX_POSITIONS, THETA, EPS = 256, 10000.0, 1e-6
+
+
+class Graph:
+    """Nodes, initializers and unique names for one graph."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.count = [], [], 0
+
+    def op(self, op_type, inputs, **attrs):
+        self.count += 1
+        out = f"{op_type.lower()}_{self.count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        return out
+
+    def const(self, name, value):
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+
+def weights(seed):
+    rng = np.random.default_rng(seed)
+
+    def w(*shape, scale=0.2):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    p = {"embed": w(VOCAB, HIDDEN, scale=1.0), "final_norm": 1 + w(HIDDEN, scale=0.1),
+         "lm_head": w(HIDDEN, VOCAB)}
+    for i in range(LAYERS):
+        p.update({f"l{i}.in_norm": 1 + w(HIDDEN, scale=0.1), f"l{i}.q": w(HIDDEN, HEADS * HEAD_DIM),
+                  f"l{i}.k": w(HIDDEN, KV_HEADS * HEAD_DIM), f"l{i}.v": w(HIDDEN, KV_HEADS * HEAD_DIM),
+                  f"l{i}.o": w(HEADS * HEAD_DIM, HIDDEN), f"l{i}.post_norm": 1 + w(HIDDEN, scale=0.1),
+                  f"l{i}.gate": w(HIDDEN, FFN), f"l{i}.up": w(HIDDEN, FFN), f"l{i}.down": w(FFN, HIDDEN)})
+    inv = 1.0 / THETA ** (np.arange(0, HEAD_DIM, 2, dtype=np.float64) / HEAD_DIM)
+    ang = np.arange(MAX_POSITIONS, dtype=np.float64)[:, None] * inv[None, :]
+    ang = np.concatenate([ang, ang], axis=1)
+    p["cos"], p["sin"] = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    return p
+
+
+def rms_norm(g, x, weight):
+    var = g.op("ReduceMean", [g.op("Pow", [x, "two"])], axes=[-1], keepdims=1)
+    return g.op("Mul", [g.op("Div", [x, g.op("Sqrt", [g.op("Add", [var, "eps"])])]), weight])
+
+
+def heads(g, x, n):
+    """[B, S, n * D] -> [B, n, S, D]"""
+    return g.op("Transpose", [g.op("Reshape", [x, g.const(f"shape_heads_{n}", np.array([0, 0, n, HEAD_DIM]))])],
+                perm=[0, 2, 1, 3])
+
+
+def rotary(g, x, cos, sin):
+    half = HEAD_DIM // 2
+    lo = g.op("Slice", [x, "zero1", g.const("half", np.array([half])), "axis3"])
+    hi = g.op("Slice", [x, g.const("half_start", np.array([half])), g.const("end", np.array([HEAD_DIM])), "axis3"])
+    rotated = g.op("Concat", [g.op("Neg", [hi]), lo], axis=-1)
+    return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [rotated, sin])])
+
+
+def build(with_past, p):
+    g = Graph()
+    for name, value in p.items():
+        g.const(name, value)
+    g.const("two", np.array(2.0, np.float32))
+    g.const("eps", np.array(EPS, np.float32))
+    g.const("zero1", np.array([0]))
+    g.const("axis3", np.array([3]))
+    g.const("scale", np.array(1.0 / np.sqrt(HEAD_DIM), np.float32))
+    g.const("masked", np.array(np.finfo(np.float32).min, np.float32))
+    g.const("fzero", np.array(0.0, np.float32))
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total_sequence"]),
+              helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch", "sequence"])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", VOCAB])]
+    cache = ["batch", KV_HEADS, "total_sequence", HEAD_DIM]
+    for i in range(LAYERS):
+        for kind in ("key", "value"):
+            if with_past:
+                inputs.append(helper.make_tensor_value_info(
+                    f"past_{kind}_{i}", TensorProto.FLOAT, ["batch", KV_HEADS, "past_sequence", HEAD_DIM]))
+            outputs.append(helper.make_tensor_value_info(f"present_{kind}_{i}", TensorProto.FLOAT, cache))
+
+    x = g.op("Gather", ["embed", "input_ids"])
+    # Rotary tables at each token's position: [B, 1, S, D].
+    cos = g.op("Unsqueeze", [g.op("Gather", ["cos", "position_ids"]), g.const("ax1", np.array([1]))])
+    sin = g.op("Unsqueeze", [g.op("Gather", ["sin", "position_ids"]), "ax1"])
+    # Mask [B, 1, S, T]: key j visible to the query at position p when j <= p and the attention
+    # mask keeps j; additive 0 or the float32 lowest.
+    total = g.op("Shape", ["attention_mask"], start=1, end=2)
+    key_pos = g.op("Range", [g.const("izero", np.array(0)), g.op("Squeeze", [total, "zero1"]), g.const("ione", np.array(1))])
+    causal = g.op("LessOrEqual", [g.op("Reshape", [key_pos, g.const("shape_keys", np.array([1, 1, 1, -1]))]),
+                                  g.op("Unsqueeze", ["position_ids", g.const("ax13", np.array([1, 3]))])])
+    keep = g.op("Cast", [g.op("Unsqueeze", ["attention_mask", g.const("ax12", np.array([1, 2]))])], to=TensorProto.BOOL)
+    mask = g.op("Where", [g.op("And", [causal, keep]), "fzero", "masked"])
+    for i in range(LAYERS):
+        h = rms_norm(g, x, f"l{i}.in_norm")
+        q = rotary(g, heads(g, g.op("MatMul", [h, f"l{i}.q"]), HEADS), cos, sin)
+        k = rotary(g, heads(g, g.op("MatMul", [h, f"l{i}.k"]), KV_HEADS), cos, sin)
+        v = heads(g, g.op("MatMul", [h, f"l{i}.v"]), KV_HEADS)
+        if with_past:
+            k = g.op("Concat", [f"past_key_{i}", k], axis=2)
+            v = g.op("Concat", [f"past_value_{i}", v], axis=2)
+        g.nodes.append(helper.make_node("Identity", [k], [f"present_key_{i}"]))
+        g.nodes.append(helper.make_node("Identity", [v], [f"present_value_{i}"]))
+
+        def repeat(t):  # [B, KV, T, D] -> [B, H, T, D]
+            shape = g.op("Shape", [t])
+            b_kv = g.op("Slice", [shape, "zero1", g.const("two1", np.array([2]))])
+            t_d = g.op("Slice", [shape, "two1", g.const("four1", np.array([4]))])
+            groups = g.const("groups", np.array([HEADS // KV_HEADS]))
+            expanded = g.op("Expand", [g.op("Unsqueeze", [t, "two1"]),
+                                       g.op("Concat", [b_kv, groups, t_d], axis=0)])
+            return g.op("Reshape", [expanded, g.const("shape_rep", np.array([0, HEADS, -1, HEAD_DIM]))])
+
+        scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [repeat(k)], perm=[0, 1, 3, 2])]), "scale"])
+        probs = g.op("Softmax", [g.op("Add", [scores, mask])], axis=-1)
+        ctx = g.op("Transpose", [g.op("MatMul", [probs, repeat(v)])], perm=[0, 2, 1, 3])
+        ctx = g.op("Reshape", [ctx, g.const("shape_merge", np.array([0, 0, HEADS * HEAD_DIM]))])
+        x = g.op("Add", [x, g.op("MatMul", [ctx, f"l{i}.o"])])
+        h = rms_norm(g, x, f"l{i}.post_norm")
+        gate = g.op("MatMul", [h, f"l{i}.gate"])
+        act = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
+        x = g.op("Add", [x, g.op("MatMul", [g.op("Mul", [act, g.op("MatMul", [h, f"l{i}.up"])]), f"l{i}.down"])])
+    g.nodes.append(helper.make_node("MatMul", [rms_norm(g, x, "final_norm"), "lm_head"], ["logits"]))
+    # Constants made once by name: drop the repeats g.const added per layer.
+    seen, inits = set(), []
+    for t in g.inits:
+        if t.name not in seen:
+            seen.add(t.name)
+            inits.append(t)
+    graph = helper.make_graph(g.nodes, "kv_decode" if with_past else "kv_prefill", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    p = weights(args.seed)
+    for name, with_past in (("kv_prefill", False), ("kv_decode", True)):
+        onnx.save(build(with_past, p), os.path.join(args.out_dir, name + ".onnx"))
+    print(args.out_dir)
+
+
+if __name__ == "__main__":
+    main()

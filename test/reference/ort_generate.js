@@ -1,0 +1,54 @@
+// Greedy generation with ONNX Runtime (onnxruntime-node) over a prefill and a decode graph in
+// the Hugging Face KV-cache form: the reference side of ortc generate's tests.
+// Usage: node ort_generate.js PREFILL.onnx DECODE.onnx PROMPT_IDS(1,2,3) MAX_NEW_TOKENS
+// Prints {"tokens": [...]} (the new tokens, argmax of the last logits each step).
+'use strict';
+const ort = require('onnxruntime-node');
+
+function int64(values, dims) {
+  return new ort.Tensor('int64', BigInt64Array.from(values.map(BigInt)), dims);
+}
+
+function argmaxLast(logits) {
+  const vocab = logits.dims[logits.dims.length - 1];
+  const data = logits.data;
+  const start = data.length - vocab;
+  let best = 0;
+  for (let i = 1; i < vocab; ++i) if (data[start + i] > data[start + best]) best = i;
+  return best;
+}
+
+async function main() {
+  const [prefillPath, decodePath, promptText, maxText] = process.argv.slice(2);
+  const prompt = promptText.split(',').map(Number);
+  const maxNew = Number(maxText);
+  const prefill = await ort.InferenceSession.create(prefillPath);
+  const decode = await ort.InferenceSession.create(decodePath);
+  const positions = prompt.map((_, i) => i);
+  let out = await prefill.run({
+    input_ids: int64(prompt, [1, prompt.length]),
+    attention_mask: int64(prompt.map(() => 1), [1, prompt.length]),
+    position_ids: int64(positions, [1, prompt.length]),
+  });
+  const tokens = [argmaxLast(out.logits)];
+  let length = prompt.length;
+  while (tokens.length < maxNew) {
+    const feeds = {
+      input_ids: int64([tokens[tokens.length - 1]], [1, 1]),
+      attention_mask: int64(new Array(length + 1).fill(1), [1, length + 1]),
+      position_ids: int64([length], [1, 1]),
+    };
+    for (const name of decode.inputNames) {
+      if (name.startsWith('past_')) feeds[name] = out[name.replace(/^past_/, 'present_')];
+    }
+    out = await decode.run(feeds);
+    tokens.push(argmaxLast(out.logits));
+    length += 1;
+  }
+  console.log(JSON.stringify({ tokens }));
+}
+
+main().catch((e) => {
+  console.error(e.message || e);
+  process.exit(1);
+});
