@@ -368,4 +368,21 @@ void Emitter::LayerNorm(const std::string& x, const std::string& gamma, const st
   Op("Add", {Op("Mul", {y, gamma}, "ln_scaled"), beta}, "ln_shifted", {}, out);
 }
 
+void Emitter::RmsNorm(const std::string& x, const std::string& gamma, float epsilon,
+                      const std::string& out, const std::string& inv_std_out) {
+  const bool narrow = dtype_ == T::FLOAT16 || dtype_ == T::BFLOAT16;
+  const int32_t ct = narrow ? T::FLOAT : dtype_;
+  const std::string xf = narrow ? Cast(x, T::FLOAT, "rms_cast") : x;
+  const std::string mean_square =
+      Reduce("ReduceMean", Op("Mul", {xf, xf}, "rms_square"), {-1}, true, "rms_mean_square");
+  const std::string rms = Op(
+      "Sqrt", {Op("Add", {mean_square, ScalarOf("rms_epsilon", ct, epsilon)}, "rms_eps")}, "rms");
+  const std::string inv = Op("Div", {ScalarOf("rms_one", ct, 1.0), rms}, "rms_inv", {},
+                             !inv_std_out.empty() && ct == T::FLOAT ? inv_std_out : "");
+  if (!inv_std_out.empty() && ct != T::FLOAT) Cast(inv, T::FLOAT, "rms_inv_float", inv_std_out);
+  std::string y = Op("Mul", {xf, inv}, "rms_normalized");
+  if (narrow) y = Cast(y, dtype_, "rms_cast_back");
+  Op("Mul", {y, gamma}, "rms_scaled", {}, out);
+}
+
 }  // namespace ortc::graph::contrib

@@ -136,6 +136,11 @@ class Emitter {
                  float epsilon, const std::string& out, const std::string& mean_out = "",
                  const std::string& inv_std_out = "");
 
+  // RMS normalization over the last axis, x / sqrt(mean(x^2) + epsilon) * gamma, computed in
+  // float for 16-bit types (what SimplifiedLayerNormalization's stash_type 1 asks). `inv_std_out`
+  // (float, [..., 1]) is written when not "".
+  void RmsNorm(const std::string& x, const std::string& gamma, float epsilon,
+               const std::string& out, const std::string& inv_std_out = "");
   std::vector<onnx::NodeProto>& nodes() { return nodes_; }
   std::vector<onnx::TensorProto>& initializers() { return initializers_; }
 

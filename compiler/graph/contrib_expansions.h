@@ -33,6 +33,8 @@ Status ExpandGelu(const NodeView& v, Expansion* x);  // Gelu and BiasGelu
 Status ExpandFastGelu(const NodeView& v, Expansion* x);
 Status ExpandSkipLayerNorm(const NodeView& v, Expansion* x);
 Status ExpandEmbedLayerNorm(const NodeView& v, Expansion* x);
+Status ExpandSimplifiedLayerNorm(const NodeView& v, Expansion* x);
+Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x);
 
 // contrib_attention.cpp
 Status ExpandAttention(const NodeView& v, Expansion* x);

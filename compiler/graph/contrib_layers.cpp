@@ -79,6 +79,49 @@ Status ExpandSkipLayerNorm(const NodeView& v, Expansion* x) {
   return Status::Ok();
 }
 
+// SimplifiedLayerNormalization(X, scale) -> Y, inv_std_var?: RMS normalization over the
+// last axis (ONNX Runtime's RMSNorm; axis other than the last is refused).
+Status ExpandSimplifiedLayerNorm(const NodeView& v, Expansion* x) {
+  if (!v.Has(0) || !v.Has(1)) return v.Invalid("needs X and scale");
+  const Facts in = v.InFacts(0);
+  const int64_t axis = v.IntAttr("axis", -1);
+  if (axis != -1 && !(in.rank_known && axis == in.rank() - 1)) {
+    if (!in.rank_known && !v.force()) return Status::Ok();  // the rank may come later
+    return v.Unsupported("axis " + std::to_string(axis) + " (only the last axis is supported)",
+                         "normalize over the last axis");
+  }
+  const int32_t t = v.FloatType({0, 1});
+  if (t == 0) return Status::Ok();
+  if (v.Used(1) && !v.Used(0)) return v.Invalid("inv_std_var is used without Y");
+  // Its default epsilon is LayerNormalization's, 1e-5 (the Skip form's is 1e-12).
+  x->Begin(t).RmsNorm(v.In(0), v.In(1), v.FloatAttr("epsilon", 1e-5f), v.Out(0),
+                      v.Used(1) ? v.Out(1) : "");
+  return Status::Ok();
+}
+
+// SkipSimplifiedLayerNormalization(input, skip, gamma, bias?) -> output, mean?, inv_std_var?,
+// input_skip_bias_sum?: RMS normalization of input + skip (+ bias) over the last axis.
+Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x) {
+  if (!v.Has(0) || !v.Has(1) || !v.Has(2)) return v.Invalid("needs input, skip and gamma");
+  if (v.Used(1))
+    return v.Unsupported("the mean output (RMS normalization computes no mean)",
+                         "leave output 1 unused, as ONNX Runtime's fusions do");
+  const int32_t t = v.FloatType({0, 1, 2});
+  if (t == 0) return Status::Ok();
+  Emitter& e = x->Begin(t);
+  const std::string sum_out = v.Used(3) ? v.Out(3) : "";
+  std::string sum;
+  if (v.Has(3)) {
+    sum = e.Op("Add", {e.Op("Add", {v.In(0), v.In(1)}, "add_skip"), v.In(3)}, "add_bias", {},
+               sum_out);
+  } else {
+    sum = e.Op("Add", {v.In(0), v.In(1)}, "add_skip", {}, sum_out);
+  }
+  e.RmsNorm(sum, v.In(2), v.FloatAttr("epsilon", kDefaultEpsilon), v.Out(0),
+            v.Used(2) ? v.Out(2) : "");
+  return Status::Ok();
+}
+
 // EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
 // segment_embedding?, gamma, beta, mask?, position_ids?): LayerNorm(word[ids] + position[pos]
 // (+ segment[segment_ids])), positions 0..S-1 unless position_ids are given. mask_index is the

@@ -24,6 +24,8 @@ ExpandFn Expander(const std::string& op_type) {
       {"MultiHeadAttention", contrib::ExpandMultiHeadAttention},
       {"SkipLayerNormalization", contrib::ExpandSkipLayerNorm},
       {"EmbedLayerNormalization", contrib::ExpandEmbedLayerNorm},
+      {"SimplifiedLayerNormalization", contrib::ExpandSimplifiedLayerNorm},
+      {"SkipSimplifiedLayerNormalization", contrib::ExpandSkipSimplifiedLayerNorm},
       {"BiasGelu", contrib::ExpandGelu},
       {"Gelu", contrib::ExpandGelu},
       {"FastGelu", contrib::ExpandFastGelu},
@@ -87,6 +89,9 @@ void RemoveUnread(onnx::GraphProto* g, const contrib::SharedState& state) {
 }  // namespace
 
 bool IsExpandableContribOp(const std::string& domain, const std::string& op_type) {
+  // ONNX Runtime registers SimplifiedLayerNormalization in the ai.onnx domain (GenAI's models
+  // write it so); its other contrib ops are com.microsoft's.
+  if (op_type == "SimplifiedLayerNormalization") return domain.empty() || domain == "ai.onnx";
   return domain == "com.microsoft" && Expander(op_type) != nullptr;
 }
 

@@ -69,7 +69,8 @@ Status RunChecker(const Model& m) {
   for (const auto& v : m.graph.values) scope.add(v.name);
   for (const auto& node : m.proto.graph().node()) {
     const bool standard = IsDefaultDomain(node.domain()) || node.domain() == "ai.onnx.ml";
-    if (!standard) continue;
+    // ONNX Runtime's ai.onnx additions have no ONNX schema; their expansion checks them.
+    if (!standard || IsExpandableContribOp(node.domain(), node.op_type())) continue;
     try {
       onnx::checker::check_node(node, ctx, scope);
     } catch (const std::exception& e) {
@@ -137,7 +138,10 @@ Status ResolveOps(Model& m) {
       return InvalidGraph("node '" + node.name + "' uses domain '" + node.domain +
                           "' but the model imports no opset for it");
     }
-    if (!ResolveOp(node.domain, node.op_type, node.opset).exists) {
+    // ONNX Runtime's ops registered in ai.onnx (SimplifiedLayerNormalization) are expanded into
+    // standard ops after loading.
+    if (!ResolveOp(node.domain, node.op_type, node.opset).exists &&
+        !IsExpandableContribOp(node.domain, node.op_type)) {
       return InvalidGraph("node '" + node.name + "': op " + node.op_type + " does not exist in " +
                           (node.domain.empty() ? "ai.onnx" : node.domain) + " opset " +
                           std::to_string(node.opset));

@@ -61,7 +61,8 @@ class Model:
 
     def node(self, op, inputs, outputs, name, domain="", **attrs):
         self.nodes.append(helper.make_node(op, inputs, outputs, name=name, domain=domain, **attrs))
-        self.contrib += domain == MS
+        # ai.onnx's SimplifiedLayerNormalization is ONNX Runtime's too, and expanded as well.
+        self.contrib += domain == MS or op == "SimplifiedLayerNormalization"
         return outputs[0]
 
     def save(self, out_dir, manifest, expected=None):
@@ -309,12 +310,38 @@ def bert_like(out, manifest, name, opset, vocab=60, ffn=4 * H, layers=2, dynamic
     m.save(out, manifest)
 
 
+def simplified_layer_norm(out, manifest):
+    """ONNX Runtime's RMSNorm ops as GenAI's Llama exports write them: SimplifiedLayerNormalization
+    in the ai.onnx domain, SkipSimplifiedLayerNormalization (com.microsoft) with the residual sum
+    as a second result, with and without a bias."""
+    m = Model("simplified_layer_norm")
+    m.node("SimplifiedLayerNormalization", [m.input("x", [B, S, H]), m.gamma("g")], ["y"],
+           "SimplifiedLayerNorm_0", axis=-1, epsilon=1e-6, stash_type=1)
+    m.output("y")
+    m.save(out, manifest)
+
+    for bias in (False, True):
+        m = Model("skip_simplified_layer_norm" + ("_bias" if bias else ""))
+        inputs = [m.input("x", [B, S, H]), m.input("skip", [B, S, H]), m.gamma("g")]
+        if bias:
+            inputs.append(m.weight("bias", [H], 0.1))
+        y = m.node("SkipSimplifiedLayerNormalization", inputs, ["y", "", "", "sum"],
+                   "SkipSimplifiedLayerNorm_0", MS, epsilon=1e-6)
+        # The next layer's form: the sum feeds the next residual, y a projection.
+        m.node("SimplifiedLayerNormalization", [m.node("MatMul", [y, m.weight("w", [H, H])], ["h"], "MatMul_0"),
+                                                m.gamma("g2")], ["z"], "SimplifiedLayerNorm_1", epsilon=1e-6)
+        for o in ("y", "sum", "z"):
+            m.output(o)
+        m.save(out, manifest)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     manifest = []
     activations(out, manifest)
     skip_layer_norm(out, manifest)
     embed_layer_norm(out, manifest)
+    simplified_layer_norm(out, manifest)
     attention(out, manifest)
     multi_head_attention(out, manifest)
     bert_like(out, manifest, "bert_like", 17)

@@ -10,6 +10,7 @@
 
 #include "format/ep_context.h"
 #include "kernels/kernel_util.h"
+#include "graph/contrib_ops.h"
 #include "graph/model.h"
 #include "library_reference.h"
 #include "ortc/runtime.h"
@@ -185,13 +186,14 @@ std::string ValueArg(const std::map<std::string, std::string>& values) {
   return args;
 }
 
-// The source model as the CPU runtime can run it. One with com.microsoft contrib ops is read the
+// The source model as the CPU runtime can run it. One with ONNX Runtime's contrib ops is read the
 // way `ortc compile` reads it (graph/contrib_ops.h rewrites them into standard ops, whose values
 // the CUDA graphs read and write); any other is used as it is.
 Result<onnx::ModelProto> ReferenceSource(const fs::path& model, const CheckOptions& o) {
   onnx::ModelProto proto = LoadProto(model);
   bool contrib = false;
-  for (const auto& n : proto.graph().node()) contrib = contrib || n.domain() == "com.microsoft";
+  for (const auto& n : proto.graph().node())
+    contrib = contrib || graph::IsExpandableContribOp(n.domain(), n.op_type());
   if (!contrib && o.input_values.empty()) return proto;
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
