@@ -36,6 +36,9 @@ Status ExpandEmbedLayerNorm(const NodeView& v, Expansion* x);
 Status ExpandSimplifiedLayerNorm(const NodeView& v, Expansion* x);
 Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x);
 
+// contrib_rotary.cpp
+Status ExpandRotaryEmbedding(const NodeView& v, Expansion* x);
+
 // contrib_attention.cpp
 Status ExpandAttention(const NodeView& v, Expansion* x);
 Status ExpandMultiHeadAttention(const NodeView& v, Expansion* x);

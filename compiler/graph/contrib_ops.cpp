@@ -26,6 +26,7 @@ ExpandFn Expander(const std::string& op_type) {
       {"EmbedLayerNormalization", contrib::ExpandEmbedLayerNorm},
       {"SimplifiedLayerNormalization", contrib::ExpandSimplifiedLayerNorm},
       {"SkipSimplifiedLayerNormalization", contrib::ExpandSkipSimplifiedLayerNorm},
+      {"RotaryEmbedding", contrib::ExpandRotaryEmbedding},
       {"BiasGelu", contrib::ExpandGelu},
       {"Gelu", contrib::ExpandGelu},
       {"FastGelu", contrib::ExpandFastGelu},

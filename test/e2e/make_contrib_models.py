@@ -335,6 +335,34 @@ def simplified_layer_norm(out, manifest):
         m.save(out, manifest)
 
 
+def rotary_embedding(out, manifest):
+    """com.microsoft RotaryEmbedding as GenAI's exports write it (before GroupQueryAttention):
+    [B, N, S, D] with [B, S] position ids; [B, S, hidden] with num_heads, interleaved pairs and
+    an offset position; a partial rotary dimension."""
+    D, positions = 8, 32
+
+    def caches(m, width):
+        inv = 1.0 / 10000 ** (np.arange(width, dtype=np.float64) / width)
+        ang = np.arange(positions)[:, None] * inv[None, :]
+        m.inits += [numpy_helper.from_array(np.cos(ang).astype(np.float32), "cos"),
+                    numpy_helper.from_array(np.sin(ang).astype(np.float32), "sin")]
+        return ["cos", "sin"]
+
+    cases = (("rotary_bnsd", [B, N, S, D], dict(), D // 2, [B, S]),
+             ("rotary_bsh_interleaved_offset", [B, S, N * D], dict(num_heads=N, interleaved=1), D // 2, [1]),
+             ("rotary_partial", [B, N, S, D], dict(rotary_embedding_dim=D // 2, num_heads=N), D // 4, [B, S]))
+    for name, shape, attrs, width, pos_shape in cases:
+        m = Model(name)
+        values = m.rng.integers(0, positions - S, pos_shape).astype(np.int64)
+        if len(pos_shape) == 2:
+            values = np.sort(m.rng.integers(0, positions, pos_shape), axis=1).astype(np.int64)
+        pos = m.input("position_ids", pos_shape, TensorProto.INT64, values)
+        m.node("RotaryEmbedding", [m.input("x", shape), pos] + caches(m, width), ["y"], "RotaryEmbedding_0",
+               MS, **attrs)
+        m.output("y")
+        m.save(out, manifest)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     manifest = []
@@ -342,6 +370,7 @@ def main(out):
     skip_layer_norm(out, manifest)
     embed_layer_norm(out, manifest)
     simplified_layer_norm(out, manifest)
+    rotary_embedding(out, manifest)
     attention(out, manifest)
     multi_head_attention(out, manifest)
     bert_like(out, manifest, "bert_like", 17)
