@@ -39,6 +39,9 @@ Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x);
 // contrib_rotary.cpp
 Status ExpandRotaryEmbedding(const NodeView& v, Expansion* x);
 
+// contrib_matmul_nbits.cpp
+Status ExpandMatMulNBits(const NodeView& v, Expansion* x);
+
 // contrib_attention.cpp
 Status ExpandAttention(const NodeView& v, Expansion* x);
 Status ExpandMultiHeadAttention(const NodeView& v, Expansion* x);

@@ -27,6 +27,7 @@ ExpandFn Expander(const std::string& op_type) {
       {"SimplifiedLayerNormalization", contrib::ExpandSimplifiedLayerNorm},
       {"SkipSimplifiedLayerNormalization", contrib::ExpandSkipSimplifiedLayerNorm},
       {"RotaryEmbedding", contrib::ExpandRotaryEmbedding},
+      {"MatMulNBits", contrib::ExpandMatMulNBits},
       {"BiasGelu", contrib::ExpandGelu},
       {"Gelu", contrib::ExpandGelu},
       {"FastGelu", contrib::ExpandFastGelu},

@@ -363,6 +363,49 @@ def rotary_embedding(out, manifest):
         m.save(out, manifest)
 
 
+def quantize_4bit(w, block, rng, zero_points):
+    """MatMulNBits' layout of w [K, N]: per output column, blocks of `block` values along K, each
+    with a scale (and a zero point): B uint8 [N, blocks, block / 2], low nibble first."""
+    K, N = w.shape
+    blocks = -(-K // block)
+    padded = np.zeros([blocks * block, N], np.float32)
+    padded[:K] = w
+    cols = padded.T.reshape(N, blocks, block)
+    if zero_points:
+        lo, hi = cols.min(-1), cols.max(-1)
+        scale = np.maximum(hi - lo, 1e-6) / 15
+        zp = np.clip(np.round(-lo / scale), 0, 15).astype(np.uint8)
+    else:
+        scale = np.maximum(np.abs(cols).max(-1), 1e-6) / 7
+        zp = np.full([N, blocks], 8, np.uint8)
+    q = np.clip(np.round(cols / scale[..., None]) + zp[..., None], 0, 15).astype(np.uint8)
+    packed = (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
+    zp_cols = np.concatenate([zp, np.zeros([N, blocks % 2], np.uint8)], axis=1)
+    zp_packed = (zp_cols[:, 0::2] | (zp_cols[:, 1::2] << 4)).astype(np.uint8).reshape(-1)
+    return packed, scale.astype(np.float32).reshape(-1), zp_packed
+
+
+def matmul_nbits(out, manifest):
+    """com.microsoft MatMulNBits (4-bit weight-only quantization, GenAI's int4 models): symmetric
+    (zero point 8) with a bias, and with packed zero points and a K that is not a multiple of the
+    block size."""
+    for name, K, N, block, zero_points, bias in (("matmul_nbits", 64, 48, 32, False, True),
+                                                 ("matmul_nbits_zero_points", 40, 24, 16, True, False)):
+        m = Model(name)
+        w = m.rng.normal(0, 0.2, [K, N]).astype(np.float32)
+        packed, scales, zps = quantize_4bit(w, block, m.rng, zero_points)
+        m.inits += [numpy_helper.from_array(packed, "w_q"), numpy_helper.from_array(scales, "w_scales")]
+        inputs = [m.input("x", [B, S, K]), "w_q", "w_scales"]
+        if zero_points:
+            m.inits.append(numpy_helper.from_array(zps, "w_zero_points"))
+            inputs.append("w_zero_points")
+        if bias:
+            inputs += ["", "", m.weight("bias", [N], 0.1)]
+        m.node("MatMulNBits", inputs, ["y"], "MatMulNBits_0", MS, K=K, N=N, bits=4, block_size=block)
+        m.output("y")
+        m.save(out, manifest)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     manifest = []
@@ -371,6 +414,7 @@ def main(out):
     embed_layer_norm(out, manifest)
     simplified_layer_norm(out, manifest)
     rotary_embedding(out, manifest)
+    matmul_nbits(out, manifest)
     attention(out, manifest)
     multi_head_attention(out, manifest)
     bert_like(out, manifest, "bert_like", 17)
