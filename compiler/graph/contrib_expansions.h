@@ -38,6 +38,13 @@ Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x);
 
 // contrib_rotary.cpp
 Status ExpandRotaryEmbedding(const NodeView& v, Expansion* x);
+// The rotary rotation of a 4-D x [..., 2 * half] by cos and sin [..., half] (broadcast):
+// rotate-half, or adjacent pairs when `interleaved`. Returns the rotated value.
+std::string Rotate(Emitter& e, const std::string& x, const std::string& cos, const std::string& sin,
+                   int64_t half, bool interleaved);
+
+// contrib_gqa.cpp
+Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x);
 
 // contrib_matmul_nbits.cpp
 Status ExpandMatMulNBits(const NodeView& v, Expansion* x);

@@ -28,6 +28,7 @@ ExpandFn Expander(const std::string& op_type) {
       {"SkipSimplifiedLayerNormalization", contrib::ExpandSkipSimplifiedLayerNorm},
       {"RotaryEmbedding", contrib::ExpandRotaryEmbedding},
       {"MatMulNBits", contrib::ExpandMatMulNBits},
+      {"GroupQueryAttention", contrib::ExpandGroupQueryAttention},
       {"BiasGelu", contrib::ExpandGelu},
       {"Gelu", contrib::ExpandGelu},
       {"FastGelu", contrib::ExpandFastGelu},

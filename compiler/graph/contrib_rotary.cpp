@@ -8,6 +8,30 @@ namespace ortc::graph::contrib {
 
 using T = onnx::TensorProto;
 
+std::string Rotate(Emitter& e, const std::string& x, const std::string& cos, const std::string& sin,
+                   int64_t half, bool interleaved) {
+  // (a, b) -> (a cos - b sin, b cos + a sin) for each rotated pair.
+  auto rotate = [&](const std::string& a, const std::string& b, const std::string& c,
+                    const std::string& s) {
+    const std::string first =
+        e.Op("Sub", {e.Op("Mul", {a, c}, "a_cos"), e.Op("Mul", {b, s}, "b_sin")}, "rotated_first");
+    const std::string second =
+        e.Op("Add", {e.Op("Mul", {b, c}, "b_cos"), e.Op("Mul", {a, s}, "a_sin")}, "rotated_second");
+    return std::pair{first, second};
+  };
+  if (!interleaved) {
+    auto halves = e.Split(x, -1, {half, half}, 2, "halves");
+    auto [first, second] = rotate(halves[0], halves[1], cos, sin);
+    return e.Op("Concat", {first, second}, "rotated", {IntAttribute("axis", -1)});
+  }
+  // pairs (x[2i], x[2i+1]): [..., half, 2]
+  auto pairs = e.Split(e.Reshape(x, {0, 0, 0, half, 2}, "pairs"), -1, {1, 1}, 2, "pair");
+  auto [first, second] = rotate(pairs[0], pairs[1], e.Unsqueeze(cos, {-1}, "cos_pairs"),
+                                e.Unsqueeze(sin, {-1}, "sin_pairs"));
+  return e.Reshape(e.Op("Concat", {first, second}, "rotated_pairs", {IntAttribute("axis", -1)}),
+                   {0, 0, 0, 2 * half}, "rotated");
+}
+
 // RotaryEmbedding(input, position_ids, cos_cache, sin_cache) -> output, input [B, S, hidden]
 // or [B, N, S, head], caches [max_position, R / 2] (R: rotary_embedding_dim, else the head
 // size), position_ids [B, S] or [1] (an offset added to 0..S-1).
@@ -67,28 +91,7 @@ Status ExpandRotaryEmbedding(const NodeView& v, Expansion* x) {
     rot = parts[0];
     pass = parts[1];
   }
-  // (a, b) -> (a cos - b sin, b cos + a sin) for each rotated pair.
-  auto rotate = [&](const std::string& a, const std::string& b, const std::string& c,
-                    const std::string& s) {
-    const std::string first =
-        e.Op("Sub", {e.Op("Mul", {a, c}, "a_cos"), e.Op("Mul", {b, s}, "b_sin")}, "rotated_first");
-    const std::string second =
-        e.Op("Add", {e.Op("Mul", {b, c}, "b_cos"), e.Op("Mul", {a, s}, "a_sin")}, "rotated_second");
-    return std::pair{first, second};
-  };
-  std::string rotated;
-  if (v.IntAttr("interleaved", 0) == 0) {
-    auto halves = e.Split(rot, -1, {half, half}, 2, "halves");
-    auto [first, second] = rotate(halves[0], halves[1], cos, sin);
-    rotated = e.Op("Concat", {first, second}, "rotated", {IntAttribute("axis", -1)});
-  } else {  // pairs (x[2i], x[2i+1]): [..., half, 2]
-    auto pairs = e.Split(e.Reshape(rot, {0, 0, 0, half, 2}, "pairs"), -1, {1, 1}, 2, "pair");
-    auto [first, second] = rotate(pairs[0], pairs[1], e.Unsqueeze(cos, {-1}, "cos_pairs"),
-                                  e.Unsqueeze(sin, {-1}, "sin_pairs"));
-    rotated =
-        e.Reshape(e.Op("Concat", {first, second}, "rotated_pairs", {IntAttribute("axis", -1)}),
-                  {0, 0, 0, rotary}, "rotated");
-  }
+  std::string rotated = Rotate(e, rot, cos, sin, half, v.IntAttr("interleaved", 0) != 0);
   if (!pass.empty())
     rotated = e.Op("Concat", {rotated, pass}, "with_pass", {IntAttribute("axis", -1)});
   if (bsnh) {

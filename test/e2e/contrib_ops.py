@@ -34,7 +34,11 @@ def run(cmd, check=True):
 def shape_args(spec):
     args = []
     for name, i in spec["inputs"].items():
+        if name in spec.get("input_values", {}):
+            continue
         args += ["--input-shape", f"{name}=" + "x".join(str(d) for d in i["shape"])]
+    for name, value in spec.get("input_values", {}).items():
+        args += ["--input-value", f"{name}={value}"]
     return args
 
 
@@ -91,7 +95,11 @@ def check_cuda(ortc, emulator, models, work, spec, precisions):
         raise SystemExit(f"FAILED: CUDA compile of {name}\n{r.stdout}")
     for precision in precisions:
         args = [emulator, model, "--precision", precision]
+        for name, value in spec.get("input_values", {}).items():
+            args += ["--input-value", f"{name}={value}"]
         for k, i in spec["inputs"].items():
+            if k in spec.get("input_values", {}):
+                continue
             args.append(f"{k}=" + "x".join(str(d) for d in i["shape"]))
             if i["int_range"]:
                 args += ["--int-range", f"{k}={i['int_range'][0]}:{i['int_range'][1]}"]

@@ -36,6 +36,7 @@ class Model:
         self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
         self.feeds, self.int_ranges, self.contrib = {}, {}, 0
         self.one_cuda_group, self.reference = True, "ort"
+        self.input_values = {}  # scalar inputs the CUDA checks fix with --input-value
 
     def weight(self, name, shape, scale=None):
         scale = scale if scale is not None else 1 / np.sqrt(shape[0])
@@ -83,6 +84,7 @@ class Model:
             "reference": self.reference if not expected else "numpy",
             "contrib_nodes": self.contrib,
             "one_cuda_group": self.one_cuda_group,
+            "input_values": self.input_values,
         })
 
 
@@ -406,6 +408,46 @@ def matmul_nbits(out, manifest):
         m.save(out, manifest)
 
 
+def group_query_attention(out, manifest):
+    """com.microsoft GroupQueryAttention as GenAI's decoders write it, one sequence: a prefill
+    without past; a decode step with a past cache and rotary embedding; packed QKV over a past
+    buffer longer than its valid rows (total_sequence_length says how many are valid)."""
+    KV, D, positions = 1, 16, 32  # ONNX Runtime's rotary wants heads of a multiple of 16
+    inv = 1.0 / 10000 ** (np.arange(D // 2, dtype=np.float64) / (D // 2))
+    ang = np.arange(positions)[:, None] * inv[None, :]
+    cases = (("gqa_prefill", S, 0, 0, False, False),
+             ("gqa_decode_rotary", 1, S - 1, S - 1, True, False),
+             ("gqa_packed_past_buffer", 3, 12, 5, False, True))
+    for name, q_len, buffer, valid, rotary, packed in cases:
+        m = Model(name)
+        total = valid + q_len
+        if packed:
+            inputs = [m.input("qkv", [1, q_len, (N + 2 * KV) * D]), "", ""]
+        else:
+            inputs = [m.input("q", [1, q_len, N * D]), m.input("k", [1, q_len, KV * D]),
+                      m.input("v", [1, q_len, KV * D])]
+        if buffer:
+            inputs += [m.input("past_key", [1, KV, buffer, D]), m.input("past_value", [1, KV, buffer, D])]
+        else:
+            inputs += ["", ""]
+        inputs += [m.input("seqlens_k", [1], TensorProto.INT32, np.array([total - 1], np.int32)),
+                   m.input("total_sequence_length", [], TensorProto.INT32, np.array(total, np.int32))]
+        attrs = dict(num_heads=N, kv_num_heads=KV)
+        if rotary:
+            m.inits += [numpy_helper.from_array(np.cos(ang).astype(np.float32), "cos"),
+                        numpy_helper.from_array(np.sin(ang).astype(np.float32), "sin")]
+            inputs += ["cos", "sin"]
+            attrs["do_rotary"] = 1
+        m.node("GroupQueryAttention", inputs, ["y", "present_key", "present_value"], "GroupQueryAttention_0",
+               MS, **attrs)
+        for o in ("y", "present_key", "present_value"):
+            m.output(o)
+        # total_sequence_length decides the present caches' length: CUDA takes it once
+        # --input-value fixes it.
+        m.input_values = {"total_sequence_length": total}
+        m.save(out, manifest)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     manifest = []
@@ -415,6 +457,7 @@ def main(out):
     simplified_layer_norm(out, manifest)
     rotary_embedding(out, manifest)
     matmul_nbits(out, manifest)
+    group_query_attention(out, manifest)
     attention(out, manifest)
     multi_head_attention(out, manifest)
     bert_like(out, manifest, "bert_like", 17)
