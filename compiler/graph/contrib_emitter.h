@@ -47,6 +47,9 @@ struct SharedState {
   std::map<std::string, std::string> float_counts;
   std::unordered_set<std::string> generated_nodes;  // names of every node an expansion wrote
   std::unordered_set<std::string> generated_initializers;
+  // Values an expanded node or a removed one read: a node producing only unread ones of these
+  // has lost its last reader to the expansion and goes too.
+  std::unordered_set<std::string> dropped_reads;
 };
 
 // One contrib node as an expansion sees it.

@@ -40,14 +40,13 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   if (rotary && (!v.Has(7) || !v.Has(8)))
     return v.Invalid("do_rotary needs cos_cache and sin_cache");
   const Facts cache = rotary ? v.InFacts(7) : Facts{};
-  const bool known = q.rank_known && q.rank() == 3 && q.Dim(2) > 0 && q.Dim(0) > 0 &&
+  const bool known = q.rank_known && q.rank() == 3 && q.Dim(2) > 0 &&
                      (!rotary || (cache.rank_known && cache.Dim(1) > 0));
   if (!known) {
     if (!v.force()) return Status::Ok();  // shapes may come in a later round
-    return v.Unsupported("query of unknown shape, or a dynamic batch",
-                         "give static shapes with --input-shape");
+    return v.Unsupported("query of unknown rank or width", "give static shapes with --input-shape");
   }
-  if (q.Dim(0) != 1)
+  if (q.Dim(0) > 1)
     return v.Unsupported("batch " + std::to_string(q.Dim(0)) +
                              " (each row's own length, seqlens_k, is supported for one sequence)",
                          "run one sequence at a time (batch 1)");
@@ -61,6 +60,15 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   Emitter& e = x->Begin(t);
 
   std::string query = v.In(0), key = v.In(1), value = v.In(2);
+  if (q.Dim(0) != 1) {
+    // A batch decided at run time must be 1: the query is reshaped to [1, S, width], which
+    // fails at run time for a larger batch rather than mixing its rows.
+    const std::string shape = e.Op("Concat",
+                                   {e.Int64s("one_row", {1}), e.DimOf(query, 1, false, "rows_of_q"),
+                                    e.Int64s("width", {q.Dim(2)})},
+                                   "batch_one_shape", {IntAttribute("axis", 0)});
+    query = e.Op("Reshape", {query, shape}, "batch_one");
+  }
   if (!v.Has(1)) {
     auto parts = e.Split(query, -1, {heads * head, kv_heads * head, kv_heads * head}, 3, "qkv");
     query = parts[0], key = parts[1], value = parts[2];

@@ -56,8 +56,10 @@ void ApplyEdits(onnx::GraphProto* g,
 }
 
 // Drops expansion nodes whose outputs nothing reads (e.g. EmbedLayerNormalization's int32
-// mask_index once every Attention reads the float count), then their unread initializers.
-void RemoveUnread(onnx::GraphProto* g, const contrib::SharedState& state) {
+// mask_index once every Attention reads the float count), and the model's own nodes that only
+// fed what an expansion no longer reads (GenAI's seqlens_k computation, which
+// GroupQueryAttention's expansion has no use for), then their unread initializers.
+void RemoveUnread(onnx::GraphProto* g, contrib::SharedState& state) {
   bool removed = true;
   while (removed) {
     removed = false;
@@ -67,11 +69,14 @@ void RemoveUnread(onnx::GraphProto* g, const contrib::SharedState& state) {
     for (const auto& o : g->output()) reads[o.name()]++;
     google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
     for (auto& n : *g->mutable_node()) {
-      bool read = !state.generated_nodes.count(n.name());
+      bool fed_dropped = false;
+      for (const auto& o : n.output()) fed_dropped = fed_dropped || state.dropped_reads.count(o);
+      bool read = !state.generated_nodes.count(n.name()) && !fed_dropped;
       for (const auto& o : n.output()) read = read || reads.count(o);
       if (read) {
         *kept.Add() = std::move(n);
       } else {
+        for (const auto& in : n.input()) state.dropped_reads.insert(in);
         removed = true;
       }
     }
@@ -145,6 +150,7 @@ Status ExpandContribOps(Model* model, const std::function<Status()>& rebuild) {
       if (!e) continue;  // waits for the next round's shapes
       for (const auto& node : e->nodes()) state.generated_nodes.insert(node.name());
       for (const auto& t : e->initializers()) state.generated_initializers.insert(t.name());
+      for (const auto& in : n.proto->input()) state.dropped_reads.insert(in);
       model->expanded_nodes.push_back({n.name, n.op_type});
       edits[n.proto] = std::move(e->nodes());
       for (auto& t : e->initializers()) initializers.push_back(std::move(t));

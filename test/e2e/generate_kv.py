@@ -9,9 +9,16 @@
 3. The pair compiled as one `--share-weights` group for the CPU (two ctx models, one binary,
    every weight stored once) gives the same tokens, and the JSON report has the fields
    schemas/cli_reports.md lists.
-4. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
+4. The same decoder in ONNX Runtime GenAI's form (kv_genai.onnx: one model for every step with
+   GroupQueryAttention, RotaryEmbedding inside it, SimplifiedLayerNormalization,
+   SkipSimplifiedLayerNormalization, MatMulNBits 4-bit weights), compiled for the CPU: the same
+   tokens as ONNX Runtime, starting from empty caches.
+5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step, the
+   GenAI model) compiles as one CUDA group, and its CUDA program agrees with the CPU runtime in
+   the host emulator at fp32 and fp16 (skipped with a note without NVRTC).
+6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
    prompt that is not a list of ids.
-Usage: generate_kv.py ORTC_BINARY WORK_DIR
+Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY]
 Exit 77 (skip) when onnxruntime-node is not installed.
 """
 import json
@@ -35,9 +42,10 @@ def run(cmd, ok=True):
     return r
 
 
-def ort_tokens(prefill, decode, prompt):
+def ort_tokens(prefill, decode, prompt, empty_cache=None):
+    extra = [",".join(map(str, empty_cache))] if empty_cache else []
     out = run(["node", os.path.join(ROOT, "test", "reference", "ort_generate.js"), prefill, decode,
-               ",".join(map(str, prompt)), str(NEW_TOKENS)]).stdout
+               ",".join(map(str, prompt)), str(NEW_TOKENS)] + extra).stdout
     return json.loads(out)["tokens"]
 
 
@@ -65,7 +73,43 @@ def ortc_generate(ortc, prefill, decode, prompt):
     return report
 
 
-def main(ortc, work):
+def check_cuda(ortc, emulator, work):
+    """Each graph at one decode step's shapes (prompt of 8, then a step at length 9): one CUDA
+    group, and the emulator against the CPU runtime at fp32 and fp16."""
+    def cache(names, past, kv, head):
+        return {n: [1, kv, past, head] for n in names}
+
+    hf_cache = [f"past_{kind}_{i}" for i in range(2) for kind in ("key", "value")]
+    genai_cache = [f"past_key_values.{i}.{kind}" for i in range(2) for kind in ("key", "value")]
+    graphs = (("kv_prefill", {"input_ids": [1, 8], "attention_mask": [1, 8], "position_ids": [1, 8]}),
+              ("kv_decode", {"input_ids": [1, 1], "attention_mask": [1, 9], "position_ids": [1, 1],
+                             **cache(hf_cache, 8, 2, 8)}),
+              ("kv_genai", {"input_ids": [1, 1], "attention_mask": [1, 9], **cache(genai_cache, 8, 2, 16)}))
+    for name, shapes in graphs:
+        model = os.path.join(work, name + ".onnx")
+        shape_args = [a for n, d in shapes.items() for a in ("--input-shape", f"{n}=" + "x".join(map(str, d)))]
+        r = run([ortc, "compile", model, "--ep", "cuda,cpu", "--max-partitions", "1", "--target-arch", "sm_80",
+                 "-o", os.path.join(work, "cuda_" + name) + "/", "--json"] + shape_args, ok=False)
+        if "NVRTC (CUDA toolkit runtime compiler) not found" in r.stdout:
+            print("note: NVRTC is not available: the CUDA checks are skipped")
+            return
+        assert r.returncode == 0, r.stdout
+        report = json.loads(r.stdout)
+        cuda = [b for b in report["backends"] if b["name"] == "cuda"][0]
+        cpu = [b for b in report["backends"] if b["name"] == "cpu"][0]
+        assert cuda["groups"] == 1 and cpu["groups"] == 0, report["backends"]
+        for precision in ("fp32", "fp16"):
+            args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
+                    "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]
+            if "position_ids" in shapes:
+                args += ["--int-range", f"position_ids={shapes['attention_mask'][1] - shapes['input_ids'][1]}:"
+                         f"{shapes['attention_mask'][1] - 1}"]
+            e = run(args, ok=False)
+            assert e.returncode == 0, f"{name} emulated at {precision}: exit {e.returncode}\n{e.stdout}"
+        print(f"{name}: one CUDA group at a decode step's shapes; emulated at fp32 and fp16")
+
+
+def main(ortc, work, emulator=None):
     if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
         print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
         return 77
@@ -98,9 +142,22 @@ def main(ortc, work):
         print(f"prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's (plain and "
               f"compiled), {len(set(want))} distinct; decode {got['decode_ms_per_token']:.3f} ms/token")
 
+    genai = os.path.join(work, "kv_genai.onnx")
+    run([ortc, "compile", genai, "--ep", "cpu", "-o", os.path.join(work, "genai") + "/", "-q"])
+    genai_ctx = os.path.join(work, "genai", "kv_genai_ctx.onnx")
+    for prompt in PROMPTS:
+        want = ort_tokens(genai, genai, prompt, empty_cache=[1, 2, 0, 16])
+        got = ortc_generate(ortc, genai_ctx, genai_ctx, prompt)
+        assert got["tokens"] == want, f"GenAI form, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        print(f"GenAI form, prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's, "
+              f"{len(set(want))} distinct")
+
+    if emulator:
+        check_cuda(ortc, emulator, work)
+
     swapped = run([ortc, "generate", decode, prefill, "--prompt-ids", "1,2"], ok=False)
     assert swapped.returncode not in (0, 1) and swapped.returncode < 128, swapped
-    assert "cache input 'past_key_0'" in swapped.stdout, swapped.stdout
+    assert "the decode model has no past_* input" in swapped.stdout, swapped.stdout
     bad = run([ortc, "generate", prefill, decode, "--prompt-ids", "1,x"], ok=False)
     assert bad.returncode == 2 and "not a token id" in bad.stdout, bad
     print("misuse: swapped models and a bad prompt are errors with a message")
@@ -108,4 +165,4 @@ def main(ortc, work):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    sys.exit(main(*sys.argv[1:4]))

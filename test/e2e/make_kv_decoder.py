@@ -13,7 +13,11 @@ residual; final RMSNorm and an untied LM head.
 Inputs:  input_ids [B, S] int64, attention_mask [B, P + S] int64, position_ids [B, S] int64,
          (decode only) past_key_<i>, past_value_<i> [B, KV_HEADS, P, HEAD_DIM] float32
 Outputs: logits [B, S, VOCAB], present_key_<i>, present_value_<i> [B, KV_HEADS, P + S, HEAD_DIM]
-Usage: make_kv_decoder.py OUT_DIR [--seed N]   (writes kv_prefill.onnx and kv_decode.onnx)
+The same architecture in ONNX Runtime GenAI's form (kv_genai.onnx, one model for every step,
+starting from empty caches): see build_genai.
+
+Usage: make_kv_decoder.py OUT_DIR [--seed N]   (writes kv_prefill.onnx, kv_decode.onnx and
+                                                kv_genai.onnx)
 """
 import argparse
 import os
@@ -32,10 +36,10 @@ class Graph:
     def __init__(self):
         self.nodes, self.inits, self.count = [], [], 0
 
-    def op(self, op_type, inputs, **attrs):
+    def op(self, op_type, inputs, domain="", **attrs):
         self.count += 1
         out = f"{op_type.lower()}_{self.count}"
-        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], domain=domain, **attrs))
         return out
 
     def const(self, name, value):
@@ -160,6 +164,101 @@ def build(with_past, p):
     return model
 
 
+# The GenAI form: ONNX Runtime GenAI's builder writes one model for every step, with
+# com.microsoft ops. Heads of 16 (ONNX Runtime's rotary in GroupQueryAttention wants a multiple
+# of 16).
+G_HIDDEN, G_HEADS, G_KV_HEADS, G_HEAD_DIM, G_FFN, G_BLOCK = 64, 4, 2, 16, 128, 32
+
+
+def quantize_4bit(w, rng):
+    """MatMulNBits' layout of w [K, N]: blocks of G_BLOCK along K per output column, symmetric
+    (zero point 8): B uint8 [N, blocks, G_BLOCK / 2], low nibble first, scales [N * blocks]."""
+    K, N = w.shape
+    cols = w.T.reshape(N, K // G_BLOCK, G_BLOCK)
+    scale = np.maximum(np.abs(cols).max(-1), 1e-6) / 7
+    q = (np.clip(np.round(cols / scale[..., None]), -8, 7) + 8).astype(np.uint8)
+    return (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8), scale.astype(np.float32).reshape(-1)
+
+
+def build_genai(seed):
+    """input_ids [B, S], attention_mask [B, T], past_key_values.<i>.key/value [B, KV, P, H] ->
+    logits, present.<i>.key/value: SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization,
+    MatMulNBits 4-bit projections, GroupQueryAttention with rotary (seqlens_k and
+    total_sequence_length computed from the attention mask, as GenAI's models do)."""
+    rng = np.random.default_rng(seed)
+    g = Graph()
+
+    def w(*shape, scale=0.2):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    def linear(x, name, k, n):
+        packed, scales = quantize_4bit(w(k, n), rng)
+        g.const(name + ".qweight", packed)
+        g.const(name + ".scales", scales)
+        return g.op("MatMulNBits", [x, name + ".qweight", name + ".scales"], domain="com.microsoft",
+                    K=k, N=n, bits=4, block_size=G_BLOCK)
+
+    g.const("embed", w(VOCAB, G_HIDDEN, scale=1.0))
+    inv = 1.0 / THETA ** (np.arange(0, G_HEAD_DIM, 2, dtype=np.float64) / G_HEAD_DIM)
+    ang = np.arange(MAX_POSITIONS, dtype=np.float64)[:, None] * inv[None, :]
+    g.const("cos_cache", np.cos(ang).astype(np.float32))
+    g.const("sin_cache", np.sin(ang).astype(np.float32))
+    g.const("one", np.array(1, np.int64))
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total_sequence"])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", VOCAB])]
+    seqlens = g.op("Cast", [g.op("Sub", [g.op("ReduceSum", ["attention_mask", g.const("ax1", np.array([1]))],
+                                               keepdims=0), "one"])], to=TensorProto.INT32)
+    total = g.op("Cast", [g.op("Gather", [g.op("Shape", ["attention_mask"]), "one"])], to=TensorProto.INT32)
+    x = g.op("Gather", ["embed", "input_ids"])
+    residual, h = x, None
+    for i in range(LAYERS):
+        norm = g.const(f"l{i}.in_norm", 1 + w(G_HIDDEN, scale=0.1))
+        if i == 0:
+            h = g.op("SimplifiedLayerNormalization", [x, norm], axis=-1, epsilon=EPS)
+        else:
+            g.count += 1
+            h, residual = f"norm_{g.count}", f"residual_{g.count}"
+            g.nodes.append(helper.make_node("SkipSimplifiedLayerNormalization", [x, residual_prev, norm],
+                                            [h, "", "", residual], domain="com.microsoft", epsilon=EPS))
+        past_k, past_v = f"past_key_values.{i}.key", f"past_key_values.{i}.value"
+        cache = ["batch", G_KV_HEADS, "past_sequence", G_HEAD_DIM]
+        inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, cache) for n in (past_k, past_v)]
+        present = ["batch", G_KV_HEADS, "total_sequence", G_HEAD_DIM]
+        outputs += [helper.make_tensor_value_info(f"present.{i}.{kind}", TensorProto.FLOAT, present)
+                    for kind in ("key", "value")]
+        q = linear(h, f"l{i}.q", G_HIDDEN, G_HEADS * G_HEAD_DIM)
+        k = linear(h, f"l{i}.k", G_HIDDEN, G_KV_HEADS * G_HEAD_DIM)
+        v = linear(h, f"l{i}.v", G_HIDDEN, G_KV_HEADS * G_HEAD_DIM)
+        g.count += 1
+        attn = f"attn_{g.count}"
+        g.nodes.append(helper.make_node(
+            "GroupQueryAttention", [q, k, v, past_k, past_v, seqlens, total, "cos_cache", "sin_cache"],
+            [attn, f"present.{i}.key", f"present.{i}.value"], domain="com.microsoft", num_heads=G_HEADS,
+            kv_num_heads=G_KV_HEADS, do_rotary=1))
+        o = linear(attn, f"l{i}.o", G_HEADS * G_HEAD_DIM, G_HIDDEN)
+        g.count += 1
+        h2, residual2 = f"norm_{g.count}", f"residual_{g.count}"
+        g.nodes.append(helper.make_node("SkipSimplifiedLayerNormalization",
+                                        [o, residual, g.const(f"l{i}.post_norm", 1 + w(G_HIDDEN, scale=0.1))],
+                                        [h2, "", "", residual2], domain="com.microsoft", epsilon=EPS))
+        gate = linear(h2, f"l{i}.gate", G_HIDDEN, G_FFN)
+        act = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
+        x = linear(g.op("Mul", [act, linear(h2, f"l{i}.up", G_HIDDEN, G_FFN)]), f"l{i}.down", G_FFN, G_HIDDEN)
+        residual_prev = residual2
+    g.count += 1
+    final = f"norm_{g.count}"
+    g.nodes.append(helper.make_node("SkipSimplifiedLayerNormalization",
+                                    [x, residual_prev, g.const("final_norm", 1 + w(G_HIDDEN, scale=0.1))],
+                                    [final], domain="com.microsoft", epsilon=EPS))
+    g.nodes.append(helper.make_node("MatMul", [final, g.const("lm_head", w(G_HIDDEN, VOCAB))], ["logits"]))
+    graph = helper.make_graph(g.nodes, "kv_genai", inputs, outputs, g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir")
@@ -169,6 +268,7 @@ def main():
     p = weights(args.seed)
     for name, with_past in (("kv_prefill", False), ("kv_decode", True)):
         onnx.save(build(with_past, p), os.path.join(args.out_dir, name + ".onnx"))
+    onnx.save(build_genai(args.seed), os.path.join(args.out_dir, "kv_genai.onnx"))
     print(args.out_dir)
 
 

@@ -1,7 +1,11 @@
 // Greedy generation with ONNX Runtime (onnxruntime-node) over a prefill and a decode graph in
 // the Hugging Face KV-cache form: the reference side of ortc generate's tests.
 // Usage: node ort_generate.js PREFILL.onnx DECODE.onnx PROMPT_IDS(1,2,3) MAX_NEW_TOKENS
-// Prints {"tokens": [...]} (the new tokens, argmax of the last logits each step).
+//        [EMPTY_CACHE_SHAPE(1,2,0,16)]
+// PREFILL and DECODE may be one model with past inputs (ONNX Runtime GenAI's form): the prefill
+// then gets empty caches of EMPTY_CACHE_SHAPE. Past inputs are fed from the present outputs of
+// the same name after the prefix (past_key_0 <- present_key_0, past_key_values.0.key <-
+// present.0.key). Prints {"tokens": [...]} (the new tokens, argmax of the last logits each step).
 'use strict';
 const ort = require('onnxruntime-node');
 
@@ -18,18 +22,30 @@ function argmaxLast(logits) {
   return best;
 }
 
+function presentFor(past) {
+  if (past.startsWith('past_key_values.')) return 'present.' + past.slice('past_key_values.'.length);
+  return past.replace(/^past_/, 'present_');
+}
+
 async function main() {
-  const [prefillPath, decodePath, promptText, maxText] = process.argv.slice(2);
+  const [prefillPath, decodePath, promptText, maxText, emptyText] = process.argv.slice(2);
   const prompt = promptText.split(',').map(Number);
   const maxNew = Number(maxText);
   const prefill = await ort.InferenceSession.create(prefillPath);
   const decode = await ort.InferenceSession.create(decodePath);
   const positions = prompt.map((_, i) => i);
-  let out = await prefill.run({
+  const first = {
     input_ids: int64(prompt, [1, prompt.length]),
     attention_mask: int64(prompt.map(() => 1), [1, prompt.length]),
     position_ids: int64(positions, [1, prompt.length]),
-  });
+  };
+  for (const name of prefill.inputNames) {
+    if (name.startsWith('past')) {
+      first[name] = new ort.Tensor('float32', new Float32Array(0), emptyText.split(',').map(Number));
+    }
+  }
+  for (const name of Object.keys(first)) if (!prefill.inputNames.includes(name)) delete first[name];
+  let out = await prefill.run(first);
   const tokens = [argmaxLast(out.logits)];
   let length = prompt.length;
   while (tokens.length < maxNew) {
@@ -39,8 +55,9 @@ async function main() {
       position_ids: int64([length], [1, 1]),
     };
     for (const name of decode.inputNames) {
-      if (name.startsWith('past_')) feeds[name] = out[name.replace(/^past_/, 'present_')];
+      if (name.startsWith('past')) feeds[name] = out[presentFor(name)];
     }
+    for (const name of Object.keys(feeds)) if (!decode.inputNames.includes(name)) delete feeds[name];
     out = await decode.run(feeds);
     tokens.push(argmaxLast(out.logits));
     length += 1;

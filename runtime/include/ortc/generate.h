@@ -3,6 +3,8 @@
 // returns logits and present_* key/value tensors; the decode graph takes one new token and the
 // past_* tensors, which are the previous step's present_* outputs of the same name after the
 // prefix ("past_key_0" <- "present_key_0", "past_key_values.0.key" <- "present.0.key").
+// One model with past inputs may serve as both (ONNX Runtime GenAI's form): the prefill then
+// starts from empty caches (batch 1, length 0).
 #pragma once
 
 #include <cstdint>

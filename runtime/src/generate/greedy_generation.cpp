@@ -20,6 +20,26 @@ bool HasInput(const Session& s, const std::string& name) {
   return std::any_of(in.begin(), in.end(), [&](const TensorInfo& i) { return i.name == name; });
 }
 
+bool IsPast(const TensorInfo& in) {
+  return in.name.rfind("past", 0) == 0;
+}
+
+// A cache input of no rows yet: batch 1, every other run-time size 0 (the cache's length).
+Result<Tensor> EmptyCache(const TensorInfo& in) {
+  std::vector<int64_t> shape = in.shape;
+  int dynamic = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] >= 0) continue;
+    shape[i] = i == 0 ? 1 : 0;
+    dynamic += i != 0;
+  }
+  if (dynamic != 1 || in.dtype == DataType::kUndefined)
+    return InvalidArgument("the prefill model's cache input '" + in.name +
+                           "' needs exactly one run-time size besides the batch (its length) to "
+                           "start empty; give a prefill model without past inputs");
+  return Tensor::Allocate(in.dtype, shape);
+}
+
 Tensor Int64Row(const std::vector<int64_t>& values) {
   return Tensor::FromBytes(DataType::kInt64, {1, static_cast<int64_t>(values.size())},
                            values.data(), values.size() * sizeof(int64_t));
@@ -90,11 +110,11 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
   for (const Session* s : {&prefill, &decode})
     if (!HasInput(*s, "input_ids"))
       return InvalidArgument("a model has no input named 'input_ids'");
-  for (const auto& in : prefill.inputs())
-    if (in.name.rfind("past", 0) == 0)
-      return InvalidArgument(
-          "the prefill model has the cache input '" + in.name +
-          "': give the model without past inputs first, the decode model second");
+  const auto& decode_inputs = decode.inputs();
+  if (std::none_of(decode_inputs.begin(), decode_inputs.end(), IsPast))
+    return InvalidArgument(
+        "the decode model has no past_* input: give the model without past inputs first (or one "
+        "model with past inputs for both steps), the decode model second");
   // Every past input of the decode graph must be fed by a present output of both graphs.
   for (const Session* s : {&prefill, &decode}) {
     std::vector<std::string> fed;
@@ -109,7 +129,15 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
     }
   }
   GenerationResult r;
+  // A prefill model with past inputs (one model for both steps, as ONNX Runtime GenAI exports
+  // it) starts from empty caches.
   std::map<std::string, Tensor> cache;
+  for (const auto& in : prefill.inputs()) {
+    if (!IsPast(in)) continue;
+    auto empty = EmptyCache(in);
+    if (!empty.ok()) return empty.status();
+    cache[in.name] = *empty;
+  }
   auto start = Clock::now();
   auto logits = Step(prefill, TokenFeeds(prefill, prompt, 0), &cache);
   if (!logits.ok()) return Status(logits.status().code(), "prefill: " + logits.status().message());
