@@ -137,15 +137,43 @@ CapabilityTable BuildTable() {
 
 // Small integer vectors are shape arithmetic (Shape -> Slice -> Concat -> Reshape chains):
 // the CPU computes them; a device round trip would cost more than the op.
+bool IsIntVector(const graph::Graph& g, int v) {
+  if (v < 0) return false;
+  const auto& info = g.values[v].info;
+  const bool integer = info.dtype == TensorProto::INT64 || info.dtype == TensorProto::INT32;
+  return integer && info.shape.rank_known && info.shape.dims.size() <= 1;
+}
+
+// Whether a 0-D or 1-D integer value is data rather than shape arithmetic: a graph input (a
+// length per row, such as GroupQueryAttention's seqlens_k) or computed from one or from a
+// tensor of rank 2 or more (a mask's row sums), never from a Shape or Size. Shape arithmetic
+// stays on the CPU (folded at static shapes); data is device work like any other.
+bool IsDataVector(const graph::Graph& g, int v, int depth = 0) {
+  const auto& value = g.values[v];
+  if (value.initializer >= 0 || depth > 32) return false;
+  if (value.producer < 0) return true;  // a graph input
+  const graph::Node& p = g.nodes[value.producer];
+  if (p.op_type == "Shape" || p.op_type == "Size" || p.op_type == "Range" ||
+      p.op_type == "ConstantOfShape" || !p.domain.empty() || p.has_subgraphs)
+    return false;
+  bool data = false;
+  for (int in : p.inputs) {
+    if (in < 0 || g.values[in].initializer >= 0) continue;
+    const auto& shape = g.values[in].info.shape;
+    if (!IsIntVector(g, in)) {
+      data = data || (shape.rank_known && shape.dims.size() >= 2);
+      continue;
+    }
+    if (!IsDataVector(g, in, depth + 1)) return false;
+    data = true;
+  }
+  return data;
+}
+
 bool IsShapeVector(const graph::Graph& g, const graph::Node& node) {
-  auto is_int_vector = [&](int v) {
-    if (v < 0) return false;
-    const auto& info = g.values[v].info;
-    const bool integer = info.dtype == TensorProto::INT64 || info.dtype == TensorProto::INT32;
-    return integer && info.shape.rank_known && info.shape.dims.size() <= 1;
-  };
-  return (!node.inputs.empty() && is_int_vector(node.inputs[0])) ||
-         (!node.outputs.empty() && is_int_vector(node.outputs[0]));
+  auto shape_vector = [&](int v) { return IsIntVector(g, v) && !IsDataVector(g, v); };
+  return (!node.inputs.empty() && shape_vector(node.inputs[0])) ||
+         (!node.outputs.empty() && shape_vector(node.outputs[0]));
 }
 
 // "" when every input and output has a static shape, else the refusal naming the first

@@ -78,49 +78,66 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   };
   std::string qh = to_heads(query, heads, "q"), kh = to_heads(key, kv_heads, "k"),
               vh = to_heads(value, kv_heads, "v");
-  // Positions of the new rows: past = total - S, then past .. total - 1, as a [1, S] row.
+  // The new rows' positions: the valid past is seqlens_k + 1 - S rows (ONNX Runtime's rule;
+  // total_sequence_length only sizes the present cache), then past .. past + S - 1.
   const std::string seq = e.DimOf(query, 1, true, "seq_len");
   const std::string total = e.Reshape(e.Cast(v.In(6), T::INT64, "total_int64"), {}, "total");
-  const std::string past = e.Op("Sub", {total, seq}, "past_len");
+  // Values derived from seqlens_k are kept 2-D or more ([1, 1]): device work, where 0-D and 1-D
+  // integers count as shape arithmetic and stay on the CPU.
+  const std::string seqlen = e.Reshape(e.Cast(v.In(5), T::INT64, "seqlen_int64"), {1, 1}, "seqlen");
+  const std::string past =
+      e.Op("Sub", {e.Op("Add", {seqlen, e.ScalarOf("plus_one", T::INT64, 1)}, "valid"), seq},
+           "past_len");  // [1, 1]
   const std::string rows =
       e.Op("Range", {e.ScalarOf("zero", T::INT64, 0), seq, e.ScalarOf("one", T::INT64, 1)}, "rows");
-  const std::string positions = e.Op("Add", {rows, past}, "positions");  // [S]
+  const std::string positions = e.Op("Add", {past, rows}, "positions");  // [1, S]
   if (rotary) {
     auto table = [&](size_t input, const std::string& tag) {  // [1, 1, S, H / 2]
       return e.Unsqueeze(
-          e.Op("Gather", {v.In(input), positions}, tag + "_rows", {IntAttribute("axis", 0)}),
-          {0, 1}, tag);
+          e.Op("Gather", {v.In(input), positions}, tag + "_rows", {IntAttribute("axis", 0)}), {1},
+          tag);
     };
     const std::string cos = table(7, "cos"), sin = table(8, "sin");
     const bool interleaved = v.IntAttr("rotary_interleaved", 0) != 0;
     qh = Rotate(e, qh, cos, sin, head / 2, interleaved);
     kh = Rotate(e, kh, cos, sin, head / 2, interleaved);
   }
-  // The valid cache: past[:, :, :past_len] ++ new rows. The present output is that, padded
-  // with zeros to the past buffer's length when the buffer is longer (ONNX Runtime's present
-  // has max(buffer, total) rows).
+  // The present cache has max(buffer, total) rows (static when both are, so one compiled graph
+  // serves every step of a fixed-size cache): row r is the past's while r < past_len, new row
+  // r - past_len for the next S rows, zero after (as ONNX Runtime writes a cache it does not
+  // share). Without a past, the new rows are the cache.
+  std::string cache_rows, row_index;  // [L], [1, 1, L, 1]
+  if (v.Has(3)) {
+    cache_rows = e.Op("Max", {e.DimOf(v.In(3), 2, true, "buffer"), total}, "cache_rows");
+    row_index = e.Reshape(
+        e.Op("Range",
+             {e.ScalarOf("row_zero", T::INT64, 0), cache_rows, e.ScalarOf("row_one", T::INT64, 1)},
+             "cache_row_range"),
+        {1, 1, -1, 1}, "cache_row");
+  }
   auto present = [&](size_t past_input, const std::string& fresh, size_t out,
                      const std::string& tag) {
     if (!v.Has(past_input)) return e.Op("Identity", {fresh}, tag, {}, v.Out(out));
-    const std::string kept =
-        e.Op("Slice",
-             {v.In(past_input), e.Int64s(tag + "_start", {0}), e.Unsqueeze(past, {0}, tag + "_end"),
-              e.Int64s(tag + "_axis", {2})},
-             tag + "_past");
-    const std::string valid =
-        e.Op("Concat", {kept, fresh}, tag + "_valid", {IntAttribute("axis", 2)});
     const std::string spare = e.Op(
-        "Max",
-        {e.Op("Sub", {e.DimOf(v.In(past_input), 2, true, tag + "_buffer"), total}, tag + "_beyond"),
-         e.ScalarOf(tag + "_none", T::INT64, 0)},
-        tag + "_spare");
+        "Sub", {cache_rows, e.DimOf(v.In(past_input), 2, true, tag + "_buffer")}, tag + "_spare");
     const std::string pads =
         e.Op("Concat",
              {e.Int64s(tag + "_pads_head", {0, 0, 0, 0, 0, 0}),
               e.Unsqueeze(spare, {0}, tag + "_pad_rows"), e.Int64s(tag + "_pads_tail", {0})},
              tag + "_pads", {IntAttribute("axis", 0)});
-    e.Op("Pad", {valid, pads}, tag, {}, v.Out(out));
-    return valid;
+    const std::string padded = e.Op("Pad", {v.In(past_input), pads}, tag + "_padded");
+    const std::string offset = e.Op("Sub", {row_index, past}, tag + "_offset");  // [1, 1, L, 1]
+    // New row r - past_len at row r, as a one-hot [L, S] product: exact (one term of 1 each),
+    // and no integer gather (zero rows where no new row lands).
+    const std::string one_hot = e.Cast(
+        e.Op("Equal", {offset, e.Reshape(rows, {1, 1, 1, -1}, tag + "_new_index")}, tag + "_lands"),
+        e.dtype(), tag + "_one_hot");
+    const std::string placed = e.Op("MatMul", {one_hot, fresh}, tag + "_placed");
+    const std::string kept =
+        e.Op("Where",
+             {e.Op("Less", {row_index, past}, tag + "_is_past"), padded, e.Scalar(tag + "_z", 0)},
+             tag + "_kept");
+    return e.Op("Add", {kept, placed}, tag, {}, v.Out(out));
   };
   const std::string k_all = present(3, kh, 1, "present_key"),
                     v_all = present(4, vh, 2, "present_value");
@@ -147,13 +164,15 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
            {e.Op("MatMul", {qh, e.Transpose(repeat(k_all, "k_rep"), {0, 1, 3, 2}, "k_t")}, "qk"),
             e.Scalar("scale", s)},
            "scores");
-  // Causal: key j is visible to the query at position p when j <= p.
-  const std::string keys = e.Op(
-      "Range", {e.ScalarOf("key_zero", T::INT64, 0), total, e.ScalarOf("key_one", T::INT64, 1)},
-      "key_positions");
+  // Causal: key j is visible to the query at position p when j <= p (rows past the valid ones
+  // are never visible).
+  const std::string keys = e.Op("Range",
+                                {e.ScalarOf("key_zero", T::INT64, 0), v.Has(3) ? cache_rows : seq,
+                                 e.ScalarOf("key_one", T::INT64, 1)},
+                                "key_positions");
   const std::string visible =
       e.Op("LessOrEqual",
-           {e.Unsqueeze(keys, {0}, "key_row"), e.Unsqueeze(positions, {1}, "query_column")},
+           {e.Unsqueeze(keys, {0}, "key_row"), e.Reshape(positions, {-1, 1}, "query_column")},
            "visible");  // [S, T]
   const std::string lowest =
       e.Scalar("lowest", t == T::FLOAT16 ? -65504.0 : -3.4028234663852886e38);

@@ -4,7 +4,9 @@
 // past_* tensors, which are the previous step's present_* outputs of the same name after the
 // prefix ("past_key_0" <- "present_key_0", "past_key_values.0.key" <- "present.0.key").
 // One model with past inputs may serve as both (ONNX Runtime GenAI's form): the prefill then
-// starts from empty caches (batch 1, length 0).
+// starts from empty caches (batch 1, length 0). A model compiled with a static attention_mask
+// [1, M] and caches of M rows (a fixed-size cache, one compiled graph for every step) gets the
+// mask padded with zeros to M and its caches passed back whole.
 #pragma once
 
 #include <cstdint>

@@ -24,7 +24,8 @@ bool IsPast(const TensorInfo& in) {
   return in.name.rfind("past", 0) == 0;
 }
 
-// A cache input of no rows yet: batch 1, every other run-time size 0 (the cache's length).
+// A cache input of no rows yet: batch 1, every other run-time size 0 (the cache's length); a
+// fixed-size cache (every size static) is zeros, its rows marked invalid by the mask.
 Result<Tensor> EmptyCache(const TensorInfo& in) {
   std::vector<int64_t> shape = in.shape;
   int dynamic = 0;
@@ -33,10 +34,10 @@ Result<Tensor> EmptyCache(const TensorInfo& in) {
     shape[i] = i == 0 ? 1 : 0;
     dynamic += i != 0;
   }
-  if (dynamic != 1 || in.dtype == DataType::kUndefined)
+  if (dynamic > 1 || in.dtype == DataType::kUndefined)
     return InvalidArgument("the prefill model's cache input '" + in.name +
-                           "' needs exactly one run-time size besides the batch (its length) to "
-                           "start empty; give a prefill model without past inputs");
+                           "' has more than one run-time size besides the batch; give a prefill "
+                           "model without past inputs");
   return Tensor::Allocate(in.dtype, shape);
 }
 
@@ -45,15 +46,38 @@ Tensor Int64Row(const std::vector<int64_t>& values) {
                            values.data(), values.size() * sizeof(int64_t));
 }
 
-// The feeds every step has: the new tokens, the mask over every position so far, their positions.
-std::vector<std::pair<std::string, Tensor>> TokenFeeds(const Session& s,
-                                                       const std::vector<int64_t>& tokens,
-                                                       int64_t first_position) {
+// The static length of a model's attention mask ([1, M]: a fixed-size cache of M positions), or
+// -1 when it is decided at run time.
+int64_t FixedMaskLength(const Session& s) {
+  for (const auto& in : s.inputs())
+    if (in.name == "attention_mask" && in.shape.size() == 2 && in.shape[1] > 0) return in.shape[1];
+  return -1;
+}
+
+// The feeds every step has: the new tokens, the mask over every position so far (ones, then
+// zeros up to a fixed-size cache's length), their positions.
+Result<std::vector<std::pair<std::string, Tensor>>> TokenFeeds(const Session& s,
+                                                               const std::vector<int64_t>& tokens,
+                                                               int64_t first_position) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{"input_ids", Int64Row(tokens)}};
   const int64_t total = first_position + static_cast<int64_t>(tokens.size());
-  if (HasInput(s, "attention_mask"))
-    feeds.emplace_back("attention_mask",
-                       Int64Row(std::vector<int64_t>(static_cast<size_t>(total), 1)));
+  for (const auto& in : s.inputs())
+    if (in.name == "input_ids" && in.shape.size() == 2 && in.shape[1] > 0 &&
+        in.shape[1] != static_cast<int64_t>(tokens.size()))
+      return InvalidArgument("the model was compiled for " + std::to_string(in.shape[1]) +
+                             " input tokens a run and this step has " +
+                             std::to_string(tokens.size()) +
+                             "; compile the prefill model at the prompt's length");
+  const int64_t fixed = FixedMaskLength(s);
+  if (fixed > 0 && total > fixed)
+    return InvalidArgument("the context is full: the model's cache holds " + std::to_string(fixed) +
+                           " positions; ask for fewer new tokens or "
+                           "compile with a longer attention_mask and cache");
+  if (HasInput(s, "attention_mask")) {
+    std::vector<int64_t> mask(static_cast<size_t>(fixed > 0 ? fixed : total), 0);
+    std::fill(mask.begin(), mask.begin() + total, 1);
+    feeds.emplace_back("attention_mask", Int64Row(mask));
+  }
   if (HasInput(s, "position_ids")) {
     std::vector<int64_t> positions(tokens.size());
     for (size_t i = 0; i < positions.size(); ++i)
@@ -139,7 +163,9 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
     cache[in.name] = *empty;
   }
   auto start = Clock::now();
-  auto logits = Step(prefill, TokenFeeds(prefill, prompt, 0), &cache);
+  auto first_feeds = TokenFeeds(prefill, prompt, 0);
+  if (!first_feeds.ok()) return first_feeds.status();
+  auto logits = Step(prefill, std::move(*first_feeds), &cache);
   if (!logits.ok()) return Status(logits.status().code(), "prefill: " + logits.status().message());
   auto token = ArgmaxLast(*logits);
   if (!token.ok()) return token.status();
@@ -152,7 +178,9 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
   int64_t length = static_cast<int64_t>(prompt.size());
   start = Clock::now();
   while (static_cast<int>(r.tokens.size()) < options.max_new_tokens && !stop(r.tokens.back())) {
-    logits = Step(decode, TokenFeeds(decode, {r.tokens.back()}, length), &cache);
+    auto feeds = TokenFeeds(decode, {r.tokens.back()}, length);
+    if (!feeds.ok()) return feeds.status();
+    logits = Step(decode, std::move(*feeds), &cache);
     if (!logits.ok())
       return Status(logits.status().code(), "decode step " + std::to_string(r.decode_steps + 1) +
                                                 ": " + logits.status().message());
