@@ -1,8 +1,9 @@
 // Expansion of com.microsoft GroupQueryAttention (GenAI's decoder exports), with the semantics of
 // ONNX Runtime's contrib op documentation and CPU kernel for one sequence (batch 1): the past
-// cache's first total_sequence_length - S rows, then the new keys and values, form the present
-// cache; each query row attends causally to it, query head h reading key/value head
-// h / (num_heads / kv_num_heads); optional rotary embedding of q and k at their positions.
+// cache's first seqlens_k + 1 - S rows, then the new keys and values, form the present cache
+// (max(past rows, total_sequence_length) rows, zeros after the valid ones); each query row
+// attends causally to it, query head h reading key/value head h / (num_heads / kv_num_heads);
+// optional rotary embedding of q and k at their positions.
 #include <cmath>
 
 #include "graph/contrib_expansions.h"
