@@ -6,6 +6,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <unordered_map>
+
 #include "capability_table.h"
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/op_desc.h"
@@ -144,13 +146,28 @@ bool IsIntVector(const graph::Graph& g, int v) {
   return integer && info.shape.rank_known && info.shape.dims.size() <= 1;
 }
 
+bool IsDataVectorUncached(const graph::Graph& g, int v, std::unordered_map<int, bool>* seen,
+                          int depth);
+
 // Whether a 0-D or 1-D integer value is data rather than shape arithmetic: a graph input (a
 // length per row, such as GroupQueryAttention's seqlens_k) or computed from one or from a
 // tensor of rank 2 or more (a mask's row sums), never from a Shape or Size. Shape arithmetic
 // stays on the CPU (folded at static shapes); data is device work like any other.
-bool IsDataVector(const graph::Graph& g, int v, int depth = 0) {
+bool IsDataVector(const graph::Graph& g, int v, std::unordered_map<int, bool>* seen,
+                  int depth = 0) {
   const auto& value = g.values[v];
   if (value.initializer >= 0 || depth > 32) return false;
+  // Each value once: a chain that reads a value twice (x + x) would otherwise double the walk
+  // at every step.
+  if (auto it = seen->find(v); it != seen->end()) return it->second;
+  const bool data = IsDataVectorUncached(g, v, seen, depth);
+  (*seen)[v] = data;
+  return data;
+}
+
+bool IsDataVectorUncached(const graph::Graph& g, int v, std::unordered_map<int, bool>* seen,
+                          int depth) {
+  const auto& value = g.values[v];
   if (value.producer < 0) return true;  // a graph input
   const graph::Node& p = g.nodes[value.producer];
   if (p.op_type == "Shape" || p.op_type == "Size" || p.op_type == "Range" ||
@@ -164,14 +181,15 @@ bool IsDataVector(const graph::Graph& g, int v, int depth = 0) {
       data = data || (shape.rank_known && shape.dims.size() >= 2);
       continue;
     }
-    if (!IsDataVector(g, in, depth + 1)) return false;
+    if (!IsDataVector(g, in, seen, depth + 1)) return false;
     data = true;
   }
   return data;
 }
 
 bool IsShapeVector(const graph::Graph& g, const graph::Node& node) {
-  auto shape_vector = [&](int v) { return IsIntVector(g, v) && !IsDataVector(g, v); };
+  std::unordered_map<int, bool> seen;
+  auto shape_vector = [&](int v) { return IsIntVector(g, v) && !IsDataVector(g, v, &seen); };
   return (!node.inputs.empty() && shape_vector(node.inputs[0])) ||
          (!node.outputs.empty() && shape_vector(node.outputs[0]));
 }

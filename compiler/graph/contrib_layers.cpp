@@ -11,6 +11,15 @@ using T = onnx::TensorProto;
 
 constexpr float kDefaultEpsilon = 1e-12f;  // SkipLayerNormalization, EmbedLayerNormalization
 
+// input + skip (+ bias, input `bias`), written to output `sum_output` when it is used: the
+// residual sum of the Skip*LayerNormalization ops.
+std::string SkipSum(const NodeView& v, Emitter& e, size_t bias, size_t sum_output) {
+  const std::string out = v.Used(sum_output) ? v.Out(sum_output) : "";
+  if (!v.Has(bias)) return e.Op("Add", {v.In(0), v.In(1)}, "add_skip", {}, out);
+  return e.Op("Add", {e.Op("Add", {v.In(0), v.In(1)}, "add_skip"), v.In(bias)}, "add_bias", {},
+              out);
+}
+
 }  // namespace
 
 // Gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))); BiasGelu(x, bias) = Gelu(x + bias).
@@ -66,14 +75,7 @@ Status ExpandSkipLayerNorm(const NodeView& v, Expansion* x) {
   const int32_t t = v.FloatType({0, 1, 2});
   if (t == 0) return Status::Ok();
   Emitter& e = x->Begin(t);
-  const std::string sum_out = v.Used(3) ? v.Out(3) : "";
-  std::string sum;
-  if (v.Has(4)) {
-    sum = e.Op("Add", {e.Op("Add", {v.In(0), v.In(1)}, "add_skip"), v.In(4)}, "add_bias", {},
-               sum_out);
-  } else {
-    sum = e.Op("Add", {v.In(0), v.In(1)}, "add_skip", {}, sum_out);
-  }
+  const std::string sum = SkipSum(v, e, 4, 3);
   e.LayerNorm(sum, v.In(2), v.In(3), v.FloatAttr("epsilon", kDefaultEpsilon), v.Out(0),
               v.Used(1) ? v.Out(1) : "", v.Used(2) ? v.Out(2) : "");
   return Status::Ok();
@@ -109,14 +111,7 @@ Status ExpandSkipSimplifiedLayerNorm(const NodeView& v, Expansion* x) {
   const int32_t t = v.FloatType({0, 1, 2});
   if (t == 0) return Status::Ok();
   Emitter& e = x->Begin(t);
-  const std::string sum_out = v.Used(3) ? v.Out(3) : "";
-  std::string sum;
-  if (v.Has(3)) {
-    sum = e.Op("Add", {e.Op("Add", {v.In(0), v.In(1)}, "add_skip"), v.In(3)}, "add_bias", {},
-               sum_out);
-  } else {
-    sum = e.Op("Add", {v.In(0), v.In(1)}, "add_skip", {}, sum_out);
-  }
+  const std::string sum = SkipSum(v, e, 3, 3);
   e.RmsNorm(sum, v.In(2), v.FloatAttr("epsilon", kDefaultEpsilon), v.Out(0),
             v.Used(2) ? v.Out(2) : "");
   return Status::Ok();

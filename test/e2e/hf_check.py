@@ -120,11 +120,24 @@ def probe_model(path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def partition(report_path):
+def read_report(report_path):
     try:
-        r = json.load(open(report_path))
+        return json.load(open(report_path))
     except (OSError, ValueError) as e:
         fail(f"no JSON report ({e})")
+
+
+def read_successful_report(report_path):
+    """The report of an ortc command that must have succeeded (its error is the verdict)."""
+    r = read_report(report_path)
+    if not r.get("ok", False):
+        err = r.get("error", {})
+        fail(f"error {err.get('code')}: {err.get('message')}")
+    return r
+
+
+def partition(report_path):
+    r = read_report(report_path)
     groups = {}
     for g in r.get("groups", []):
         groups[g["backend"]] = groups.get(g["backend"], 0) + 1
@@ -148,13 +161,7 @@ def partition(report_path):
 
 
 def lowering(report_path):
-    try:
-        r = json.load(open(report_path))
-    except (OSError, ValueError) as e:
-        fail(f"no JSON report ({e})")
-    if not r.get("ok", False):
-        err = r.get("error", {})
-        fail(f"error {err.get('code')}: {err.get('message')}")
+    r = read_successful_report(report_path)
     low = r.get("lowering", {})
     keys = ["fused_attention", "gelu_recognised", "layernorm_recognised", "rmsnorm_recognised", "rotary_fused",
             "projections_merged", "add_layernorm_fused", "residual_adds_fused"]
@@ -163,13 +170,7 @@ def lowering(report_path):
 
 
 def shared_group(report_path):
-    try:
-        r = json.load(open(report_path))
-    except (OSError, ValueError) as e:
-        fail(f"no JSON report ({e})")
-    if not r.get("ok", False):
-        err = r.get("error", {})
-        fail(f"error {err.get('code')}: {err.get('message')}")
+    r = read_successful_report(report_path)
     models = r["models"]
     backends = {b["name"]: b for b in r["backends"]}
     bins = [f for f in r["files"] if f["kind"] == "context_binary"]
