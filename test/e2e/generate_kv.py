@@ -1,5 +1,10 @@
-"""`ortc generate` against ONNX Runtime 1.30 on a generated Llama-style decoder with a KV cache
-(make_kv_decoder.py: a prefill graph and a decode graph in the Hugging Face export form).
+"""`ortc generate` against ONNX Runtime 1.30 on generated decoders with a KV cache, two families,
+each written in two export forms: a Llama-style decoder (make_kv_decoder.py: RMSNorm, rotary,
+grouped-query attention, SwiGLU) and a GPT-2-style one (make_gpt2_kv_decoder.py: LayerNorm with
+bias, learned position embedding, fused QKV, full multi-head attention, tanh GELU, tied LM head).
+The Hugging Face form is a prefill graph and a decode graph (the cache concatenated inside it);
+ONNX Runtime GenAI's form is one model with com.microsoft ops for every step. Every check below
+runs on each family (FAMILIES):
 
 1. The generated pair is a consistent KV-cache model: ONNX Runtime's greedy tokens, fed back
    through the prefill graph as one sequence, are the argmax at every position (teacher forcing),
@@ -7,12 +12,15 @@
 2. `ortc generate` on the plain ONNX models gives ONNX Runtime's 32 greedy tokens, for two
    prompts of different lengths.
 3. The pair compiled as one `--share-weights` group for the CPU (two ctx models, one binary,
-   every weight stored once) gives the same tokens, and the JSON report has the fields
-   schemas/cli_reports.md lists.
-4. The same decoder in ONNX Runtime GenAI's form (kv_genai.onnx: one model for every step with
-   GroupQueryAttention, RotaryEmbedding inside it, SimplifiedLayerNormalization,
-   SkipSimplifiedLayerNormalization, MatMulNBits 4-bit weights), compiled for the CPU: the same
-   tokens as ONNX Runtime, starting from empty caches.
+   every weight stored once: the decode model adds no bytes) gives the same tokens, and the JSON
+   report has the fields schemas/cli_reports.md lists.
+4. The GenAI form, compiled for the CPU: the same tokens as ONNX Runtime, starting from empty
+   caches. Llama: GroupQueryAttention with rotary, SimplifiedLayerNormalization,
+   SkipSimplifiedLayerNormalization, MatMulNBits 4-bit weights (its own weights). GPT-2:
+   GroupQueryAttention on a packed QKV with kv_num_heads == num_heads and no rotary,
+   LayerNormalization, SkipLayerNormalization with bias, FastGelu with bias, position
+   embeddings by position_ids; the same weights as its pair, so ONNX Runtime's tokens must
+   also equal the pair's.
    The GenAI model compiled at static shapes with a fixed-size cache (attention_mask and caches
    of 64 positions, the mask zero past the valid ones): one compiled decode graph serves every
    step and gives the same tokens; asking past the cache is an error.
@@ -31,14 +39,37 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import numpy as np
+import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NEW_TOKENS = 32
 FIXED = 64  # positions of the fixed-size cache
 PROMPTS = ([5, 17, 42, 8], [90, 3, 3, 61, 27, 11, 0, 54, 19])
+CUDA_PROMPT = 8  # the CUDA checks' shapes: a prompt of 8, then a decode step at length 9
+
+
+@dataclass
+class Family:
+    """A generated decoder: `script` writes <stem>_prefill.onnx, <stem>_decode.onnx and
+    <stem>_genai.onnx into a folder."""
+    name: str
+    script: str
+    stem: str
+    genai_same_weights: bool  # the GenAI form is the pair's model: ONNX Runtime's tokens agree
+
+    def path(self, work, kind):
+        return os.path.join(work, f"{self.stem}_{kind}.onnx")
+
+
+# Seed 1: greedy continuations that vary (16 to 23 distinct tokens in 32, both families), a
+# stronger check than a model that repeats one token.
+SEED = 1
+FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False),
+            Family("GPT-2", "make_gpt2_kv_decoder.py", "gpt2", genai_same_weights=True))
 
 
 def run(cmd, ok=True):
@@ -48,11 +79,29 @@ def run(cmd, ok=True):
     return r
 
 
+def model_inputs(model):
+    """{name: dims} of a model's graph inputs, a run-time size as None."""
+    graph = onnx.load(model, load_external_data=False).graph
+    return {i.name: [d.dim_value if d.HasField("dim_value") else None for d in i.type.tensor_type.shape.dim]
+            for i in graph.input}
+
+
+def cache_shapes(model, past_rows):
+    """{past input: [1, heads, past_rows, head size]} from the model's cache inputs."""
+    return {n: [1, d[1], past_rows, d[3]] for n, d in model_inputs(model).items() if n.startswith("past")}
+
+
+def shape_args(shapes):
+    return [a for n, d in shapes.items() for a in ("--input-shape", f"{n}=" + "x".join(map(str, d)))]
+
+
 def ort_tokens(prefill, decode, prompt, empty_cache=None):
     extra = [",".join(map(str, empty_cache))] if empty_cache else []
     out = run(["node", os.path.join(ROOT, "test", "reference", "ort_generate.js"), prefill, decode,
                ",".join(map(str, prompt)), str(NEW_TOKENS)] + extra).stdout
-    return json.loads(out)["tokens"]
+    tokens = json.loads(out)["tokens"]
+    assert len(tokens) == NEW_TOKENS, tokens
+    return tokens
 
 
 def teacher_forced_argmax(work, prefill, ids):
@@ -79,49 +128,133 @@ def ortc_generate(ortc, prefill, decode, prompt):
     return report
 
 
-def check_cuda(ortc, emulator, work):
-    """Each graph at one decode step's shapes (prompt of 8, then a step at length 9): one CUDA
-    group, and the emulator against the CPU runtime at fp32 and fp16."""
-    def cache(names, past, kv, head):
-        return {n: [1, kv, past, head] for n in names}
+def check_pair(ortc, work, fam):
+    """Checks 1-3 on the Hugging Face pair; returns ONNX Runtime's tokens for each prompt."""
+    prefill, decode = fam.path(work, "prefill"), fam.path(work, "decode")
+    bundle = os.path.join(work, f"{fam.stem}_bundle")
+    report = json.loads(run([ortc, "compile", prefill, decode, "--share-weights", "--ep", "cpu",
+                             "-o", bundle + "/", "--json"]).stdout)
+    bins = [f for f in report["files"] if f["kind"] == "context_binary"]
+    assert len(bins) == 1, report["files"]
+    models, weights = report["models"], report["weights"]
+    assert models[1]["new_unique_bytes"] == 0, models
+    assert weights["unique_bytes"] == models[0]["new_unique_bytes"] <= models[0]["weight_bytes"], report
+    print(f"{fam.name} share-weights CPU bundle: 2 ctx models, one binary, weights {weights['count']} "
+          f"tensors stored as {weights['unique_count']}")
 
-    hf_cache = [f"past_{kind}_{i}" for i in range(2) for kind in ("key", "value")]
-    genai_cache = [f"past_key_values.{i}.{kind}" for i in range(2) for kind in ("key", "value")]
-    graphs = (("kv_prefill", {"input_ids": [1, 8], "attention_mask": [1, 8], "position_ids": [1, 8]}),
-              ("kv_decode", {"input_ids": [1, 1], "attention_mask": [1, 9], "position_ids": [1, 1],
-                             **cache(hf_cache, 8, 2, 8)}),
-              ("kv_genai", {"input_ids": [1, 1], "attention_mask": [1, 9], **cache(genai_cache, 8, 2, 16)}),
-              ("kv_genai", {"input_ids": [1, 1], "attention_mask": [1, FIXED],
-                            **cache(genai_cache, FIXED, 2, 16)}))
-    for name, shapes in graphs:
-        model = os.path.join(work, name + ".onnx")
-        shape_args = [a for n, d in shapes.items() for a in ("--input-shape", f"{n}=" + "x".join(map(str, d)))]
+    wanted = []
+    for prompt in PROMPTS:
+        want = ort_tokens(prefill, decode, prompt)
+        forced = teacher_forced_argmax(work, prefill, prompt + want[:-1])
+        assert forced[len(prompt) - 1:] == want, \
+            f"{fam.name}: the decode cache disagrees with recomputation: {forced} {want}"
+        got = ortc_generate(ortc, prefill, decode, prompt)
+        assert got["tokens"] == want, \
+            f"{fam.name} plain models, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        got = ortc_generate(ortc, os.path.join(bundle, f"{fam.stem}_prefill_ctx.onnx"),
+                            os.path.join(bundle, f"{fam.stem}_decode_ctx.onnx"), prompt)
+        assert got["tokens"] == want, \
+            f"{fam.name} bundle, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        print(f"{fam.name}, prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's "
+              f"(plain and compiled), {len(set(want))} distinct; decode {got['decode_ms_per_token']:.3f} ms/token")
+        wanted.append(want)
+    return wanted
+
+
+def check_genai(ortc, work, fam, pair_tokens):
+    """Check 4: the GenAI form from empty caches, and at static shapes with a fixed-size cache."""
+    genai = fam.path(work, "genai")
+    empty = next(iter(cache_shapes(genai, 0).values()))
+    out = os.path.join(work, f"{fam.stem}_genai")
+    run([ortc, "compile", genai, "--ep", "cpu", "-o", out + "/", "-q"])
+    ctx = os.path.join(out, f"{fam.stem}_genai_ctx.onnx")
+    wanted = []
+    for prompt, pair_want in zip(PROMPTS, pair_tokens):
+        want = ort_tokens(genai, genai, prompt, empty_cache=empty)
+        if fam.genai_same_weights:
+            assert want == pair_want, f"{fam.name}: ONNX Runtime's GenAI-form tokens {want} != the pair's {pair_want}"
+        got = ortc_generate(ortc, ctx, ctx, prompt)
+        assert got["tokens"] == want, \
+            f"{fam.name} GenAI form, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
+        print(f"{fam.name} GenAI form, prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's, "
+              f"{len(set(want))} distinct" + (" (and to the pair's)" if fam.genai_same_weights else ""))
+        wanted.append(want)
+
+    # A fixed-size cache: the GenAI model compiled at static shapes, the prefill at the prompt's
+    # length and the decode step once for every step (mask and caches of FIXED positions).
+    caches = shape_args(cache_shapes(genai, FIXED))
+    prompt = PROMPTS[0]
+    fixed = {}
+    for kind, rows in (("prefill", len(prompt)), ("decode", 1)):
+        shapes = {"input_ids": [1, rows], "attention_mask": [1, FIXED]}
+        if "position_ids" in model_inputs(genai):
+            shapes["position_ids"] = [1, rows]
+        fixed[kind] = os.path.join(work, f"{fam.stem}_fixed_{kind}")
+        run([ortc, "compile", genai, "--ep", "cpu", "-o", fixed[kind] + "/", "-q"] + shape_args(shapes) + caches)
+    ctx = {k: os.path.join(d, f"{fam.stem}_genai_ctx.onnx") for k, d in fixed.items()}
+    got = ortc_generate(ortc, ctx["prefill"], ctx["decode"], prompt)
+    assert got["tokens"] == wanted[0], f"{fam.name} fixed-size cache: {got['tokens']} != {wanted[0]}"
+    print(f"{fam.name} GenAI form with a fixed-size cache of {FIXED} positions (one compiled decode "
+          f"graph for every step): {NEW_TOKENS} tokens equal to ONNX Runtime's")
+    full = run([ortc, "generate", ctx["prefill"], ctx["decode"], "--prompt-ids", ",".join(map(str, prompt)),
+                "--max-new-tokens", str(FIXED)], ok=False)
+    assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
+
+
+def check_cuda(ortc, emulator, work, fam):
+    """Check 5: each graph at one decode step's shapes (prompt of CUDA_PROMPT, then a step at
+    CUDA_PROMPT + 1): one CUDA group, and the emulator against the CPU runtime at fp32 and fp16.
+    Returns False when NVRTC is missing."""
+    def step(model, rows, total, past):
+        shapes = {"input_ids": [1, rows], "attention_mask": [1, total]}
+        if "position_ids" in model_inputs(model):
+            shapes["position_ids"] = [1, rows]
+        return shapes | cache_shapes(model, past)
+
+    prefill, decode, genai = (fam.path(work, k) for k in ("prefill", "decode", "genai"))
+    graphs = ((prefill, step(prefill, CUDA_PROMPT, CUDA_PROMPT, 0)),
+              (decode, step(decode, 1, CUDA_PROMPT + 1, CUDA_PROMPT)),
+              (genai, step(genai, 1, CUDA_PROMPT + 1, CUDA_PROMPT)),
+              (genai, step(genai, 1, FIXED, FIXED)))
+    for model, shapes in graphs:
+        name = os.path.basename(model)[:-len(".onnx")]
+        total = shapes["attention_mask"][1]
         r = run([ortc, "compile", model, "--ep", "cuda,cpu", "--max-partitions", "1", "--target-arch", "sm_80",
-                 "-o", os.path.join(work, f"cuda_{name}_{shapes['attention_mask'][1]}") + "/", "--json"] +
-                shape_args, ok=False)
+                 "-o", os.path.join(work, f"cuda_{name}_{total}") + "/", "--json"] + shape_args(shapes), ok=False)
         if "NVRTC (CUDA toolkit runtime compiler) not found" in r.stdout:
             print("note: NVRTC is not available: the CUDA checks are skipped")
-            return
+            return False
         assert r.returncode == 0, r.stdout
         report = json.loads(r.stdout)
         cuda = [b for b in report["backends"] if b["name"] == "cuda"][0]
         cpu = [b for b in report["backends"] if b["name"] == "cpu"][0]
         # GenAI's seqlens_k is the int64 mask's row sum: CUDA has no integer reduction kernel
         # yet, so that one node runs on the CPU before the CUDA group.
-        cpu_allowed = 1 if name == "kv_genai" else 0
+        cpu_allowed = 1 if model == genai else 0
         refusals = [x["reason"] for x in cuda["refusals"]]
-        assert cuda["groups"] == 1 and cpu["nodes"] == cpu_allowed, report["backends"]
-        assert all(r == "ReduceSum on INT64 is not supported" for r in refusals), refusals
+        assert cuda["groups"] == 1 and cpu["nodes"] == cpu_allowed, (name, report["backends"])
+        assert all(x == "ReduceSum on INT64 is not supported" for x in refusals), (name, refusals)
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
                     "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]
             if "position_ids" in shapes:
-                args += ["--int-range", f"position_ids={shapes['attention_mask'][1] - shapes['input_ids'][1]}:"
-                         f"{shapes['attention_mask'][1] - 1}"]
+                args += ["--int-range", f"position_ids={total - shapes['input_ids'][1]}:{total - 1}"]
             e = run(args, ok=False)
             assert e.returncode == 0, f"{name} emulated at {precision}: exit {e.returncode}\n{e.stdout}"
         print(f"{name} {shapes['attention_mask']}: one CUDA group at a decode step's shapes; emulated at "
               "fp32 and fp16")
+    return True
+
+
+def check_misuse(ortc, work, fam):
+    """Check 6."""
+    prefill, decode = fam.path(work, "prefill"), fam.path(work, "decode")
+    swapped = run([ortc, "generate", decode, prefill, "--prompt-ids", "1,2"], ok=False)
+    assert swapped.returncode not in (0, 1) and swapped.returncode < 128, swapped
+    assert "the decode model has no past_* input" in swapped.stdout, swapped.stdout
+    bad = run([ortc, "generate", prefill, decode, "--prompt-ids", "1,x"], ok=False)
+    assert bad.returncode == 2 and "not a token id" in bad.stdout, bad
+    print(f"{fam.name} misuse: swapped models and a bad prompt are errors with a message")
 
 
 def main(ortc, work, emulator=None):
@@ -130,70 +263,14 @@ def main(ortc, work, emulator=None):
         return 77
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    # Seed 1: its greedy continuations vary (over 20 distinct tokens in 32), a stronger check than
-    # a model that repeats one token.
-    run(["/usr/bin/python3", os.path.join(HERE, "make_kv_decoder.py"), work, "--seed", "1"])
-    prefill, decode = os.path.join(work, "kv_prefill.onnx"), os.path.join(work, "kv_decode.onnx")
-
-    bundle = os.path.join(work, "bundle")
-    report = json.loads(run([ortc, "compile", prefill, decode, "--share-weights", "--ep", "cpu",
-                             "-o", bundle + "/", "--json"]).stdout)
-    bins = [f for f in report["files"] if f["kind"] == "context_binary"]
-    assert len(bins) == 1, report["files"]
-    assert report["models"][1]["new_unique_bytes"] == 0, report["models"]
-    print(f"share-weights CPU bundle: 2 ctx models, one binary, weights {report['weights']['count']} "
-          f"tensors stored as {report['weights']['unique_count']}")
-
-    for prompt in PROMPTS:
-        want = ort_tokens(prefill, decode, prompt)
-        assert len(want) == NEW_TOKENS
-        forced = teacher_forced_argmax(work, prefill, prompt + want[:-1])
-        assert forced[len(prompt) - 1:] == want, f"the decode cache disagrees with recomputation: {forced} {want}"
-        got = ortc_generate(ortc, prefill, decode, prompt)
-        assert got["tokens"] == want, f"plain models, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
-        got = ortc_generate(ortc, os.path.join(bundle, "kv_prefill_ctx.onnx"),
-                            os.path.join(bundle, "kv_decode_ctx.onnx"), prompt)
-        assert got["tokens"] == want, f"bundle, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
-        print(f"prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's (plain and "
-              f"compiled), {len(set(want))} distinct; decode {got['decode_ms_per_token']:.3f} ms/token")
-
-    genai = os.path.join(work, "kv_genai.onnx")
-    run([ortc, "compile", genai, "--ep", "cpu", "-o", os.path.join(work, "genai") + "/", "-q"])
-    genai_ctx = os.path.join(work, "genai", "kv_genai_ctx.onnx")
-    for prompt in PROMPTS:
-        want = ort_tokens(genai, genai, prompt, empty_cache=[1, 2, 0, 16])
-        got = ortc_generate(ortc, genai_ctx, genai_ctx, prompt)
-        assert got["tokens"] == want, f"GenAI form, prompt {prompt}: {got['tokens']} != ONNX Runtime's {want}"
-        print(f"GenAI form, prompt of {len(prompt)}: {NEW_TOKENS} tokens equal to ONNX Runtime's, "
-              f"{len(set(want))} distinct")
-
-    # A fixed-size cache: the GenAI model compiled at static shapes, the prefill at the prompt's
-    # length and the decode step once for every step (mask and caches of FIXED positions).
-    caches = [a for i in range(2) for kind in ("key", "value")
-              for a in ("--input-shape", f"past_key_values.{i}.{kind}=1x2x{FIXED}x16")]
-    prompt = PROMPTS[0]
-    for name, rows in (("fixed_prefill", len(prompt)), ("fixed_decode", 1)):
-        run([ortc, "compile", genai, "--ep", "cpu", "-o", os.path.join(work, name) + "/", "-q",
-             "--input-shape", f"input_ids=1x{rows}", "--input-shape", f"attention_mask=1x{FIXED}"] + caches)
-    got = ortc_generate(ortc, os.path.join(work, "fixed_prefill", "kv_genai_ctx.onnx"),
-                        os.path.join(work, "fixed_decode", "kv_genai_ctx.onnx"), prompt)
-    assert got["tokens"] == ort_tokens(genai, genai, prompt, empty_cache=[1, 2, 0, 16]), got["tokens"]
-    print(f"GenAI form with a fixed-size cache of {FIXED} positions (one compiled decode graph for "
-          f"every step): {NEW_TOKENS} tokens equal to ONNX Runtime's")
-    full = run([ortc, "generate", os.path.join(work, "fixed_prefill", "kv_genai_ctx.onnx"),
-                os.path.join(work, "fixed_decode", "kv_genai_ctx.onnx"), "--prompt-ids",
-                ",".join(map(str, prompt)), "--max-new-tokens", str(FIXED)], ok=False)
-    assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
-
-    if emulator:
-        check_cuda(ortc, emulator, work)
-
-    swapped = run([ortc, "generate", decode, prefill, "--prompt-ids", "1,2"], ok=False)
-    assert swapped.returncode not in (0, 1) and swapped.returncode < 128, swapped
-    assert "the decode model has no past_* input" in swapped.stdout, swapped.stdout
-    bad = run([ortc, "generate", prefill, decode, "--prompt-ids", "1,x"], ok=False)
-    assert bad.returncode == 2 and "not a token id" in bad.stdout, bad
-    print("misuse: swapped models and a bad prompt are errors with a message")
+    cuda = bool(emulator)
+    for fam in FAMILIES:
+        run(["/usr/bin/python3", os.path.join(HERE, fam.script), work, "--seed", str(SEED)])
+        pair_tokens = check_pair(ortc, work, fam)
+        check_genai(ortc, work, fam, pair_tokens)
+        if cuda:
+            cuda = check_cuda(ortc, emulator, work, fam)
+        check_misuse(ortc, work, fam)
     return 0
 
 
