@@ -11,7 +11,8 @@
  * until the next call from the same thread.
  * Threading: describe_device and load_graph may be called from any thread at once; run_graph
  * may be called at once on different graphs, and the plugin serialises calls on one graph;
- * release_graph must not race with a run_graph on the same graph.
+ * release_graph must not race with a run_graph on the same graph; allocate_device, free_device
+ * and copy_memory may be called from any thread at once.
  * Errors: every call returns an OrtcPluginStatus; on failure, last_error() gives the text
  * (thread-local in the plugin). No call aborts or throws across the boundary.
  */
@@ -26,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs or tables below; host and plugin must agree exactly. */
-#define ORTC_BACKEND_ABI_VERSION 2u
+#define ORTC_BACKEND_ABI_VERSION 3u
 
 #define ORTC_BACKEND_CREATE_SYMBOL "ortc_backend_create"
 #define ORTC_BACKEND_RELEASE_SYMBOL "ortc_backend_release"
@@ -122,7 +123,9 @@ typedef struct OrtcBackend {
                                  OrtcGraph** out);
   /* Runs a loaded graph: inputs and outputs in the program's order, each in host memory or in
    * the plugin's device memory (OrtcTensorRef.location). Output refs come with the binary's
-   * static shapes and buffers of exactly their byte size. */
+   * static shapes and buffers of exactly their byte size. An output may be the same device
+   * memory as an input of the call (a KV cache updated in place from step to step): the plugin
+   * reads every input before it writes any output. */
   OrtcPluginStatus (*run_graph)(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_t num_inputs,
                                 OrtcTensorRef* outputs, uint32_t num_outputs);
   void (*release_graph)(OrtcGraph* graph);
@@ -137,6 +140,15 @@ typedef struct OrtcBackend {
    * Must not race with a run_graph on the same graph. Same buffer rules as describe_device. */
   OrtcPluginStatus (*last_run_profile)(OrtcGraph* graph, char* buffer, size_t capacity,
                                        size_t* length);
+  /* Device memory for the host's callers (tensors that stay on the device between runs, such as
+   * a KV cache): `bytes` zero-filled bytes of the plugin's device, usable as ORTC_MEMORY_DEVICE
+   * by every graph of this backend; UNSUPPORTED without a device. Give it back with free_device. */
+  OrtcPluginStatus (*allocate_device)(struct OrtcBackend* self, uint64_t bytes, void** out);
+  void (*free_device)(struct OrtcBackend* self, void* data);
+  /* Copies `bytes` between host memory and the plugin's device memory, either way or device to
+   * device (OrtcMemoryLocation of each side); returns when the bytes are there. */
+  OrtcPluginStatus (*copy_memory)(struct OrtcBackend* self, void* dst, int32_t dst_location,
+                                  const void* src, int32_t src_location, uint64_t bytes);
 } OrtcBackend;
 
 /* Exported by the plugin. Refuses (ABI_MISMATCH, *out untouched) a host ABI version it does not

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "c_api_types.h"
 #include "context_binary_format.h"
 #include "ortc/runtime.h"
 
@@ -17,31 +18,10 @@ static_assert(static_cast<int>(ortc::StatusCode::kInvalidArgument) == ORTC_INVAL
                   ORTC_MODEL_REQUIRES_COMPILATION &&
               static_cast<int>(ortc::StatusCode::kIoError) == ORTC_IO_ERROR);
 
-struct OrtcStatus {
-  OrtcCode code;
-  std::string message;
-};
-struct OrtcSession {
-  std::unique_ptr<ortc::Session> session;
-};
-struct OrtcTensor {
-  ortc::Tensor tensor;
-};
-struct OrtcSessionOptions {
-  ortc::SessionOptions options;
-  std::unique_ptr<ortc::DeviceDescription> device;  // options.device points here when set
-};
-
 namespace {
 
-OrtcStatus* ToC(const ortc::Status& s) {
-  if (s.ok()) return nullptr;
-  return new OrtcStatus{static_cast<OrtcCode>(static_cast<int>(s.code())), s.ToString()};
-}
-
-OrtcStatus* Invalid(const std::string& m) {
-  return ToC(ortc::InvalidArgument(m));
-}
+using ortc::c_api::Invalid;
+using ortc::c_api::ToC;
 
 const ortc::TensorInfo* InfoAt(const std::vector<ortc::TensorInfo>& infos, size_t i) {
   return i < infos.size() ? &infos[i] : nullptr;

@@ -11,14 +11,9 @@
 #include "format/regular_file.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
+#include "session_impl.h"
 
 namespace ortc {
-
-struct Session::Impl {
-  loader::LoadedModel model;
-  std::unique_ptr<exec::Profiler> profiler;  // with enable_profiling
-  int intra_op_threads = 1;                  // resolved from the options
-};
 
 namespace {
 
@@ -60,6 +55,7 @@ Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
   if (!loaded.ok()) return loaded.status().WithContext(path.string());
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
+  impl->device_values = FindDeviceValues(&impl->model);
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
   impl->model.report.load_seconds =
@@ -81,6 +77,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromBuffer(const void* data, siz
   if (!loaded.ok()) return loaded.status();
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(loaded).value();
+  impl->device_values = FindDeviceValues(&impl->model);
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
   impl->model.report.load_seconds =

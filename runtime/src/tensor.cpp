@@ -125,8 +125,8 @@ Tensor Tensor::WrapWritable(DataType dtype, std::vector<int64_t> shape, void* da
 }
 
 Tensor Tensor::OnDevice(DataType dtype, std::vector<int64_t> shape, void* device_data,
-                        MemoryLocation where) {
-  Tensor t = WrapWritable(dtype, std::move(shape), device_data, nullptr);
+                        MemoryLocation where, std::shared_ptr<void> owner) {
+  Tensor t = WrapWritable(dtype, std::move(shape), device_data, std::move(owner));
   t.location_ = where;
   return t;
 }

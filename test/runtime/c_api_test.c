@@ -157,6 +157,30 @@ int main(int argc, char** argv) {
   CHECK(st != NULL && ortc_status_code(st) == ORTC_INVALID_ARGUMENT);
   ortc_status_release(st);
 
+  /* Device memory and generation on a CPU-only model: refused with messages, nothing written. */
+  st = ortc_session_create(argv[1], &session);
+  CHECK(st == NULL);
+  if (!st) {
+    CHECK(strcmp(ortc_session_input_device(session, 0), "") == 0);
+    CHECK(ortc_session_input_device(session, 9) == NULL);
+    OrtcTensor* device = (OrtcTensor*)1;
+    OrtcStatus* e = ortc_session_allocate_device(session, "image", &device);
+    CHECK(e != NULL && ortc_status_code(e) == ORTC_INVALID_ARGUMENT && device == NULL);
+    CHECK(e != NULL && strstr(ortc_status_message(e), "read or written on the CPU") != NULL);
+    ortc_status_release(e);
+    const int64_t prompt[2] = {1, 2};
+    int64_t tokens[4] = {-7, -7, -7, -7};
+    OrtcGenerationStats stats;
+    e = ortc_generate_greedy(session, session, prompt, 2, NULL, 0, tokens, 4, &stats);
+    CHECK(e != NULL && strstr(ortc_status_message(e), "input_ids") != NULL);
+    CHECK(stats.n_tokens == 0 && tokens[0] == -7);
+    ortc_status_release(e);
+    e = ortc_generate_greedy(session, NULL, prompt, 2, NULL, 0, tokens, 4, NULL);
+    CHECK(e != NULL && ortc_status_code(e) == ORTC_INVALID_ARGUMENT);
+    ortc_status_release(e);
+    ortc_session_release(session);
+  }
+
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

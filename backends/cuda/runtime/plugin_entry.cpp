@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "caller_memory.h"
 #include "device_info.h"
 #include "graph_instance.h"
 
@@ -83,6 +84,22 @@ OrtcPluginStatus LastRunProfile(OrtcGraph* graph, char* buffer, size_t capacity,
   });
 }
 
+OrtcPluginStatus AllocateForCaller(OrtcBackend*, uint64_t bytes, void** out) {
+  return Guard([&] { return AllocateCallerMemory(bytes, out); });
+}
+
+void FreeForCaller(OrtcBackend*, void* data) {
+  try {
+    FreeCallerMemory(data);
+  } catch (...) {  // nothing crosses the boundary; a failed free leaks, which is all it can do
+  }
+}
+
+OrtcPluginStatus CopyForCaller(OrtcBackend*, void* dst, int32_t dst_location, const void* src,
+                               int32_t src_location, uint64_t bytes) {
+  return Guard([&] { return CopyMemory(dst, dst_location, src, src_location, bytes); });
+}
+
 OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          sizeof(OrtcBackend),
                          "cuda",
@@ -93,7 +110,10 @@ OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          &ReleaseGraph,
                          &GetLastError,
                          &DescribeGraph,
-                         &LastRunProfile};
+                         &LastRunProfile,
+                         &AllocateForCaller,
+                         &FreeForCaller,
+                         &CopyForCaller};
 
 }  // namespace
 }  // namespace ortc::cuda_rt

@@ -6,7 +6,10 @@
 // One model with past inputs may serve as both (ONNX Runtime GenAI's form): the prefill then
 // starts from empty caches (batch 1, length 0). A model compiled with a static attention_mask
 // [1, M] and caches of M rows (a fixed-size cache, one compiled graph for every step) gets the
-// mask padded with zeros to M and its caches passed back whole.
+// mask padded with zeros to M and its caches passed back whole. Where a backend graph alone
+// reads the decode step's past input and writes the present outputs of both graphs (a
+// fixed-size cache compiled for CUDA), the cache lives in device memory (Session::AllocateDevice)
+// from the prefill to the last step, updated in place.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,9 @@ struct GenerationResult {
   double prefill_seconds = 0;   // the prefill run: time to the first token
   double decode_seconds = 0;    // every decode step together
   int decode_steps = 0;
+  // Every cache stayed in device memory between steps (fixed-size caches that compiled graphs
+  // alone read and write); false when they went through host memory.
+  bool cache_on_device = false;
 };
 
 // The past input a present output feeds, or "" when `output` is not a present_* output.

@@ -142,9 +142,44 @@ OrtcStatus* ortc_session_run_bound(const OrtcSession* session, const char* const
                                    const char* const* output_names, const OrtcBufferView* outputs,
                                    size_t n_outputs);
 
+/* The backend ("cuda") whose compiled graph alone reads this input or writes this output, so
+ * that its value may stay in that backend's device memory; "" when a CPU kernel reads or writes
+ * it, NULL for an index out of range. Borrowed. */
+const char* ortc_session_input_device(const OrtcSession* session, size_t index);
+const char* ortc_session_output_device(const OrtcSession* session, size_t index);
+
+/* Device memory for the input or output `name` of a session, one whose device (above) is set:
+ * zero-filled, of the value's static dtype and shape. *out is an owned tensor whose
+ * ortc_tensor_data is the device address: pass it to ortc_session_run_bound (this session or
+ * another of the same backend) as an ORTC_MEMORY_CUDA buffer so the bytes stay on the device from
+ * run to run (a KV cache); ortc_tensor_release frees the memory. */
+OrtcStatus* ortc_session_allocate_device(const OrtcSession* session, const char* name,
+                                         OrtcTensor** out);
+/* A host copy (owned) of a tensor from ortc_session_allocate_device. */
+OrtcStatus* ortc_session_copy_to_host(const OrtcSession* session, const OrtcTensor* device_tensor,
+                                      OrtcTensor** out);
+
+/* Greedy generation over a prefill and a decode session with a KV cache (ortc/generate.h says
+ * which models fit: Hugging Face's past_* / present_* form, or ONNX Runtime GenAI's one model for
+ * both steps). Writes up to max_new_tokens token ids to `tokens` (the prompt is not repeated),
+ * stopping after one of the n_stop_tokens `stop_tokens`; `stats` may be NULL. A fixed-size cache
+ * that compiled graphs alone read and write stays in device memory for the whole generation. */
+typedef struct {
+  size_t n_tokens;               /* token ids written to `tokens` */
+  double time_to_first_token_ms; /* the prefill run */
+  double decode_ms;              /* every decode step together */
+  int32_t decode_steps;
+  int32_t kv_cache_on_device; /* 1: every cache stayed in device memory between steps */
+} OrtcGenerationStats;
+OrtcStatus* ortc_generate_greedy(const OrtcSession* prefill, const OrtcSession* decode,
+                                 const int64_t* prompt, size_t prompt_length,
+                                 const int64_t* stop_tokens, size_t n_stop_tokens, int64_t* tokens,
+                                 size_t max_new_tokens, OrtcGenerationStats* stats);
+
 int32_t ortc_tensor_dtype(const OrtcTensor* tensor);
 size_t ortc_tensor_rank(const OrtcTensor* tensor);
 const int64_t* ortc_tensor_shape(const OrtcTensor* tensor);
+/* Host memory, or for a tensor of ortc_session_allocate_device its device address. */
 const void* ortc_tensor_data(const OrtcTensor* tensor);
 size_t ortc_tensor_byte_size(const OrtcTensor* tensor);
 void ortc_tensor_release(OrtcTensor* tensor);

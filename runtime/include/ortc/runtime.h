@@ -97,6 +97,13 @@ struct TensorInfo {
   ValueType type = ValueType::kTensor;
   DataType dtype = DataType::kUndefined;  // for sequences and optionals: the element type
   std::vector<int64_t> shape;             // -1 where the size is decided at run time
+  // The backend whose compiled graph alone reads this input or writes this output ("cuda"), so
+  // its value may live in that backend's device memory (Session::AllocateDevice); "" when a
+  // CPU kernel reads or writes it.
+  std::string device;
+  // That graph's EPContext node. An output and an input of the same graph may share device
+  // memory (a cache updated in place): the graph reads its inputs before writing its outputs.
+  std::string device_graph;
 };
 
 struct BackendVerdict {
@@ -156,6 +163,14 @@ class Session {
   Result<std::vector<Tensor>> RunBound(
       const std::vector<std::pair<std::string, Tensor>>& inputs,
       const std::vector<std::pair<std::string, Tensor>>& bound_outputs) const;
+
+  // Device memory for `name`, an input or output of this session whose TensorInfo::device is
+  // set and whose shape is static: a zero-filled tensor of that backend's device, freed with its
+  // last copy. Pass it to RunBound as that input or bound output (of this session or another
+  // session of the same backend) so its bytes stay on the device from run to run.
+  Result<Tensor> AllocateDevice(const std::string& name) const;
+  // A host copy of a device tensor of one of this session's backends.
+  Result<Tensor> CopyToHost(const Tensor& device_tensor) const;
 
   // With enable_profiling: writes every event recorded since the session was created (or since
   // the last EndProfiling) to `path` as a Chrome trace (a JSON array of "X" events, the format

@@ -59,8 +59,11 @@ class Tensor {
   // output buffer of Session::RunBound). raw() / mutable_raw() give the device address; CPU
   // kernels never touch it, and Clone() returns the view itself (the runtime never copies device
   // memory).
+  // `owner`, when given, owns the memory instead (Session::AllocateDevice's tensors free it
+  // with their last copy).
   static Tensor OnDevice(DataType dtype, std::vector<int64_t> shape, void* device_data,
-                         MemoryLocation where = MemoryLocation::kCudaDevice);
+                         MemoryLocation where = MemoryLocation::kCudaDevice,
+                         std::shared_ptr<void> owner = nullptr);
   Tensor Clone() const;
 
   // ONNX sequence and optional values travel as Tensors too, so kernels, sessions and the

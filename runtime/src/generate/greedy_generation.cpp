@@ -1,5 +1,7 @@
 // Greedy generation: the prefill run, then one decode run per new token with the previous
-// step's present_* outputs passed back as past_* inputs.
+// step's present_* outputs passed back as past_* inputs. A fixed-size cache that backend graphs
+// alone read and write stays in device memory for the whole generation: only the token, mask
+// and positions go in and the logits come out.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -96,26 +98,129 @@ Result<int64_t> ArgmaxLast(const Tensor& logits) {
   return static_cast<int64_t>(std::max_element(last, last + vocab) - last);
 }
 
-// Runs a step: returns the logits and keeps each present_* output under its past_* name.
+const TensorInfo* Find(const std::vector<TensorInfo>& list, const std::string& name) {
+  for (const auto& i : list)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+bool StaticShape(const TensorInfo& i) {
+  return std::all_of(i.shape.begin(), i.shape.end(), [](int64_t d) { return d >= 0; });
+}
+
+// Whether a cache can live in device memory from step to step: a backend graph alone reads the
+// decode step's past input and writes both sessions' present outputs of it, all of one static
+// shape and type (a fixed-size cache).
+bool DeviceResident(const Session& prefill, const Session& decode, const std::string& past,
+                    const std::string& present_prefill, const std::string& present_decode) {
+  const TensorInfo* in = Find(decode.inputs(), past);
+  const TensorInfo* a = Find(prefill.outputs(), present_prefill);
+  const TensorInfo* b = Find(decode.outputs(), present_decode);
+  if (!in || !a || !b || in->device.empty() || !StaticShape(*in)) return false;
+  for (const TensorInfo* o : {a, b})
+    if (o->device != in->device || o->shape != in->shape || o->dtype != in->dtype) return false;
+  return true;
+}
+
+// One cache (a past input and the present outputs that feed it). A device-resident cache has
+// one device buffer, updated in place when the graph that reads the past writes the present
+// too (the graph reads its inputs first), else two that take turns.
+struct CacheSlot {
+  Tensor feed;                  // what the next step reads as its past input
+  std::vector<Tensor> buffers;  // device memory; empty for a host cache
+  bool in_place = false;
+
+  // The device buffer a step writes the present into.
+  const Tensor& Target() const {
+    if (in_place || buffers.size() == 1 || feed.raw() != buffers[0].raw()) return buffers[0];
+    return buffers[1];
+  }
+};
+
+using Caches = std::map<std::string, CacheSlot>;  // by past input name
+
+// Runs a step: the past inputs the session has, present outputs of device caches written into
+// their device buffers, host ones kept as the next past; returns the logits (host memory).
 Result<Tensor> Step(const Session& s, std::vector<std::pair<std::string, Tensor>> feeds,
-                    std::map<std::string, Tensor>* cache) {
-  for (const auto& [name, t] : *cache) feeds.emplace_back(name, t);
-  auto out = s.Run(feeds);
+                    Caches* caches) {
+  for (const auto& [name, slot] : *caches)
+    if (Find(s.inputs(), name)) feeds.emplace_back(name, slot.feed);
+  std::vector<std::pair<std::string, Tensor>> bound;
+  for (const auto& o : s.outputs()) {
+    auto it = caches->find(PastInputFor(o.name));
+    if (it != caches->end() && !it->second.buffers.empty())
+      bound.emplace_back(o.name, it->second.Target());
+  }
+  auto out = s.RunBound(feeds, bound);
   if (!out.ok()) return out.status();
   Tensor logits;
   bool have_logits = false;
-  cache->clear();
   for (size_t i = 0; i < s.outputs().size(); ++i) {
     const std::string& name = s.outputs()[i].name;
     if (name == "logits") {
       logits = (*out)[i];
       have_logits = true;
     } else if (std::string past = PastInputFor(name); !past.empty()) {
-      (*cache)[past] = (*out)[i];
+      (*caches)[past].feed = (*out)[i];
     }
   }
   if (!have_logits) return InvalidArgument("the model has no output named 'logits'");
+  if (logits.location() != MemoryLocation::kHost)
+    return InvalidArgument("the logits are in device memory");
   return logits;
+}
+
+// The present output of `s` that feeds `past`, or "".
+std::string PresentFor(const Session& s, const std::string& past) {
+  for (const auto& o : s.outputs())
+    if (PastInputFor(o.name) == past) return o.name;
+  return "";
+}
+
+// Every cache of the decode graph: device buffers where DeviceResident allows, the prefill's
+// starting value (empty caches) where the prefill takes past inputs.
+Result<Caches> MakeCaches(const Session& prefill, const Session& decode, bool* all_on_device) {
+  Caches caches;
+  *all_on_device = true;
+  for (const auto& in : decode.inputs()) {
+    if (!IsPast(in)) continue;
+    CacheSlot slot;
+    const std::string present_p = PresentFor(prefill, in.name);
+    const std::string present_d = PresentFor(decode, in.name);
+    if (DeviceResident(prefill, decode, in.name, present_p, present_d)) {
+      const TensorInfo* pd = Find(decode.outputs(), present_d);
+      const TensorInfo* pp = Find(prefill.outputs(), present_p);
+      const TensorInfo* prefill_past = Find(prefill.inputs(), in.name);
+      slot.in_place = pd->device_graph == in.device_graph &&
+                      (!prefill_past || prefill_past->device_graph == pp->device_graph);
+      auto buffer = decode.AllocateDevice(in.name);
+      if (!buffer.ok()) return buffer.status();
+      slot.buffers.push_back(*buffer);
+      if (!slot.in_place) {
+        buffer = decode.AllocateDevice(in.name);
+        if (!buffer.ok()) return buffer.status();
+        slot.buffers.push_back(*buffer);
+      }
+    } else {
+      *all_on_device = false;
+    }
+    caches[in.name] = std::move(slot);
+  }
+  // A prefill model with past inputs (one model for both steps, as ONNX Runtime GenAI exports
+  // it) starts from empty caches: the zeroed device buffer where the prefill's graph reads it
+  // from the device, else host zeros.
+  for (const auto& in : prefill.inputs()) {
+    if (!IsPast(in)) continue;
+    CacheSlot& slot = caches[in.name];
+    if (!slot.buffers.empty() && !in.device.empty() && in.shape == slot.buffers[0].shape()) {
+      slot.feed = slot.buffers.back();  // zero-filled by AllocateDevice
+      continue;
+    }
+    auto empty = EmptyCache(in);
+    if (!empty.ok()) return empty.status();
+    slot.feed = *empty;
+  }
+  return caches;
 }
 
 }  // namespace
@@ -153,15 +258,9 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
     }
   }
   GenerationResult r;
-  // A prefill model with past inputs (one model for both steps, as ONNX Runtime GenAI exports
-  // it) starts from empty caches.
-  std::map<std::string, Tensor> cache;
-  for (const auto& in : prefill.inputs()) {
-    if (!IsPast(in)) continue;
-    auto empty = EmptyCache(in);
-    if (!empty.ok()) return empty.status();
-    cache[in.name] = *empty;
-  }
+  auto made = MakeCaches(prefill, decode, &r.cache_on_device);
+  if (!made.ok()) return made.status();
+  Caches cache = std::move(made).value();
   auto start = Clock::now();
   auto first_feeds = TokenFeeds(prefill, prompt, 0);
   if (!first_feeds.ok()) return first_feeds.status();

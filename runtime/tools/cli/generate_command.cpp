@@ -72,7 +72,8 @@ int Generate(const GenerateArgs& a) {
                      {"time_to_first_token_ms", r->prefill_seconds * 1e3},
                      {"decode_steps", r->decode_steps},
                      {"decode_ms_per_token", per_token_ms},
-                     {"decode_tokens_per_s", tokens_per_s}};
+                     {"decode_tokens_per_s", tokens_per_s},
+                     {"kv_cache", r->cache_on_device ? "device" : "host"}};
     std::cout << ReportText(j) << "\n";
     return kExitOk;
   }
@@ -80,7 +81,8 @@ int Generate(const GenerateArgs& a) {
   std::cout << "\n"
             << r->tokens.size() << " tokens; time to first token " << r->prefill_seconds * 1e3
             << " ms; decode " << per_token_ms << " ms/token (" << tokens_per_s << " tokens/s over "
-            << r->decode_steps << " steps)\n";
+            << r->decode_steps << " steps); KV cache in "
+            << (r->cache_on_device ? "device" : "host") << " memory\n";
   return kExitOk;
 }
 
@@ -111,7 +113,7 @@ void AddGenerateCommand(CLI::App& app, int* exit_code) {
                   "backend run-time option, as backend:key=value (repeatable)");
   cmd->add_flag("--json", a->json,
                 "print a machine-readable report (tokens, time_to_first_token_ms, "
-                "decode_ms_per_token, decode_tokens_per_s)");
+                "decode_ms_per_token, decode_tokens_per_s, kv_cache)");
   cmd->footer(
       std::string("\nExamples:\n"
                   "  ortc compile prefill.onnx decode.onnx --share-weights -o bundle/\n"

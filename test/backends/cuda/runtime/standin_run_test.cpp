@@ -18,6 +18,7 @@
 #include "ortc/runtime.h"
 #include "plugin/backend_library.h"
 #include "run_ortc.h"
+#include "standin_fixture.h"
 #include "standin_probe.h"
 
 namespace ortc::test {
@@ -25,14 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Strings = std::vector<std::string>;
-
-const StandinProbe& Probe() {
-  static const StandinProbe probe = [] {
-    setenv("ORTC_BACKEND_PATH", ORTC_CUDA_PLUGIN_DIR, 1);  // before any session loads the plugin
-    return StandinProbe();
-  }();
-  return probe;
-}
 
 std::vector<float> Ramp(size_t n, float scale) {
   std::vector<float> v(n);
@@ -70,39 +63,6 @@ ModelBuilder CpuOnlyModel() {
   ModelBuilder m;
   m.Input("x", {2, 3}).Output("y", onnx::TensorProto::INT64).Node("ArgMax", {"x"}, {"y"});
   return m;
-}
-
-// Device memory of the stand-in driver for the scope.
-struct DeviceBuffer {
-  void* ptr;
-  explicit DeviceBuffer(size_t bytes) : ptr(Probe().DeviceAlloc(bytes)) { REQUIRE(ptr); }
-  ~DeviceBuffer() { Probe().DeviceFree(ptr); }
-  float* floats() const { return static_cast<float*>(ptr); }
-};
-
-// Compiles into dir and returns the ctx model (REQUIREs success: NVRTC is part of the build).
-// The compiler runs without the stand-ins: NVRTC itself opens libcuda.so.1 when it can.
-fs::path Compile(const ModelBuilder& m, const fs::path& dir, const std::string& name,
-                 const std::string& precision = "fp32") {
-  const fs::path model = dir / (name + ".onnx");
-  m.Save(model);
-  const fs::path out = dir / (name + "_" + precision);
-  fs::create_directories(out);
-  const auto r =
-      RunOrtcWith("env -u LD_LIBRARY_PATH",
-                  "compile '" + model.string() + "' --ep cuda,cpu --target-arch sm_90 -q -o '" +
-                      out.string() + "/' --precision " + precision,
-                  true);
-  INFO(r.out);
-  REQUIRE(r.exit_code == 0);
-  return out / (name + "_ctx.onnx");
-}
-
-std::unique_ptr<Session> Open(const fs::path& ctx, SessionOptions o = {}) {
-  auto s = Session::Create(ctx, o);
-  INFO((s.ok() ? "" : s.status().ToString()));
-  REQUIRE(s.ok());
-  return std::move(s).value();
 }
 
 nlohmann::json GraphReport(const Session& s) {

@@ -13,6 +13,7 @@ void ortc_standin_reset(void);
 // Counts one call and appends `call` to the trace. Entries carry details after a ':' where a
 // test needs them ("cudnnSetConvolutionMathType:CUDNN_FMA_MATH").
 void ortc_standin_record(const char* call);
+// Also "bytes:HtoD", "bytes:DtoH", "bytes:DtoD": the bytes copied that way (when executed).
 size_t ortc_standin_count(const char* call);
 // Every call since the last reset, one per line, in order.
 const char* ortc_standin_trace(void);

@@ -84,6 +84,8 @@ bool ExecuteTransfer(Node::Kind kind, const char* direction, uintptr_t dst, uint
     return false;
   }
   if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), bytes);
+  // The bytes each direction moved ("bytes:HtoD"), so tests can say what crossed the bus.
+  s.counts.Add("bytes:", direction, "", static_cast<long>(bytes));
   return true;
 }
 

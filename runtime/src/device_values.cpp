@@ -1,0 +1,134 @@
+// Device memory at the session's edges: which inputs and outputs only one backend graph touches
+// (found once at load), and the Session calls that allocate such memory and copy it back.
+#include <set>
+
+#include "exec/plugin_node.h"
+#include "session_impl.h"
+
+namespace ortc {
+namespace {
+
+bool IsBackendGraph(const exec::ExecOp& op) {
+  return op.domain.rfind("ortc.", 0) == 0 && op.state != nullptr;
+}
+
+const exec::PluginGraphState& StateOf(const exec::ExecOp& op) {
+  return *static_cast<const exec::PluginGraphState*>(op.state.get());
+}
+
+// A backend graph and the position of a value among its inputs or outputs.
+struct Use {
+  const exec::ExecOp* op = nullptr;
+  size_t index = 0;
+};
+
+// The one backend graph that reads value `v` (every reader is that graph, once), or no op.
+Use OnlyReader(const exec::ExecGraph& g, int v) {
+  Use reader;
+  for (const auto& op : g.ops) {
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i] != v) continue;
+      if (!IsBackendGraph(op) || reader.op) return {};
+      reader = {&op, i};
+    }
+  }
+  return reader;
+}
+
+// The backend graph that writes value `v` when nothing but backend graphs of the same library
+// reads it, or no op.
+Use DeviceWriter(const exec::ExecGraph& g, int v) {
+  Use writer;
+  for (const auto& op : g.ops)
+    for (size_t i = 0; i < op.outputs.size(); ++i)
+      if (op.outputs[i] == v) writer = {&op, i};
+  if (!writer.op || !IsBackendGraph(*writer.op)) return {};
+  for (const auto& op : g.ops)
+    for (int in : op.inputs)
+      if (in == v && (!IsBackendGraph(op) || StateOf(op).library != StateOf(*writer.op).library))
+        return {};
+  return writer;
+}
+
+void Record(const Use& use, const exec::PluginTensorSpec* spec, TensorInfo* info,
+            std::map<std::string, DeviceValue>* found) {
+  const auto& st = StateOf(*use.op);
+  info->device = st.library->name();
+  info->device_graph = use.op->name;
+  // The graph's static shape is the value's: fills what the model's value info left unknown.
+  info->dtype = spec->dtype;
+  info->shape = spec->dims;
+  (*found)[info->name] = {st.library, use.op->name, spec->dtype, spec->dims};
+}
+
+}  // namespace
+
+std::map<std::string, DeviceValue> FindDeviceValues(loader::LoadedModel* model) {
+  std::map<std::string, DeviceValue> found;
+  const exec::ExecGraph& g = model->graph;
+  const std::set<int> outputs(g.outputs.begin(), g.outputs.end());
+  for (auto& info : model->inputs) {
+    const int v = g.FindValue(info.name);
+    // An input that is also a model output passes through the CPU side.
+    if (v < 0 || outputs.count(v)) continue;
+    const Use use = OnlyReader(g, v);
+    if (use.op && use.index < StateOf(*use.op).inputs.size())
+      Record(use, &StateOf(*use.op).inputs[use.index], &info, &found);
+  }
+  for (auto& info : model->outputs) {
+    const int v = g.FindValue(info.name);
+    const Use use = v < 0 ? Use{} : DeviceWriter(g, v);
+    if (use.op && use.index < StateOf(*use.op).outputs.size())
+      Record(use, &StateOf(*use.op).outputs[use.index], &info, &found);
+  }
+  return found;
+}
+
+Result<Tensor> Session::AllocateDevice(const std::string& name) const {
+  const auto& m = impl_->model;
+  bool known = false;
+  for (const auto* list : {&m.inputs, &m.outputs})
+    for (const auto& i : *list) known = known || i.name == name;
+  if (!known) return InvalidArgument("the model has no input or output named '" + name + "'");
+  auto it = impl_->device_values.find(name);
+  if (it == impl_->device_values.end())
+    return InvalidArgument("'" + name +
+                           "' is read or written on the CPU, so it cannot be device memory: "
+                           "compile so that one backend graph alone reads or writes it");
+  const DeviceValue& value = it->second;
+  int64_t elements = 1;
+  for (int64_t d : value.shape) elements *= d;
+  const size_t bytes = static_cast<size_t>(elements) * ElementSize(value.dtype);
+  const auto library = value.library;
+  void* ptr = nullptr;
+  ORTC_RETURN_IF_ERROR(library->StatusOf(
+      library->table()->allocate_device(library->table(), bytes, &ptr),
+      "allocating " + std::to_string(bytes) + " bytes of " + library->name() + " memory"));
+  // The allocation goes back to the plugin with the tensor's last copy; the library stays
+  // loaded for the process, so the deleter may run after the session is gone.
+  std::shared_ptr<void> owner(ptr, [library](void* p) {
+    if (p) library->table()->free_device(library->table(), p);
+  });
+  return Tensor::OnDevice(value.dtype, value.shape, ptr, MemoryLocation::kCudaDevice,
+                          std::move(owner));
+}
+
+Result<Tensor> Session::CopyToHost(const Tensor& device_tensor) const {
+  if (device_tensor.location() == MemoryLocation::kHost || !device_tensor.is_tensor())
+    return InvalidArgument("CopyToHost takes a device tensor");
+  for (const auto& [name, value] : impl_->device_values) {
+    (void)name;
+    const auto& library = value.library;
+    if (library->name() != "cuda") continue;  // MemoryLocation::kCudaDevice is CUDA's memory
+    Tensor host = Tensor::AllocateUninitialized(device_tensor.dtype(), device_tensor.shape());
+    ORTC_RETURN_IF_ERROR(library->StatusOf(
+        library->table()->copy_memory(library->table(), host.mutable_raw(), ORTC_MEMORY_HOST,
+                                      device_tensor.raw(), ORTC_MEMORY_DEVICE,
+                                      device_tensor.byte_size()),
+        "copying a device tensor to the host"));
+    return host;
+  }
+  return InvalidArgument("no graph of this session runs on the device that holds the tensor");
+}
+
+}  // namespace ortc
