@@ -31,7 +31,12 @@ runs on each family (FAMILIES):
    a note without NVRTC).
 6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
    prompt that is not a list of ids.
-Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY]
+7. Generation through the compiled CUDA programs: the GenAI model compiled for --ep cuda,cpu
+   at the prefill's and the decode step's static shapes (fixed-size cache), run by `ortc
+   generate` with the emulator backend plugin (the CUDA programs executed on the host, "device"
+   memory being host memory): ONNX Runtime's 32 tokens at fp32, with the cache kept in device
+   memory from the prefill to the last step ("kv_cache": "device").
+Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR]
 Exit 77 (skip) when onnxruntime-node is not installed.
 """
 import json
@@ -199,6 +204,7 @@ def check_genai(ortc, work, fam, pair_tokens):
     full = run([ortc, "generate", ctx["prefill"], ctx["decode"], "--prompt-ids", ",".join(map(str, prompt)),
                 "--max-new-tokens", str(FIXED)], ok=False)
     assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
+    return wanted
 
 
 def check_cuda(ortc, emulator, work, fam):
@@ -246,6 +252,31 @@ def check_cuda(ortc, emulator, work, fam):
     return True
 
 
+def check_cuda_generation(ortc, plugin_dir, work, fam, want):
+    """Check 7: `ortc generate` through the CUDA programs (check 5 compiled the decode step at
+    the fixed-size cache's shapes; the prefill is compiled here at the prompt's length)."""
+    genai, prompt = fam.path(work, "genai"), PROMPTS[0]
+    shapes = {"input_ids": [1, len(prompt)], "attention_mask": [1, FIXED]}
+    if "position_ids" in model_inputs(genai):
+        shapes["position_ids"] = [1, len(prompt)]
+    shapes |= cache_shapes(genai, FIXED)
+    prefill_dir = os.path.join(work, f"cuda_{fam.stem}_genai_prefill_{FIXED}")
+    run([ortc, "compile", genai, "--ep", "cuda,cpu", "--max-partitions", "1", "--target-arch", "sm_80",
+         "-o", prefill_dir + "/", "-q"] + shape_args(shapes))
+    stem = f"{fam.stem}_genai_ctx.onnx"
+    prefill = os.path.join(prefill_dir, stem)
+    decode = os.path.join(work, f"cuda_{fam.stem}_genai_{FIXED}", stem)
+    env = dict(os.environ, ORTC_BACKEND_PATH=plugin_dir)
+    r = subprocess.run([ortc, "generate", prefill, decode, "--prompt-ids", ",".join(map(str, prompt)),
+                        "--max-new-tokens", str(NEW_TOKENS), "--json"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout)
+    assert got["tokens"] == want, f"{fam.name} through the CUDA programs: {got['tokens']} != ONNX Runtime's {want}"
+    assert got["kv_cache"] == "device", got
+    print(f"{fam.name} GenAI form through the compiled CUDA programs (emulated): {NEW_TOKENS} tokens equal "
+          f"to ONNX Runtime's, the cache in device memory for every step")
+
+
 def check_misuse(ortc, work, fam):
     """Check 6."""
     prefill, decode = fam.path(work, "prefill"), fam.path(work, "decode")
@@ -257,7 +288,7 @@ def check_misuse(ortc, work, fam):
     print(f"{fam.name} misuse: swapped models and a bad prompt are errors with a message")
 
 
-def main(ortc, work, emulator=None):
+def main(ortc, work, emulator=None, plugin_dir=None):
     if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
         print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
         return 77
@@ -267,12 +298,14 @@ def main(ortc, work, emulator=None):
     for fam in FAMILIES:
         run(["/usr/bin/python3", os.path.join(HERE, fam.script), work, "--seed", str(SEED)])
         pair_tokens = check_pair(ortc, work, fam)
-        check_genai(ortc, work, fam, pair_tokens)
+        genai_tokens = check_genai(ortc, work, fam, pair_tokens)
         if cuda:
             cuda = check_cuda(ortc, emulator, work, fam)
+        if cuda and plugin_dir:
+            check_cuda_generation(ortc, plugin_dir, work, fam, genai_tokens[0])
         check_misuse(ortc, work, fam)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    sys.exit(main(*sys.argv[1:5]))

@@ -66,7 +66,7 @@ struct Memory {
   }
 };
 
-Status Place(const fbc::Program& p, const fb::Graph& graph, const format::ContextBinary& bin,
+Status Place(const fbc::Program& p, const std::vector<std::string_view>& weights,
              const std::vector<Tensor>& inputs, Memory* mem) {
   const auto* buffers = p.buffers();
   const uint32_t count = buffers ? buffers->size() : 0;
@@ -83,11 +83,9 @@ Status Place(const fbc::Program& p, const fb::Graph& graph, const format::Contex
         mem->ptr[i] = arena + b->offset();
         break;
       case fbc::BufferKind::Weight: {
-        const auto* slots = graph.weights();
-        if (b->weight_slot() < 0 || !slots ||
-            static_cast<uint32_t>(b->weight_slot()) >= slots->size())
+        if (b->weight_slot() < 0 || static_cast<size_t>(b->weight_slot()) >= weights.size())
           return InvalidGraph("buffer " + name + " names a missing weight slot");
-        const auto bytes = bin.WeightBytes(slots->Get(b->weight_slot()));
+        const std::string_view bytes = weights[b->weight_slot()];
         if (bytes.size() < b->byte_size())
           return InvalidGraph("weight of buffer " + name + " is shorter than the buffer");
         mem->ptr[i] = mem->NewBlock(b->byte_size());
@@ -147,26 +145,45 @@ StoredTensor Stored(const fbc::Program& p, const Memory& mem, int index) {
 
 Result<ProgramInterpreter> ProgramInterpreter::Load(
     std::shared_ptr<const format::ContextBinary> binary, const std::string& graph) {
+  const fb::Graph* g = binary->FindGraph(graph);
+  if (!g) return InvalidArgument("the binary has no graph " + graph);
+  ProgramParts parts;
+  parts.graph = graph;
+  const auto program = binary->ProgramBytes(*g);
+  parts.program = {reinterpret_cast<const char*>(program.data()), program.size()};
+  for (uint32_t i = 0; g->weights() && i < g->weights()->size(); ++i) {
+    const auto bytes = binary->WeightBytes(g->weights()->Get(i));
+    parts.weights.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(program.data()), program.size());
+  if (fbc::VerifyProgramBuffer(verifier)) {
+    const auto* p = fbc::GetProgram(program.data());
+    if (p->source_artefact()) parts.source = Artefact(*binary, p->source_artefact()->str());
+  }
+  parts.keep_alive = std::move(binary);
+  return Load(std::move(parts));
+}
+
+Result<ProgramInterpreter> ProgramInterpreter::Load(ProgramParts parts) {
   ProgramInterpreter in;
-  in.graph_ = binary->FindGraph(graph);
-  if (!in.graph_) return InvalidArgument("the binary has no graph " + graph);
-  const auto bytes = binary->ProgramBytes(*in.graph_);
-  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const std::string graph = parts.graph;
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(parts.program.data()),
+                                 parts.program.size());
   if (!fbc::VerifyProgramBuffer(verifier))
     return InvalidGraph("graph " + graph + ": the CUDA program does not verify");
-  in.program_ = fbc::GetProgram(bytes.data());
+  in.program_ = fbc::GetProgram(parts.program.data());
   // The plugin's validator first: every program the emulator runs also proves it accepts
   // what the compiler writes.
-  const uint32_t slots = in.graph_->weights() ? in.graph_->weights()->size() : 0;
+  const uint32_t slots = static_cast<uint32_t>(parts.weights.size());
   if (std::string invalid = ortc::cuda::ValidateCudaProgram(*in.program_, slots); !invalid.empty())
     return InvalidGraph("graph " + graph + ": the CUDA program is invalid: " + invalid);
-  in.binary_ = std::move(binary);
+  in.parts_ = std::move(parts);
   const auto* steps = in.program_->steps();
   if (!steps || !in.program_->buffers()) return InvalidGraph("graph " + graph + ": no steps");
   std::vector<KernelSource> kernels;
   const std::string source_name =
       in.program_->source_artefact() ? in.program_->source_artefact()->str() : "";
-  const std::string_view tu = Artefact(*in.binary_, source_name);
+  const std::string_view tu = in.parts_.source;
   for (const auto* s : *steps) {
     const auto* l = s->launch();
     if (!l) continue;
@@ -208,7 +225,7 @@ Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& i
     return InvalidArgument("the program takes " +
                            std::to_string(p.inputs() ? p.inputs()->size() : 0) + " inputs");
   Memory mem;
-  ORTC_RETURN_IF_ERROR(Place(p, *graph_, *binary_, inputs, &mem));
+  ORTC_RETURN_IF_ERROR(Place(p, parts_.weights, inputs, &mem));
   const int count = static_cast<int>(p.buffers()->size());
   auto valid = [&](int i) { return i >= 0 && i < count; };
   auto wrote = [&](int b) {

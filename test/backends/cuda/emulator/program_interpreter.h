@@ -20,12 +20,23 @@ struct StepCounts {
   int launches = 0, convs = 0, gemms = 0, copies = 0;
 };
 
+// What running one program needs, wherever it comes from (a context binary read by the test, or
+// the load info a backend plugin receives): `keep_alive` holds the memory the views point into.
+struct ProgramParts {
+  std::string graph;  // for messages
+  std::string_view program;
+  std::vector<std::string_view> weights;  // per weight slot
+  std::string_view source;                // the source artefact (the text NVRTC compiled)
+  std::shared_ptr<const void> keep_alive;
+};
+
 class ProgramInterpreter {
  public:
   // Verifies the graph's program and compiles its kernel source (the graph's source artefact,
   // the text NVRTC compiled) as host C++.
   static Result<ProgramInterpreter> Load(std::shared_ptr<const format::ContextBinary> binary,
                                          const std::string& graph);
+  static Result<ProgramInterpreter> Load(ProgramParts parts);
 
   // Called after each step for every buffer it wrote, with the buffer's index.
   using WriteObserver = std::function<void(int buffer, const void* data)>;
@@ -38,8 +49,7 @@ class ProgramInterpreter {
   const fb::cuda::Program& program() const { return *program_; }
 
  private:
-  std::shared_ptr<const format::ContextBinary> binary_;
-  const fb::Graph* graph_ = nullptr;
+  ProgramParts parts_;
   const fb::cuda::Program* program_ = nullptr;
   std::shared_ptr<HostModule> module_;
   // Per kernel name: how to launch it through the module (grid/block come from each step).
