@@ -25,8 +25,8 @@ runs on each family (FAMILIES):
    of 64 positions, the mask zero past the valid ones): one compiled decode graph serves every
    step and gives the same tokens; asking past the cache is an error.
 5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step, the
-   GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group (the GenAI
-   model's int64 mask sum, seqlens_k, stays on the CPU: no integer reduction kernel yet), and its
+   GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
+   node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), and its
    CUDA program agrees with the CPU runtime in the host emulator at fp32 and fp16 (skipped with
    a note without NVRTC).
 6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
@@ -234,12 +234,8 @@ def check_cuda(ortc, emulator, work, fam):
         report = json.loads(r.stdout)
         cuda = [b for b in report["backends"] if b["name"] == "cuda"][0]
         cpu = [b for b in report["backends"] if b["name"] == "cpu"][0]
-        # GenAI's seqlens_k is the int64 mask's row sum: CUDA has no integer reduction kernel
-        # yet, so that one node runs on the CPU before the CUDA group.
-        cpu_allowed = 1 if model == genai else 0
-        refusals = [x["reason"] for x in cuda["refusals"]]
-        assert cuda["groups"] == 1 and cpu["nodes"] == cpu_allowed, (name, report["backends"])
-        assert all(x == "ReduceSum on INT64 is not supported" for x in refusals), (name, refusals)
+        # Everything on CUDA, GenAI's seqlens_k (the int64 mask's row sum) included.
+        assert cuda["groups"] == 1 and cpu["nodes"] == 0 and not cuda["refusals"], (name, report["backends"])
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
                     "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]

@@ -96,6 +96,12 @@ ORTC_DEV float ortc_min(float a, float b) { return ortc_isnan(a) || ortc_isnan(b
 // Combiners for block reductions (a function name each).
 ORTC_DEV float ortc_add(float a, float b) { return a + b; }
 ORTC_DEV float ortc_mul(float a, float b) { return a * b; }
+// Their integer forms (own names: an overload would make mixed int/float calls ambiguous).
+// Wrapping arithmetic through unsigned, as the CPU runtime's int64 reductions wrap.
+ORTC_DEV ortc_i64 ortc_addi(ortc_i64 a, ortc_i64 b) { return (ortc_i64)((ortc_u64)a + (ortc_u64)b); }
+ORTC_DEV ortc_i64 ortc_muli(ortc_i64 a, ortc_i64 b) { return (ortc_i64)((ortc_u64)a * (ortc_u64)b); }
+ORTC_DEV ortc_i64 ortc_maxi(ortc_i64 a, ortc_i64 b) { return a > b ? a : b; }
+ORTC_DEV ortc_i64 ortc_mini(ortc_i64 a, ortc_i64 b) { return a < b ? a : b; }
 ORTC_DEV float ortc_sigmoid(float v) {
   if (v >= 0.f) return 1.f / (1.f + expf(-v));
   const float e = expf(v);

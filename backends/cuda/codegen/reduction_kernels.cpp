@@ -62,6 +62,23 @@ struct Reducer {
   std::string finish;                     // expression of `acc` (and the count)
 };
 
+bool IsIntegerReduction(const OpDesc& op) {
+  const int32_t t = op.inputs[0].dtype;
+  return t == onnx::TensorProto::INT64 || t == onnx::TensorProto::INT32;
+}
+
+// Integer reductions accumulate exactly in int64 (a mask's row sum: GenAI's seqlens_k), with
+// the CPU runtime's wrapping on overflow.
+Reducer IntegerReducerOf(const std::string& t) {
+  if (t == "ReduceMax")
+    return {"(ortc_i64)(-9223372036854775807LL - 1)", "ortc_maxi", "acc = ortc_maxi(acc, v);",
+            "acc"};
+  if (t == "ReduceMin")
+    return {"(ortc_i64)9223372036854775807LL", "ortc_mini", "acc = ortc_mini(acc, v);", "acc"};
+  if (t == "ReduceProd") return {"(ortc_i64)1", "ortc_muli", "acc = ortc_muli(acc, v);", "acc"};
+  return {"(ortc_i64)0", "ortc_addi", "acc = ortc_addi(acc, v);", "acc"};  // ReduceSum
+}
+
 Reducer ReducerOf(const std::string& t, int64_t count) {
   const std::string n = FloatLiteral(static_cast<float>(count));
   if (t == "ReduceMax" || t == "GlobalMaxPool")
@@ -188,7 +205,10 @@ std::string ReductionUnsupported(const OpDesc& op) {
   const std::string& t = op.op_type;
   if (!IsReductionOp(t)) return "no CUDA kernel generator for " + t;
   if (op.inputs.empty() || op.outputs.empty()) return t + " without inputs or outputs";
-  if (!IsFloatType(op.inputs[0].dtype) || op.outputs[0].dtype != op.inputs[0].dtype)
+  const bool integer_form = IsIntegerReduction(op) && (t == "ReduceSum" || t == "ReduceMax" ||
+                                                       t == "ReduceMin" || t == "ReduceProd");
+  if ((!IsFloatType(op.inputs[0].dtype) && !integer_form) ||
+      op.outputs[0].dtype != op.inputs[0].dtype)
     return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
   for (int64_t v : op.inputs[0].dims)
     if (v < 0) return t + ": dynamic dimension";
@@ -225,7 +245,9 @@ Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
   int64_t outputs = 1, count = 1;
   for (int64_t v : kept_dims) outputs *= v;
   for (int64_t v : red_dims) count *= v;
-  const Reducer r = ReducerOf(op.op_type, count);
+  const bool integer = IsIntegerReduction(op);
+  const Reducer r = integer ? IntegerReducerOf(op.op_type) : ReducerOf(op.op_type, count);
+  const std::string acc_type = integer ? "ortc_i64" : "float";
   const uint32_t block = RowBlockSize(count);
   const int32_t dt = op.inputs[0].dtype;
   const std::string st = StorageCType(dt);
@@ -236,16 +258,16 @@ Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
     << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
     << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
     << "  " << st << "* __restrict__ out0 = (" << st << "*)p" << op.inputs.size() << ";\n"
-    << "  __shared__ float red[" << block << "];\n"
+    << "  __shared__ " << acc_type << " red[" << block << "];\n"
     << "  for (ortc_i64 o = blockIdx.x; o < " << IntLiteral(outputs) << "; o += gridDim.x) {\n";
   std::string base, offset;
   s << OffsetCode("o", kept_dims, kept_strides, "k", in, &base);
   s << in << "const ortc_i64 base = " << base << ";\n"
-    << in << "float acc = " << r.init << ";\n"
+    << in << acc_type << " acc = " << r.init << ";\n"
     << in << "for (ortc_i64 j = threadIdx.x; j < " << IntLiteral(count) << "; j += " << block
     << "u) {\n"
-    << OffsetCode("j", red_dims, red_strides, "q", in + "  ", &offset) << in
-    << "  const float v = " << LoadExpr(dt, "in0[base + " + offset + "]") << ";\n"
+    << OffsetCode("j", red_dims, red_strides, "q", in + "  ", &offset) << in << "  const "
+    << acc_type << " v = " << LoadExpr(dt, "in0[base + " + offset + "]") << ";\n"
     << in << "  " << r.accumulate << "\n"
     << in << "}\n"
     << BlockReduceCode("acc", r.combine, block, in) << in

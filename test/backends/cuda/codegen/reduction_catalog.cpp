@@ -66,6 +66,18 @@ cg::OpDesc WithInput(const std::string& t, int version, std::vector<int64_t> d,
   return op;
 }
 
+// An integer reduction (axes as an input): exact, so no tolerance; values in [lo, hi].
+CatalogEntry Integer(const std::string& t, int32_t dtype, std::vector<int64_t> d,
+                     std::vector<int64_t> axes, bool keep, std::pair<float, float> range) {
+  CatalogEntry e;
+  e.name = "red_" + t + (dtype == I64 ? "_i64" : "_i32") + "_" + std::to_string(d.back());
+  e.op = Op(t, 18, {T(dtype, d), T(I64, {static_cast<int64_t>(axes.size())})},
+            {T(dtype, ReducedDims(d, axes, keep))}, {AttrInt("keepdims", keep)});
+  SetConstant(e.op, 1, std::vector<double>(axes.begin(), axes.end()));
+  e.ranges = {range};
+  return e;
+}
+
 }  // namespace
 
 std::vector<CatalogEntry> ReductionCatalog() {
@@ -85,6 +97,13 @@ std::vector<CatalogEntry> ReductionCatalog() {
     Add(v, t + "_long", WithInput(t, 18, {3, 600}, {1}, false), false, range);
   }
   Add(v, "ReduceSum13_input", WithInput("ReduceSum", 13, d, {0, 1}, false), false, {-3, 3});
+  // Integer forms: an attention mask's row sum (GenAI's seqlens_k) over a row longer than a
+  // block, and max/min/prod; int32 and int64.
+  v.push_back(Integer("ReduceSum", I64, {2, 700}, {1}, true, {0, 1}));
+  v.push_back(Integer("ReduceSum", TensorProto::INT32, {3, 4}, {-1}, false, {-20, 20}));
+  v.push_back(Integer("ReduceMax", I64, {3, 5}, {1}, false, {-20, 20}));
+  v.push_back(Integer("ReduceMin", TensorProto::INT32, {3, 5}, {0}, true, {-20, 20}));
+  v.push_back(Integer("ReduceProd", I64, {2, 6}, {1}, false, {-3, 3}));
   {
     auto op = Op("ReduceMean", 18, {T(F, d)}, {T(F, d)}, {AttrInt("noop_with_empty_axes", 1)});
     Add(v, "ReduceMean_noop", op, false, {-3, 3});

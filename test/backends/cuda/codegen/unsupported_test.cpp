@@ -51,7 +51,11 @@ TEST_CASE("kernel generators refuse unsupported variants with a reason", "[cuda]
              Catch::Contains("training"));
   CHECK_THAT(Why(Op("ReduceSum", 13, {T(F, s), T(I64, {1})}, {T(F, {2})})),
              Catch::Contains("run time"));
-  CHECK_THAT(Why(Op("ReduceMax", 13, {T(I32, s)}, {T(I32, {1})})), Catch::Contains("INT32"));
+  // Integer reductions are Sum/Max/Min/Prod (exact in int64); a mean or a norm is not.
+  CHECK_THAT(Why(Op("ReduceMean", 13, {T(I32, s)}, {T(I32, {1})})), Catch::Contains("INT32"));
+  CHECK_THAT(Why(Op("ReduceL2", 13, {T(I64, s)}, {T(I64, {1})})), Catch::Contains("INT64"));
+  CHECK_THAT(Why(Op("ReduceSum", 11, {T(I64, s)}, {T(F, {1})})), Catch::Contains("INT64"));
+  CHECK(Why(Op("ReduceMax", 13, {T(I32, s)}, {T(I32, {1})})).empty());
   CHECK_THAT(Why(Op("ReduceMean", 13, {T(F, s)}, {T(F, {1})}, {AttrInts("axes", {5})})),
              Catch::Contains("axis"));
   CHECK_THAT(Why(Op("Softmax", 13, {T(F, {})}, {T(F, {})})), Catch::Contains("scalar"));
