@@ -36,7 +36,10 @@ runs on each family (FAMILIES):
    generate` with the emulator backend plugin (the CUDA programs executed on the host, "device"
    memory being host memory): ONNX Runtime's 32 tokens at fp32, with the cache kept in device
    memory from the prefill to the last step ("kv_cache": "device").
-Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR]
+8. The same generation through the real CUDA plugin and the stand-in CUDA libraries (which
+   record every call and count the bytes each copy moves): one CUDA graph launch per token, and
+   across the bus only the ids, mask and positions in and the logits out, never the cache.
+Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR [STANDIN_DIR]]
 Exit 77 (skip) when onnxruntime-node is not installed.
 """
 import json
@@ -248,9 +251,48 @@ def check_cuda(ortc, emulator, work, fam):
     return True
 
 
-def check_cuda_generation(ortc, plugin_dir, work, fam, want):
-    """Check 7: `ortc generate` through the CUDA programs (check 5 compiled the decode step at
-    the fixed-size cache's shapes; the prefill is compiled here at the prompt's length)."""
+ELEMENT_BYTES = {onnx.TensorProto.INT64: 8, onnx.TensorProto.INT32: 4, onnx.TensorProto.FLOAT: 4,
+                 onnx.TensorProto.FLOAT16: 2, onnx.TensorProto.BOOL: 1}
+
+
+def host_bytes(model):
+    """Bytes of a model's inputs other than the caches (all static in a compiled ctx model)."""
+    total = 0
+    for i in onnx.load(model, load_external_data=False).graph.input:
+        if not i.name.startswith("past"):
+            dims = [d.dim_value for d in i.type.tensor_type.shape.dim]
+            total += int(np.prod(dims)) * ELEMENT_BYTES[i.type.tensor_type.elem_type]
+    return total
+
+
+def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode):
+    """Check 8: the stand-in's record of a whole `ortc generate` through the real plugin."""
+    report_path = os.path.join(work, f"{fam.stem}_standin_report.json")
+    env = dict(os.environ, LD_LIBRARY_PATH=standin_dir, ORTC_STANDIN_SM="80", ORTC_STANDIN_REPORT=report_path)
+    env.pop("ORTC_BACKEND_PATH", None)  # the real plugin, next to the ortc binary
+    prompt = PROMPTS[0]
+    r = subprocess.run([ortc, "generate", prefill, decode, "--prompt-ids", ",".join(map(str, prompt)),
+                        "--max-new-tokens", str(NEW_TOKENS), "--json"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["kv_cache"] == "device", r.stdout
+    with open(report_path) as f:
+        calls = json.load(f)
+    vocab = onnx.load(fam.path(work, "genai")).graph.output[0].type.tensor_type.shape.dim[2].dim_value
+    decode_steps = NEW_TOKENS - 1
+    want_in = host_bytes(prefill) + decode_steps * host_bytes(decode)
+    want_out = (len(prompt) + decode_steps) * vocab * 4  # float32 logits of every position run
+    assert calls.get("cuGraphLaunch") == NEW_TOKENS, calls
+    assert calls.get("bytes:HtoD") == want_in, (calls.get("bytes:HtoD"), want_in)
+    assert calls.get("bytes:DtoH") == want_out, (calls.get("bytes:DtoH"), want_out)
+    print(f"{fam.name} through the real CUDA plugin (stand-in libraries): {NEW_TOKENS} graph launches for "
+          f"{NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and {want_out} out (logits); "
+          f"the cache stayed on the device ({calls.get('bytes:DtoD', 0)} bytes device to device)")
+
+
+def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want):
+    """Check 7 (and 8 with the stand-in libraries): `ortc generate` through the CUDA programs
+    (check 5 compiled the decode step at the fixed-size cache's shapes; the prefill is compiled
+    here at the prompt's length)."""
     genai, prompt = fam.path(work, "genai"), PROMPTS[0]
     shapes = {"input_ids": [1, len(prompt)], "attention_mask": [1, FIXED]}
     if "position_ids" in model_inputs(genai):
@@ -271,6 +313,8 @@ def check_cuda_generation(ortc, plugin_dir, work, fam, want):
     assert got["kv_cache"] == "device", got
     print(f"{fam.name} GenAI form through the compiled CUDA programs (emulated): {NEW_TOKENS} tokens equal "
           f"to ONNX Runtime's, the cache in device memory for every step")
+    if standin_dir:
+        check_standin_calls(ortc, standin_dir, work, fam, prefill, decode)
 
 
 def check_misuse(ortc, work, fam):
@@ -284,7 +328,7 @@ def check_misuse(ortc, work, fam):
     print(f"{fam.name} misuse: swapped models and a bad prompt are errors with a message")
 
 
-def main(ortc, work, emulator=None, plugin_dir=None):
+def main(ortc, work, emulator=None, plugin_dir=None, standin_dir=None):
     if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
         print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
         return 77
@@ -298,10 +342,10 @@ def main(ortc, work, emulator=None, plugin_dir=None):
         if cuda:
             cuda = check_cuda(ortc, emulator, work, fam)
         if cuda and plugin_dir:
-            check_cuda_generation(ortc, plugin_dir, work, fam, genai_tokens[0])
+            check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, genai_tokens[0])
         check_misuse(ortc, work, fam)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:5]))
+    sys.exit(main(*sys.argv[1:6]))

@@ -234,8 +234,8 @@ CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes) {
   if (ortc::standin::CaptureForbids("cuMemcpyHtoD")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   const CUresult r = Call("cuMemcpyHtoD");
   if (r != CUDA_SUCCESS) return r;
-  return ortc::standin::ExecuteTransfer(Node::kCopy, "HtoD", dst, reinterpret_cast<uintptr_t>(src),
-                                        bytes, 0)
+  return ortc::standin::ExecuteTransfer(Node::kCopy, "HtoD:sync", dst,
+                                        reinterpret_cast<uintptr_t>(src), bytes, 0)
              ? CUDA_SUCCESS
              : CUDA_ERROR_INVALID_VALUE;
 }

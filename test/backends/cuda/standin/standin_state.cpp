@@ -77,14 +77,16 @@ bool ExecuteTransfer(Node::Kind kind, const char* direction, uintptr_t dst, uint
     return true;
   }
   // Host addresses are not checked (pageable or pinned); device ones must be allocated.
-  const bool dst_dev = std::strcmp(direction, "DtoH") != 0;
-  const bool src_dev = std::strcmp(direction, "HtoD") != 0;
+  // "HtoD", "DtoH", "DtoD", possibly with a suffix (":sync" for the synchronous upload).
+  const bool dst_dev = std::strncmp(direction, "DtoH", 4) != 0;
+  const bool src_dev = std::strncmp(direction, "HtoD", 4) != 0;
   if ((dst_dev && !InDevice(s, dst, bytes)) || (src_dev && !InDevice(s, src, bytes))) {
     s.counts.Add("error:copy outside device memory ", direction, "", 1);
     return false;
   }
   if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), bytes);
-  // The bytes each direction moved ("bytes:HtoD"), so tests can say what crossed the bus.
+  // The bytes each direction moved ("bytes:HtoD"; weights go up synchronously at load,
+  // "bytes:HtoD:sync"), so tests can say what crossed the bus.
   s.counts.Add("bytes:", direction, "", static_cast<long>(bytes));
   return true;
 }
@@ -112,6 +114,29 @@ bool CaptureForbids(const char* call) {
 }
 
 }  // namespace ortc::standin
+
+namespace {
+
+// With ORTC_STANDIN_REPORT=path, the counts are written there when the process ends, as one
+// JSON object ({"cuGraphLaunch": 32, "bytes:HtoD": 1234, ...}): how tests that drive a whole
+// ortc command (not a test process of their own) read what it did.
+__attribute__((destructor)) void WriteReportAtExit() {
+  const char* path = std::getenv("ORTC_STANDIN_REPORT");
+  if (!path || !*path) return;
+  ortc::standin::State& s = ortc::standin::Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FILE* f = std::fopen(path, "w");
+  if (!f) return;
+  std::fputs("{", f);
+  s.counts.ForEach([&, first = true](const char* name, long value) mutable {
+    std::fprintf(f, "%s\"%s\": %ld", first ? "" : ", ", name, value);
+    first = false;
+  });
+  std::fputs("}\n", f);
+  std::fclose(f);
+}
+
+}  // namespace
 
 using ortc::standin::Global;
 

@@ -42,6 +42,10 @@ class Counters {
   void Add(const char* a, const char* b, const char* c, long delta);  // the name is a+b+c
   long Get(const char* name) const;
   void Clear() { n_ = 0; }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t i = 0; i < n_; ++i) f(entries_[i].name, entries_[i].value);
+  }
 
  private:
   struct Entry {
