@@ -12,6 +12,8 @@
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/op_desc.h"
 #include "exec/shape_limit.h"
+#include "graph/host_eval.h"
+#include "lowering/constant_folding.h"
 
 namespace ortc::backends::cuda {
 namespace {
@@ -249,9 +251,51 @@ std::string OutsideLimits(const graph::Graph& g, const graph::Node& node) {
   return "";
 }
 
+// Whether a node computes only from initializers (directly or through nodes that do) with an op
+// the host evaluator folds, into a static result small enough for the group compile's constant
+// folding (lowering/constant_folding.h): weight preprocessing such as a 4-bit weight's nibbles
+// unpacked and dequantized (MatMulNBits' expansion), which the compile turns into one constant
+// whatever its element types. Graph-level folding leaves such chains alone past 64 KiB.
+bool FoldsAtCompileTime(const graph::Graph& g, const graph::Node& node,
+                        std::unordered_map<const graph::Node*, bool>* seen, int depth = 0) {
+  if (auto it = seen->find(&node); it != seen->end()) return it->second;
+  bool folds = depth < 32 && node.domain.empty() && !node.has_subgraphs &&
+               graph::HostEvaluable(node.op_type) && !node.inputs.empty();
+  for (size_t i = 0; folds && i < node.inputs.size(); ++i) {
+    const int v = node.inputs[i];
+    if (v < 0 || IsConstant(g, v)) continue;
+    const int producer = g.values[v].producer;
+    folds = producer >= 0 && FoldsAtCompileTime(g, g.nodes[producer], seen, depth + 1);
+  }
+  for (size_t i = 0; folds && i < node.outputs.size(); ++i) {
+    if (node.outputs[i] < 0) continue;
+    const auto& info = g.values[node.outputs[i]].info;
+    const auto dims = StaticDims(info);
+    int64_t bytes = graph::DataTypeBits(info.dtype) / 8;
+    for (int64_t d : dims) bytes = d >= 0 && bytes <= (int64_t{1} << 40) ? bytes * d : -1;
+    folds = info.shape.rank_known && dims.size() == info.shape.dims.size() && bytes > 0 &&
+            bytes <= lowering::kMaxFoldBytes;
+  }
+  (*seen)[&node] = folds;
+  return folds;
+}
+
+NodeSupport CudaSupportsOwn(const graph::Graph& g, const graph::Node& node);
+
 }  // namespace
 
 NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
+  NodeSupport own = CudaSupportsOwn(g, node);
+  if (own.supported) return own;
+  // A node CUDA would refuse still joins its group when the compile folds it away.
+  std::unordered_map<const graph::Node*, bool> seen;
+  if (FoldsAtCompileTime(g, node, &seen)) return NodeSupport::Yes();
+  return own;
+}
+
+namespace {
+
+NodeSupport CudaSupportsOwn(const graph::Graph& g, const graph::Node& node) {
   static const CapabilityTable table = BuildTable();
   if (!node.domain.empty())
     return NodeSupport::No("op " + node.domain + "." + node.op_type + " is not supported");
@@ -287,5 +331,7 @@ NodeSupport CudaSupports(const graph::Graph& g, const graph::Node& node) {
   if (std::string why = codegen::Unsupported(*desc); !why.empty()) return NodeSupport::No(why);
   return NodeSupport::Yes();
 }
+
+}  // namespace
 
 }  // namespace ortc::backends::cuda

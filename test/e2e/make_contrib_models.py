@@ -390,9 +390,11 @@ def quantize_4bit(w, block, rng, zero_points):
 def matmul_nbits(out, manifest):
     """com.microsoft MatMulNBits (4-bit weight-only quantization, GenAI's int4 models): symmetric
     (zero point 8) with a bias, and with packed zero points and a K that is not a multiple of the
-    block size."""
+    block size; and weights of 128 KiB, more than graph-level folding takes (64 KiB): their
+    unpacking (uint8 Mod/Div, which CUDA kernels refuse) must still fold inside the CUDA group."""
     for name, K, N, block, zero_points, bias in (("matmul_nbits", 64, 48, 32, False, True),
-                                                 ("matmul_nbits_zero_points", 40, 24, 16, True, False)):
+                                                 ("matmul_nbits_zero_points", 40, 24, 16, True, False),
+                                                 ("matmul_nbits_large", 256, 1024, 32, False, False)):
         m = Model(name)
         w = m.rng.normal(0, 0.2, [K, N]).astype(np.float32)
         packed, scales, zps = quantize_4bit(w, block, m.rng, zero_points)
