@@ -60,7 +60,7 @@ HF_ARCH = {  # architecture: model class, config class, auto class, compared out
 # of the keys are masked (28 of 128, as BERT's inputs here), no causal mask.
 ATTENTION = {"heads": 12, "head_dim": 64, "pad_num": 7, "pad_den": 32, "softmax_node": "attention_softmax"}
 DEFAULT_MODELS = ("resnet18,mobilenet_v2,ppocr_det,ppocr_rec,ppocr_cls,bert_base,gpt_base,"
-                  "hf_bert_base,hf_gpt2,hf_llama,attention")
+                  "hf_bert_base,hf_gpt2,hf_llama,attention,llama_generation")
 PYTHON = "/usr/bin/python3"
 
 
@@ -263,10 +263,30 @@ def attention_entry(out, seqs):
             "padding": f"{ATTENTION['pad_num']}/{ATTENTION['pad_den']}", **ATTENTION}
 
 
+# LLM generation (gpu_bench_generation.py): make_kv_decoder.py's GenAI-form Llama at `config` on the
+# ortc side, transformers' LlamaForCausalLM of `hf_config` (the same architecture and sizes) on
+# PyTorch's; prompts of these lengths, then `new_tokens` greedy tokens.
+KV_GENERATOR = os.path.join(ROOT, "test", "e2e", "make_kv_decoder.py")
+GENERATION = {
+    "llama_generation": dict(config="base", prompts=[128, 512], new_tokens=64, hf_config=dict(
+        vocab_size=32000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+        num_key_value_heads=4, head_dim=64, max_position_embeddings=2048, rms_norm_eps=1e-6, rope_theta=10000.0,
+        tie_word_embeddings=False)),
+    "llama_generation_small": dict(config="test", prompts=[8, 16], new_tokens=8, hf_config=dict(
+        vocab_size=97, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=10000.0,
+        tie_word_embeddings=False)),
+}
+
+
+def generation_entry(name):
+    return {"name": name, "model": name, "kind": "generation", "batch": 1, **GENERATION[name]}
+
+
 def cmd_pack(a):
     out = os.path.abspath(a.out_dir)
     names = [m for m in a.models.split(",") if m]
-    known = set(TORCHVISION) | set(OCR) | set(TRANSFORMERS) | set(HF) | {"tiny_cnn", "attention"}
+    known = set(TORCHVISION) | set(OCR) | set(TRANSFORMERS) | set(HF) | set(GENERATION) | {"tiny_cnn", "attention"}
     unknown = set(names) - known
     if unknown:
         sys.exit(f"unknown model(s) {sorted(unknown)}: known are {','.join(sorted(known))}")
@@ -309,13 +329,17 @@ def cmd_pack(a):
         entries.append(hf_entry(m))
     if "attention" in names:
         entries.append(attention_entry(out, [int(s) for s in a.attention_seqs.split(",")]))
+    for m in [m for m in names if m in GENERATION]:  # the model is written on the GPU machine
+        shutil.copyfile(KV_GENERATOR, os.path.join(out, os.path.basename(KV_GENERATOR)))
+        entries.append(generation_entry(m))
     if "tiny_cnn" in names:
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "examples", "make_tiny_cnn.py"),
                         os.path.join(models_dir, "tiny_cnn.onnx")], check=True, stdout=subprocess.DEVNULL)
         entries.append({"name": "tiny_cnn", "model": "tiny_cnn", "batch": 1, "file": "models/tiny_cnn.onnx",
                         "input": "image", "shape": [1, 3, 32, 32]})
     for e in entries:  # the input names the runner passes to --input-shape, from the files themselves
-        if e.get("transformer") and not e["transformer"]["packed"] or e.get("kind") in ("hf", "attention"):
+        if e.get("transformer") and not e["transformer"]["packed"] or e.get("kind") in ("hf", "attention",
+                                                                                          "generation"):
             continue  # exported on the GPU machine, which checks them there; attention: written above
         got = onnx_inputs(os.path.join(out, e["file"]))
         want = [(i["name"], len(i["shape"])) for i in e.get("inputs") or

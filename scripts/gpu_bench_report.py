@@ -3,6 +3,8 @@ the targets (PASS/FAIL/n/a) as text, and results.json + results.txt written afte
 import json
 import os
 
+from gpu_bench_generation import generation_targets, render_generation
+
 ERROR_BOUND = {"fp32": 1e-4, "tf32": 1e-2, "fp16": 2e-2, "bf16": 1e-1}  # sanity, not targets
 
 
@@ -262,16 +264,17 @@ def render(result):
     if any(r.get("kind") != "hf" for r in rows):
         lines.append("\nrel_l2: ortc output vs PyTorch strict fp32 (t) or vs ortc's CPU build (c); "
                      f"! = above the sanity bound {ERROR_BOUND}")
-    lines += render_hf(result, notes) + render_attention(result, notes)
+    lines += render_hf(result, notes) + render_attention(result, notes) + render_generation(result, notes)
     if notes:
         lines += ["", "Failures and notes:"] + ["  " + n for n in notes]
-    lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in targets(rows)]
+    lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in targets(rows) + generation_targets(result)]
     return "\n".join(lines) + "\n"
 
 
 def save(result, out):
     os.makedirs(out, exist_ok=True)
-    result["targets"] = [{"status": s, "check": t} for s, t in targets(result["rows"])]
+    result["targets"] = [{"status": s, "check": t}
+                         for s, t in targets(result["rows"]) + generation_targets(result)]
     with open(os.path.join(out, "results.json.tmp"), "w") as f:
         json.dump(result, f, indent=1)
     os.replace(os.path.join(out, "results.json.tmp"), os.path.join(out, "results.json"))

@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import gpu_bench_common  # noqa: E402
 from gpu_bench_attention import attention_worker, bench_attention  # noqa: E402
+from gpu_bench_generation import bench_generation, generation_worker  # noqa: E402
 from gpu_bench_common import HERE, RESERVE_S, log, make_inputs, rel_l2, step_timeout  # noqa: E402
 from gpu_bench_hf import bench_hf, hf_deferred  # noqa: E402
 from gpu_bench_hf_export import HfExport, export_hf_main  # noqa: E402
@@ -114,6 +115,7 @@ def parse_args():
     p.add_argument("--export-model", help=argparse.SUPPRESS)
     p.add_argument("--export-hf", help=argparse.SUPPRESS)
     p.add_argument("--attention-worker", help=argparse.SUPPRESS)
+    p.add_argument("--generation-worker", help=argparse.SUPPRESS)
     a = p.parse_args()
     q = a.quick
     a.precisions = (a.precisions or ("fp32,fp16" if q else "fp32,tf32,fp16")).split(",")
@@ -228,6 +230,8 @@ def main():
         return export_hf_main(a.export_hf)
     if a.attention_worker:
         return attention_worker(a.attention_worker)
+    if a.generation_worker:
+        return generation_worker(a.generation_worker)
     if a.report:
         sys.stdout.write(render(json.load(open(a.report))))
         return 0
@@ -272,7 +276,7 @@ def main():
         return 2
     options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "report",
                                                               "budget_end", "hard_end", "export_hf",
-                                                              "attention_worker")}
+                                                              "attention_worker", "generation_worker")}
     result = {"schema": "ortc_gpu_bench/1", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host,
               "ortc": manifest["ortc"], "lib_dirs": lib_dirs, "self_contained": problem is None,
               "options": options, "target_arch": target_arch, "models": {}, "rows": []}
@@ -287,7 +291,7 @@ def main():
         save(result, out)  # after every model: a cut-off run keeps what it measured
 
     try:
-        for e in [e for e in entries if e.get("kind") not in ("hf", "attention")]:
+        for e in [e for e in entries if e.get("kind") not in ("hf", "attention", "generation")]:
             failures += bench_model(e, a, ortc, env, target_arch, work, out, result)
             saved()
             if not a.keep_work:  # compiled bundles of a base-sized transformer: about 1.5 GB
@@ -297,6 +301,11 @@ def main():
         for e in [e for e in entries if e.get("kind") == "attention"]:
             failures += bench_attention(e, a, ortc, env, target_arch, work, out, result)
             saved()
+        for e in [e for e in entries if e.get("kind") == "generation"]:
+            failures += bench_generation(e, a, ortc, env, target_arch, work, out, result)
+            saved()
+            if not a.keep_work:  # the base model and its bundles: about 1 GB
+                shutil.rmtree(os.path.join(work, e["name"]), ignore_errors=True)
         for i, e in enumerate(hf_entries):
             f, d = bench_hf(e, jobs[e["name"]], a, ortc, env, target_arch, out, result, len(hf_entries) - i - 1,
                             list(jobs.values()))

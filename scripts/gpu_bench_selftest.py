@@ -52,7 +52,33 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "attention": {"heads": 12, "head_dim": 64, "batch": 1, "padding": "7/32", "rows": [
         {"seq": 2048, "flops": 12884901888, "ortc": {"device_us": 200.0, "fused_attention": 1, "rel_l2": 2e-4},
          "torch": {"median_us": 100.0, "rel_l2": 3e-4, "backends": {"math": {"median_us": 900.0},
-                                                                   "flash_attention": {"failed": "No kernel"}}}}]}}
+                                                                   "flash_attention": {"failed": "No kernel"}}}}]},
+    "generation": [{"name": "llama_generation", "prompts": [128, 512], "new_tokens": 64, "ortc": {
+        "decode_compile": {"compile_s": 30.0}, "context": 576,
+        "128": {"time_to_first_token_ms": 2.0, "decode_ms_per_token": 1.5, "kv_cache": "device"},
+        "512": {"time_to_first_token_ms": 4.0, "decode_ms_per_token": 1.6, "kv_cache": "device"}},
+        "torch": {"eager": {"128": {"time_to_first_token_ms": 20.0, "decode_ms_per_token": 10.0},
+                            "512": {"time_to_first_token_ms": 25.0, "decode_ms_per_token": 4.0}},
+                  "static_compile": {"512": {"time_to_first_token_ms": 9.0, "decode_ms_per_token": 1.0},
+                                     "0": {"error": "BackendCompilerFailed: boom"}}}}]}
+
+
+def check_generation(got):
+    """The small generation entry of the dry run: ortc generate ran the GenAI model compiled for
+    the CPU at both prompt lengths (fixed-size cache); PyTorch ran or said why not."""
+    rec = (got.get("generation") or [{}])[0]
+    o = rec.get("ortc") or {}
+    for p in rec.get("prompts", []):
+        row = o.get(str(p)) or {}
+        if row.get("decode_ms_per_token") is None or row.get("kv_cache") != "host" or "error" in row:
+            sys.exit(f"selftest: generation prompt {p}: ortc generate did not run: {o}")
+    if not rec.get("prompts"):
+        sys.exit(f"selftest: no generation record: {got.get('generation')}")
+    t = rec.get("torch") or {}
+    if not t.get("error") and not any(t.get(m) for m in ("eager", "static_compile")):
+        sys.exit(f"selftest: generation: PyTorch neither ran nor said why: {t}")
+    return (f"generation: ortc generate at prompts {rec['prompts']} on the CPU build; PyTorch "
+            + (t["error"] if t.get("error") else "ran"))
 
 
 def check_transformers(got, moved):
@@ -150,7 +176,7 @@ def cmd_selftest(a):
         first, moved = os.path.join(tmp, "packed"), os.path.join(tmp, "elsewhere", "bench")
         # bert_small left to run.sh to export (the default for transformers), gpt_small packed.
         subprocess.run([PYTHON, GPU_BENCH, "pack", first, "--build", a.build, "--models",
-                        "tiny_cnn,bert_small,gpt_small,attention," + ",".join(HF_SMALL),
+                        "tiny_cnn,bert_small,gpt_small,attention,llama_generation_small," + ",".join(HF_SMALL),
                         "--pack-transformers", "gpt_small", "--attention-seqs", "128", "--xz", "1"], check=True)
         os.makedirs(os.path.dirname(moved))
         os.rename(first, moved)  # nothing may depend on where it was packed
@@ -167,7 +193,7 @@ def cmd_selftest(a):
             sys.exit(f"selftest: dry run did not compile and run on the CPU from the payload: {got}")
         check_transformers(got, moved)
         cuda_ok = all("error" not in r["ortc"] for r in got["rows"] if r["name"] == "tiny_cnn")
-        said = [check_hf(got), check_attention(got, cuda_ok)]
+        said = [check_hf(got), check_attention(got, cuda_ok), check_generation(got)]
         check_trace_parser()
         # --budget-s: a budget smaller than the reserve for writing results skips every step, and
         # the run still ends at once with its results written
@@ -203,7 +229,13 @@ def cmd_selftest(a):
                      "hf_gpt2 torch fp16 reduce-overhead: failed: timeout after 60 s",
                      # the attention table: device times, TFLOP/s, ratio, SDPA backends
                      "  2048     200.0     64.4      1     100.0    128.8      2.00x", "math 900.0 us",
-                     "flash_attention failed"):
+                     "flash_attention failed",
+                     # generation: the table, ratios of decode ms/token, both targets, a failure
+                     "512          4.000   1.600     25.000   4.000       9.000   1.000   0.40x   1.60x  device",
+                     "PASS  llama_generation decode ms/token at prompt 512 <= 0.5x PyTorch eager: 1.600 ms vs "
+                     "4.000 ms (0.40x)", "FAIL  llama_generation decode ms/token at prompt 512 <= 1.0x PyTorch "
+                     "static_compile: 1.600 ms vs 1.000 ms (1.60x)",
+                     "llama_generation PyTorch static_compile: BackendCompilerFailed: boom"):
             if want not in text:
                 sys.exit(f"selftest: '{want}' missing from the report of the fake result")
         for line in said:

@@ -18,6 +18,7 @@ starting from empty caches): see build_genai.
 
 Usage: make_kv_decoder.py OUT_DIR [--seed N]   (writes kv_prefill.onnx, kv_decode.onnx and
                                                 kv_genai.onnx)
+       make_kv_decoder.py OUT_DIR --config base  (kv_genai.onnx alone, ~125M parameters)
 """
 import argparse
 import os
@@ -259,12 +260,25 @@ def build_genai(seed):
     return model
 
 
+# --config base: the GenAI model at about 125M parameters (a Llama-architecture model of the size
+# scripts/gpu_bench times generation with; its transformers LlamaConfig is in gpu_bench_pack.py).
+BASE_GENAI = dict(VOCAB=32000, G_HIDDEN=768, G_HEADS=12, G_KV_HEADS=4, G_HEAD_DIM=64, G_FFN=2048,
+                  LAYERS=12, MAX_POSITIONS=2048)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", choices=("test", "base"), default="test",
+                        help="base: only kv_genai.onnx, at about 125M parameters (for benchmarks)")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.config == "base":
+        globals().update(BASE_GENAI)
+        onnx.save(build_genai(args.seed), os.path.join(args.out_dir, "kv_genai.onnx"))
+        print(args.out_dir)
+        return
     p = weights(args.seed)
     for name, with_past in (("kv_prefill", False), ("kv_decode", True)):
         onnx.save(build(with_past, p), os.path.join(args.out_dir, name + ".onnx"))
