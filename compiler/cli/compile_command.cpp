@@ -1,4 +1,6 @@
 // `ortc compile`: compile a model into an EPContext model plus one context binary per backend.
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "compile/bundle_manifest.h"
 #include "compile/compile_driver.h"
 #include "format/context_binary_reader.h"
+#include "graph/input_shapes.h"
 #include "kernels/onednn_conv.h"
 #include "ortc_git_commit.h"
 #include "partition/partition_report.h"
@@ -25,7 +28,8 @@ struct CompileArgs {
   std::vector<std::string> models;
   std::string into;
   std::string output;
-  std::string bundle;  // --bundle DIR
+  std::string bundle;                       // --bundle DIR
+  std::vector<std::string> shape_profiles;  // --shape-profile NAME:name=dims,...
   CompileFlags flags;
   bool json = false;
   bool quiet = false;
@@ -142,6 +146,22 @@ Status ExplainInto(const CompileArgs& args) {
                          "--share-weights (the binary now holds graphs: " + graphs + ")");
 }
 
+// "decode:input_ids=1x1,attention_mask=1x512" -> {decode, {input_ids: [1,1], ...}}.
+Status ParseShapeProfile(const std::string& text, compile::CompileOptions::ShapeProfile* out) {
+  const size_t colon = text.find(':');
+  const std::string name = text.substr(0, colon == std::string::npos ? 0 : colon);
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+  if (!plain)
+    return InvalidArgument("--shape-profile '" + text +
+                           "' must be NAME:input=dims,... with a NAME of letters, digits, _ or - "
+                           "(e.g. decode:input_ids=1x1,attention_mask=1x512)");
+  out->name = name;
+  return graph::ParseInputShape(text.substr(colon + 1), &out->shapes)
+      .WithContext("--shape-profile " + name);
+}
+
 int Run(CompileArgs& args) {
   auto& o = args.options;
   if (!args.into.empty()) return Fail(args, ExplainInto(args));
@@ -157,6 +177,13 @@ int Run(CompileArgs& args) {
   o.compiler = kCompiler;
   Status s = ApplyCompileFlags(args.flags, &o);
   if (!s.ok()) return Fail(args, s);
+  o.shape_profiles.clear();
+  for (const auto& text : args.shape_profiles) {
+    compile::CompileOptions::ShapeProfile p;
+    s = ParseShapeProfile(text, &p);
+    if (!s.ok()) return Fail(args, s);
+    o.shape_profiles.push_back(std::move(p));
+  }
   Progress progress(!args.quiet && !args.json && InteractiveTerminal());
   o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
@@ -200,6 +227,12 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "Compile the models as a weight-sharing group: one <model>_ctx.onnx each and one binary per "
       "backend named after the first model, each distinct weight stored once");
   cmd->add_option(
+      "--shape-profile", args->shape_profiles,
+      "Compile the one model at several input shapes as a weight-sharing group, as "
+      "NAME:input=dims,... (repeatable): <model>_<NAME>_ctx.onnx per profile, one binary per "
+      "backend, each weight once. For an LLM's prefill and decode steps; --input-shape gives "
+      "the shapes they share");
+  cmd->add_option(
       "-o,--output", args->output,
       "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
       "binaries are written beside it as <model>_<ep>.bin");
@@ -237,7 +270,10 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile model.onnx --ep cpu --input-shape x=1x3x224x224 --target-isa native\n"
       "  ortc compile vad.onnx --ep cuda,cpu --input-value sr=16000   # resolve If on sr\n"
       "  ortc compile model.onnx --external-initializers-file weights.data\n"
-      "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n\n"
+      "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n"
+      "  ortc compile llm.onnx --ep cuda,cpu --shape-profile prefill:input_ids=1x128 \\\n"
+      "      --shape-profile decode:input_ids=1x1 --input-shape attention_mask=1x512,... -o "
+      "out/\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +
       std::string(kExitCodeHelp));
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });

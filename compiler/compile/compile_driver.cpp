@@ -1,6 +1,7 @@
 // The compile pipeline: load -> partition -> compile per backend -> emit, then commit files.
 #include "compile/compile_driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <set>
@@ -72,6 +73,8 @@ namespace {
 // One model of a compile (alone, or one of a weight-sharing group).
 struct ModelJob {
   fs::path source, ctx_path;
+  std::string stem;  // of the ctx model: the source's, plus "_<profile>" with shape profiles
+  graph::InputShapes input_shapes;
   std::string prefix;
   std::unique_ptr<graph::Model> model;
   partition::Partition partition;
@@ -109,7 +112,7 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
                   bool group, ModelJob* job, std::map<std::string, double>* seconds) {
   auto t = Clock::now();
   graph::LoadOptions load;
-  load.input_shapes = o.input_shapes;
+  load.input_shapes = job->input_shapes;
   load.input_values = o.input_values;
   load.input_shapes_of_group = group;
   load.fold_shapes = true;
@@ -131,7 +134,8 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
   return Status::Ok();
 }
 
-Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs::path>& sources) {
+Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs::path>& sources,
+                                   const std::vector<std::string>& profile_names) {
   CompileReport report;
   const auto start = Clock::now();
   auto progress = [&](const std::string& phase, int64_t done, int64_t total) {
@@ -159,14 +163,21 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   for (size_t i = 0; i < sources.size(); ++i) {
     ModelJob& job = jobs[i];
     job.source = sources[i];
+    job.stem = Stem(sources[i]);
+    job.input_shapes = o.input_shapes;
+    if (!profile_names.empty()) {  // one model at the profiles' shapes
+      const auto& profile = o.shape_profiles[i];
+      job.stem += "_" + profile.name;
+      for (const auto& [name, dims] : profile.shapes) job.input_shapes[name] = dims;
+    }
     if (group) {
       if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec)) {
         return InvalidArgument("with several models, -o must name a folder");
       }
       const fs::path dir = o.output.empty() ? sources[0].parent_path() : o.output;
-      job.ctx_path = dir / (Stem(sources[i]) + "_ctx.onnx");
-      if (!stems.insert(Stem(sources[i])).second) {
-        return InvalidArgument("two models of the group are named " + Stem(sources[i]) +
+      job.ctx_path = dir / (job.stem + "_ctx.onnx");
+      if (!stems.insert(job.stem).second) {
+        return InvalidArgument("two models of the group are named " + job.stem +
                                ": their ctx models would collide; rename one");
       }
     } else {
@@ -174,7 +185,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       single.model = sources[i];
       job.ctx_path = CtxModelPath(single);
     }
-    job.prefix = o.node_name_prefixes.empty() ? Stem(sources[i]) + "_" : o.node_name_prefixes[i];
+    job.prefix = o.node_name_prefixes.empty() ? job.stem + "_" : o.node_name_prefixes[i];
     if (!prefixes.insert(job.prefix).second) {
       return InvalidArgument("node name prefix '" + job.prefix +
                              "' is used twice: graph names must be unique in a group");
@@ -191,7 +202,11 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     job.summary.ctx_model = job.ctx_path;
     job.summary.source_sha256 = *digest;
   }
-  const fs::path& first_ctx = jobs[0].ctx_path;
+  // Binaries are named after the first ctx model; with shape profiles, after the model itself
+  // (llm_cuda.bin beside llm_prefill_ctx.onnx and llm_decode_ctx.onnx).
+  const fs::path first_ctx =
+      profile_names.empty() ? jobs[0].ctx_path
+                            : jobs[0].ctx_path.parent_path() / (Stem(sources[0]) + "_ctx.onnx");
   const std::string options_json = CompileOptionsJson(o);
   if (o.if_changed) {
     bool fresh = true;
@@ -218,7 +233,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   for (auto& job : jobs)
     ORTC_RETURN_IF_ERROR(PrepareJob(o, order, group, &job, &report.phase_seconds));
   // In a group each --input-shape applies to the models that have that input; one that no
-  // model has is a typo.
+  // model has is a typo. A profile's shapes name inputs of its model.
+  for (size_t i = 0; i < profile_names.size(); ++i)
+    for (const auto& [name, dims] : o.shape_profiles[i].shapes)
+      if (!jobs[i].model->applied_input_shapes.count(name))
+        return InvalidArgument("--shape-profile " + profile_names[i] + " names '" + name +
+                               "', which the model has no input of");
   for (const auto& [name, dims] : o.input_shapes) {
     bool used = false;
     for (const auto& job : jobs) used = used || job.model->applied_input_shapes.count(name);
@@ -489,7 +509,21 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
 Result<CompileReport> Compile(const CompileOptions& o) {
   std::vector<fs::path> sources = {o.model};
   sources.insert(sources.end(), o.more_models.begin(), o.more_models.end());
-  if (o.share_weights || sources.size() == 1) return CompileGroup(o, sources);
+  if (!o.shape_profiles.empty()) {
+    if (sources.size() != 1)
+      return InvalidArgument(
+          "--shape-profile compiles one model at several shapes; give one model");
+    if (o.shape_profiles.size() < 2)
+      return InvalidArgument("give at least two --shape-profile (e.g. prefill and decode)");
+    std::vector<std::string> names;
+    for (const auto& p : o.shape_profiles) {
+      if (std::find(names.begin(), names.end(), p.name) != names.end())
+        return InvalidArgument("--shape-profile " + p.name + " is given twice");
+      names.push_back(p.name);
+    }
+    return CompileGroup(o, std::vector<fs::path>(o.shape_profiles.size(), o.model), names);
+  }
+  if (o.share_weights || sources.size() == 1) return CompileGroup(o, sources, {});
   // Several models without sharing: each compiled on its own, reports merged.
   std::error_code ec;
   if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
@@ -506,7 +540,7 @@ Result<CompileReport> Compile(const CompileOptions& o) {
         return InvalidArgument("give --node-name-prefix once per model");
       one.node_name_prefixes = {o.node_name_prefixes[&src - &sources[0]]};
     }
-    auto r = CompileGroup(one, {src});
+    auto r = CompileGroup(one, {src}, {});
     if (!r.ok()) return r.status().WithContext(src.string());
     all.up_to_date = all.up_to_date && r->up_to_date;
     all.files.insert(all.files.end(), r->files.begin(), r->files.end());

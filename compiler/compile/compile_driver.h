@@ -34,6 +34,14 @@ struct CompileOptions {
   int max_partitions = 0;
   // --input-shape: fixed shapes for graph inputs, applied to every model before shape inference.
   graph::InputShapes input_shapes;
+  // --shape-profile: one model compiled at several sets of input shapes (an LLM's prefill and
+  // decode steps) as one weight-sharing group: <model>_<profile>_ctx.onnx each, one binary per
+  // backend named after the first. A profile's shapes add to (and override) input_shapes.
+  struct ShapeProfile {
+    std::string name;
+    graph::InputShapes shapes;
+  };
+  std::vector<ShapeProfile> shape_profiles;
   // --input-value: fixed values for scalar graph inputs (graph/input_values.h).
   graph::InputValues input_values;
   // The compiler as recorded in each ctx model (compile/provenance.h); the CLI adds its commit.

@@ -23,6 +23,11 @@ std::string CompileOptionsJson(const CompileOptions& o) {
     for (const auto& m : o.more_models) group.push_back(m.filename().string());
   }
   j["weight_sharing_group"] = group;
+  j["shape_profiles"] = nlohmann::json::object();
+  for (const auto& p : o.shape_profiles) {
+    j["shape_profiles"][p.name] = nlohmann::json::object();
+    for (const auto& [name, dims] : p.shapes) j["shape_profiles"][p.name][name] = dims;
+  }
   return j.dump();  // nlohmann::json keeps object keys sorted
 }
 

@@ -22,8 +22,10 @@ runs on each family (FAMILIES):
    embeddings by position_ids; the same weights as its pair, so ONNX Runtime's tokens must
    also equal the pair's.
    The GenAI model compiled at static shapes with a fixed-size cache (attention_mask and caches
-   of 64 positions, the mask zero past the valid ones): one compiled decode graph serves every
-   step and gives the same tokens; asking past the cache is an error.
+   of 64 positions, the mask zero past the valid ones) as one weight-sharing group of two shape
+   profiles (--shape-profile prefill / decode: two ctx models, one binary, each weight once): one
+   compiled decode graph serves every step and gives the same tokens; asking past the cache is
+   an error.
 5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step, the
    GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
    node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), and its
@@ -32,13 +34,15 @@ runs on each family (FAMILIES):
 6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
    prompt that is not a list of ids.
 7. Generation through the compiled CUDA programs: the GenAI model compiled for --ep cuda,cpu
-   at the prefill's and the decode step's static shapes (fixed-size cache), run by `ortc
+   at the prefill's and the decode step's static shapes (fixed-size cache; the two profiles one
+   group, one CUDA binary), run by `ortc
    generate` with the emulator backend plugin (the CUDA programs executed on the host, "device"
    memory being host memory): ONNX Runtime's 32 tokens at fp32, with the cache kept in device
    memory from the prefill to the last step ("kv_cache": "device").
 8. The same generation through the real CUDA plugin and the stand-in CUDA libraries (which
-   record every call and count the bytes each copy moves): one CUDA graph launch per token, and
-   across the bus only the ids, mask and positions in and the logits out, never the cache.
+   record every call and count the bytes each copy moves): one CUDA graph launch per token,
+   across the bus only the ids, mask and positions in and the logits out, never the cache, and
+   the group's weights uploaded once for the prefill and decode sessions together.
 Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR [STANDIN_DIR]]
 Exit 77 (skip) when onnxruntime-node is not installed.
 """
@@ -189,17 +193,10 @@ def check_genai(ortc, work, fam, pair_tokens):
         wanted.append(want)
 
     # A fixed-size cache: the GenAI model compiled at static shapes, the prefill at the prompt's
-    # length and the decode step once for every step (mask and caches of FIXED positions).
-    caches = shape_args(cache_shapes(genai, FIXED))
+    # length and the decode step once for every step (mask and caches of FIXED positions), as one
+    # weight-sharing group of two shape profiles.
     prompt = PROMPTS[0]
-    fixed = {}
-    for kind, rows in (("prefill", len(prompt)), ("decode", 1)):
-        shapes = {"input_ids": [1, rows], "attention_mask": [1, FIXED]}
-        if "position_ids" in model_inputs(genai):
-            shapes["position_ids"] = [1, rows]
-        fixed[kind] = os.path.join(work, f"{fam.stem}_fixed_{kind}")
-        run([ortc, "compile", genai, "--ep", "cpu", "-o", fixed[kind] + "/", "-q"] + shape_args(shapes) + caches)
-    ctx = {k: os.path.join(d, f"{fam.stem}_genai_ctx.onnx") for k, d in fixed.items()}
+    ctx, _ = compile_fixed_profiles(ortc, work, fam, "cpu", [])
     got = ortc_generate(ortc, ctx["prefill"], ctx["decode"], prompt)
     assert got["tokens"] == wanted[0], f"{fam.name} fixed-size cache: {got['tokens']} != {wanted[0]}"
     print(f"{fam.name} GenAI form with a fixed-size cache of {FIXED} positions (one compiled decode "
@@ -208,6 +205,26 @@ def check_genai(ortc, work, fam, pair_tokens):
                 "--max-new-tokens", str(FIXED)], ok=False)
     assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
     return wanted
+
+
+def compile_fixed_profiles(ortc, work, fam, ep, extra):
+    """The GenAI model at a fixed-size cache of FIXED positions, compiled once with two shape
+    profiles (prefill at PROMPTS[0]'s length, decode at one token): one group, one binary per
+    backend, every weight stored once. Returns ({profile: ctx model}, the compile's report)."""
+    genai, rows = fam.path(work, "genai"), {"prefill": len(PROMPTS[0]), "decode": 1}
+    out = os.path.join(work, f"{fam.stem}_fixed_{ep.replace(',', '_')}")
+    args = [ortc, "compile", genai, "--ep", ep, "-o", out + "/", "--json"] + extra
+    for name, n in rows.items():
+        profile = f"input_ids=1x{n}" + (f",position_ids=1x{n}" if "position_ids" in model_inputs(genai) else "")
+        args += ["--shape-profile", f"{name}:{profile}"]
+    report = json.loads(run(args + shape_args({"attention_mask": [1, FIXED]} | cache_shapes(genai, FIXED))).stdout)
+    kinds = sorted(f["kind"] for f in report["files"])
+    bins = [f for f in report["files"] if f["kind"] == "context_binary"]
+    assert kinds.count("ctx_model") == 2 and len(bins) == 1, report["files"]  # all on the first backend
+    assert all(os.path.basename(b["path"]).rsplit("_", 1)[0] == f"{fam.stem}_genai" for b in bins), bins
+    models = report["models"]  # the decode profile adds only its few shape-specific constants
+    assert models[1]["new_unique_bytes"] <= 0.01 * models[0]["new_unique_bytes"], models
+    return {name: os.path.join(out, f"{fam.stem}_genai_{name}_ctx.onnx") for name in rows}, report
 
 
 def check_cuda(ortc, emulator, work, fam):
@@ -265,7 +282,7 @@ def host_bytes(model):
     return total
 
 
-def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode):
+def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_bytes):
     """Check 8: the stand-in's record of a whole `ortc generate` through the real plugin."""
     report_path = os.path.join(work, f"{fam.stem}_standin_report.json")
     env = dict(os.environ, LD_LIBRARY_PATH=standin_dir, ORTC_STANDIN_SM="80", ORTC_STANDIN_REPORT=report_path)
@@ -282,28 +299,26 @@ def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode):
     want_in = host_bytes(prefill) + decode_steps * host_bytes(decode)
     want_out = (len(prompt) + decode_steps) * vocab * 4  # float32 logits of every position run
     assert calls.get("cuGraphLaunch") == NEW_TOKENS, calls
+    # The two sessions of the group share one device copy of each weight: the synchronous
+    # uploads at load add up to at most the group's distinct weights (the compile report's),
+    # where a copy per session would be about twice that.
+    uploaded = calls.get("bytes:HtoD:sync", 0)
+    assert 0.5 * weight_bytes < uploaded <= weight_bytes, (uploaded, weight_bytes)
     assert calls.get("bytes:HtoD") == want_in, (calls.get("bytes:HtoD"), want_in)
     assert calls.get("bytes:DtoH") == want_out, (calls.get("bytes:DtoH"), want_out)
     print(f"{fam.name} through the real CUDA plugin (stand-in libraries): {NEW_TOKENS} graph launches for "
           f"{NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and {want_out} out (logits); "
-          f"the cache stayed on the device ({calls.get('bytes:DtoD', 0)} bytes device to device)")
+          f"the cache stayed on the device ({calls.get('bytes:DtoD', 0)} bytes device to device); weights "
+          f"uploaded once for both sessions ({uploaded} bytes of {weight_bytes} distinct)")
 
 
 def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want):
-    """Check 7 (and 8 with the stand-in libraries): `ortc generate` through the CUDA programs
-    (check 5 compiled the decode step at the fixed-size cache's shapes; the prefill is compiled
-    here at the prompt's length)."""
-    genai, prompt = fam.path(work, "genai"), PROMPTS[0]
-    shapes = {"input_ids": [1, len(prompt)], "attention_mask": [1, FIXED]}
-    if "position_ids" in model_inputs(genai):
-        shapes["position_ids"] = [1, len(prompt)]
-    shapes |= cache_shapes(genai, FIXED)
-    prefill_dir = os.path.join(work, f"cuda_{fam.stem}_genai_prefill_{FIXED}")
-    run([ortc, "compile", genai, "--ep", "cuda,cpu", "--max-partitions", "1", "--target-arch", "sm_80",
-         "-o", prefill_dir + "/", "-q"] + shape_args(shapes))
-    stem = f"{fam.stem}_genai_ctx.onnx"
-    prefill = os.path.join(prefill_dir, stem)
-    decode = os.path.join(work, f"cuda_{fam.stem}_genai_{FIXED}", stem)
+    """Check 7 (and 8 with the stand-in libraries): `ortc generate` through the CUDA programs of
+    the prefill and decode profiles, compiled as one group for --ep cuda,cpu."""
+    prompt = PROMPTS[0]
+    ctx, report = compile_fixed_profiles(ortc, work, fam, "cuda,cpu",
+                                         ["--max-partitions", "1", "--target-arch", "sm_80"])
+    prefill, decode = ctx["prefill"], ctx["decode"]
     env = dict(os.environ, ORTC_BACKEND_PATH=plugin_dir)
     r = subprocess.run([ortc, "generate", prefill, decode, "--prompt-ids", ",".join(map(str, prompt)),
                         "--max-new-tokens", str(NEW_TOKENS), "--json"], env=env, capture_output=True, text=True)
@@ -314,7 +329,7 @@ def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want):
     print(f"{fam.name} GenAI form through the compiled CUDA programs (emulated): {NEW_TOKENS} tokens equal "
           f"to ONNX Runtime's, the cache in device memory for every step")
     if standin_dir:
-        check_standin_calls(ortc, standin_dir, work, fam, prefill, decode)
+        check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, report["weights"]["unique_bytes"])
 
 
 def check_misuse(ortc, work, fam):

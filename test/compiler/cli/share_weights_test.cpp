@@ -200,3 +200,51 @@ TEST_CASE("in a group each --input-shape fixes the models that have that input",
   CHECK_THAT(r.out, Catch::Contains("--input-shape names 'c', which no model of the group has"));
   CHECK(FilesIn(dir / "out").empty());
 }
+
+TEST_CASE("shape profiles compile one model at several shapes as one group", "[share]") {
+  TempDir dir;
+  ModelBuilder m;  // a dynamic batch, fixed per profile
+  m.Input("x", {-1, 64}).Initializer("W", {64, 64}, RandomFloats(7, 4096));
+  m.Node("MatMul", {"x", "W"}, {"y"}).Output("y");
+  m.Save(dir / "llm.onnx");
+  const std::string model = (dir / "llm.onnx").string();
+  fs::create_directories(dir / "out");
+  auto r = RunOrtc("compile " + model +
+                   " --shape-profile prefill:x=8x64 --shape-profile decode:x=1x64 -o " +
+                   (dir / "out").string() + " --json");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(FilesIn(dir / "out") ==
+        std::vector<std::string>{"llm_cpu.bin", "llm_decode_ctx.onnx", "llm_prefill_ctx.onnx"});
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"]["unique_bytes"] == 64 * 64 * 4);  // W once for both profiles
+  CHECK(j["models"][1]["new_unique_bytes"] == 0);
+  // Each ctx model runs at its own shape, from the one binary.
+  for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"prefill", 8}, {"decode", 1}}) {
+    auto s = Session::Create(dir / "out" / ("llm_" + name + "_ctx.onnx"));
+    REQUIRE(s.ok());
+    CHECK((*s)->inputs()[0].shape == std::vector<int64_t>{rows, 64});
+    auto out = (*s)->Run({{"x", RandomTensor({rows, 64}, 3)}});
+    REQUIRE(out.ok());
+    CHECK((*out)[0].shape() == std::vector<int64_t>{rows, 64});
+  }
+
+  auto one = RunOrtc("compile " + model + " --shape-profile prefill:x=8x64 --json");
+  CHECK(one.exit_code == 2);
+  CHECK_THAT(one.out, Catch::Contains("at least two --shape-profile"));
+  auto unknown = RunOrtc("compile " + model +
+                         " --shape-profile a:nosuch=1x64 --shape-profile b:x=1x64 --json");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("'nosuch', which the model has no input of"));
+  auto twice =
+      RunOrtc("compile " + model + " --shape-profile a:x=2x64 --shape-profile a:x=1x64 --json");
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.out, Catch::Contains("given twice"));
+  auto bad = RunOrtc("compile " + model + " --shape-profile 'a b:x=2x64' --json");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("must be NAME:input=dims"));
+  auto models = RunOrtc("compile " + model + " " + model +
+                        " --shape-profile a:x=2x64 --shape-profile b:x=1x64 --json");
+  CHECK(models.exit_code == 2);
+  CHECK_THAT(models.out, Catch::Contains("give one model"));
+}
