@@ -1,7 +1,7 @@
 """GPU benchmark runner: LLM generation. A Llama-architecture decoder of the entry's size in ONNX
 Runtime GenAI's form (make_kv_decoder.py --config, packed beside the runner) is compiled for CUDA
-at fp16 with a fixed-size cache (a prefill graph per prompt length, one decode graph for every
-step) and timed by `ortc generate`; PyTorch runs transformers' LlamaForCausalLM of the same
+at fp16 with a fixed-size cache (one compile: a shape profile per prompt length and one decode
+graph for every step, sharing one binary) and timed by `ortc generate`; PyTorch runs transformers' LlamaForCausalLM of the same
 configuration (random weights: the timing, not the tokens, is compared) at fp16 through
 `generate`, with eager attention and with a static cache under torch.compile(mode=
 "reduce-overhead"). Per prompt length: time to first token, decode ms per token, and the ratios.
@@ -27,11 +27,16 @@ def cache_inputs(model):
             for i in graph.input if i.name.startswith("past")}
 
 
-def compile_step(ortc, env, model, rows, context, caches, ep, target_arch, out_dir, timeout):
-    """Compiles the GenAI model for `rows` new tokens a run and a cache of `context` positions;
-    returns ({compile_s, ...} or {error}, ctx path)."""
+def compile_profiles(ortc, env, model, e, caches, ep, target_arch, out_dir, timeout):
+    """Compiles the GenAI model once with a shape profile per prompt length ("prefill<P>") and one
+    for the decode step ("decode"), all with a cache of the entry's context: one weight-sharing
+    group, one binary per backend. Returns ({compile_s, ...} or {error}, {profile: ctx path})."""
+    context = max(e["prompts"]) + e["new_tokens"]
+    rows = {f"prefill{p}": p for p in e["prompts"]} | {"decode": 1}
     args = [ortc, "compile", model, "--ep", ep, "-o", out_dir + "/", "-q", "--json",
-            "--input-shape", f"input_ids=1x{rows}", "--input-shape", f"attention_mask=1x{context}"]
+            "--input-shape", f"attention_mask=1x{context}"]
+    for name, n in rows.items():
+        args += ["--shape-profile", f"{name}:input_ids=1x{n}"]
     if ep != "cpu":
         args += ["--precision", "fp16", "--max-partitions", "1"]
         args += ["--target-arch", target_arch] if target_arch else []
@@ -39,10 +44,11 @@ def compile_step(ortc, env, model, rows, context, caches, ep, target_arch, out_d
         args += ["--input-shape", f"{name}=1x{heads}x{context}x{size}"]
     t0 = time.time()
     r, why = run_limited(args, timeout, env=env)
-    rec = {"compile_s": round(time.time() - t0, 1)}
+    rec = {"compile_s": round(time.time() - t0, 1), "context": context}
     if r is None or r.returncode:
         rec["error"] = why or (r.stdout + r.stderr).strip()[-400:]
-    return rec, os.path.join(out_dir, os.path.basename(model)[:-len(".onnx")] + "_ctx.onnx")
+    stem = os.path.basename(model)[:-len(".onnx")]
+    return rec, {name: os.path.join(out_dir, f"{stem}_{name}_ctx.onnx") for name in rows}
 
 
 def ortc_generation(e, a, ortc, env, target_arch, wd):
@@ -53,29 +59,24 @@ def ortc_generation(e, a, ortc, env, target_arch, wd):
                           e["config"]], step_timeout(a, 300))
     if r is None or r.returncode:
         return {"error": "writing the model: " + (why or r.stderr.strip()[-300:])}
-    caches = cache_inputs(model)
-    context = max(e["prompts"]) + e["new_tokens"]
     ep = "cpu" if a.dry_run else "cuda,cpu"
-    decode, decode_ctx = compile_step(ortc, env, model, 1, context, caches, ep, target_arch,
-                                      os.path.join(wd, "decode"), step_timeout(a, 900))
-    rows = {"decode_compile": decode, "context": context}
-    if "error" in decode:
+    compiled, ctx = compile_profiles(ortc, env, model, e, cache_inputs(model), ep, target_arch,
+                                     os.path.join(wd, "bundle"), step_timeout(a, 1200))
+    rows = {"compile": compiled}
+    if "error" in compiled:
         return rows
     rng = np.random.default_rng(a.seed)
     for prompt in e["prompts"]:
-        rec, prefill_ctx = compile_step(ortc, env, model, prompt, context, caches, ep, target_arch,
-                                        os.path.join(wd, f"prefill_{prompt}"), step_timeout(a, 900))
-        if "error" not in rec:
-            ids = ",".join(str(int(x)) for x in rng.integers(0, e["hf_config"]["vocab_size"], prompt))
-            run, why = run_limited([ortc, "generate", prefill_ctx, decode_ctx, "--prompt-ids", ids,
-                                    "--max-new-tokens", str(e["new_tokens"]), "--json"],
-                                   step_timeout(a, 300), env=env)
-            if run is None or run.returncode:
-                rec["error"] = why or (run.stdout + run.stderr).strip()[-400:]
-            else:
-                j = json.loads(run.stdout)
-                rec.update({k: j.get(k) for k in ("time_to_first_token_ms", "decode_ms_per_token",
-                                                   "decode_tokens_per_s", "kv_cache")})
+        rec = {}
+        ids = ",".join(str(int(x)) for x in rng.integers(0, e["hf_config"]["vocab_size"], prompt))
+        run, why = run_limited([ortc, "generate", ctx[f"prefill{prompt}"], ctx["decode"], "--prompt-ids", ids,
+                                "--max-new-tokens", str(e["new_tokens"]), "--json"], step_timeout(a, 300), env=env)
+        if run is None or run.returncode:
+            rec["error"] = why or (run.stdout + run.stderr).strip()[-400:]
+        else:
+            j = json.loads(run.stdout)
+            rec.update({k: j.get(k) for k in ("time_to_first_token_ms", "decode_ms_per_token",
+                                               "decode_tokens_per_s", "kv_cache")})
         rows[str(prompt)] = rec
     return rows
 
@@ -115,7 +116,7 @@ def bench_generation(e, a, ortc, env, target_arch, work, out, result):
         rec["torch"] = torch_generation(e, a, wd)
     result.setdefault("generation", []).append(rec)
     o = rec["ortc"]
-    return int("error" in o or "error" in o.get("decode_compile", {}) or
+    return int("error" in o or "error" in o.get("compile", {}) or
                any("error" in o.get(str(p), {"error": 1}) for p in e["prompts"]))
 
 
@@ -222,8 +223,8 @@ def render_generation(result, notes):
                          + f"  {mine.get('kv_cache', '-')}")
             if mine.get("error"):
                 notes.append(f"{rec['name']} prompt {p} ortc: {mine['error']}")
-        if (o.get("decode_compile") or {}).get("error"):
-            notes.append(f"{rec['name']} decode compile: {o['decode_compile']['error']}")
+        if (o.get("compile") or {}).get("error"):
+            notes.append(f"{rec['name']} compile: {o['compile']['error']}")
         if o.get("error"):
             notes.append(f"{rec['name']} ortc: {o['error']}")
         if t.get("error"):
