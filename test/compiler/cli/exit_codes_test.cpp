@@ -1,6 +1,7 @@
-// Every exit code of the table (runtime/tools/cli/exit_codes.h) reached by the condition it documents,
-// for every command that can meet that condition: 0 success, 2 bad command line, 3 invalid model,
-// 4 not supported as asked, 5 file not found, 6 verify mismatch, 7 a driver or toolchain missing.
+// Every exit code of the table (runtime/tools/cli/exit_codes.h) reached by the condition it
+// documents, for every command that can meet that condition: 0 success, 2 bad command line, 3
+// invalid model, 4 not supported as asked, 5 file not found, 6 verify mismatch, 7 a driver or
+// toolchain missing.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
@@ -12,8 +13,10 @@
 #include "io/tensor_files.h"
 #include "model_builder.h"
 #include "run_ortc.h"
+#include "test_data.h"
 
 using namespace ortc;
+namespace fs = std::filesystem;
 using ortc::test::ModelBuilder;
 using ortc::test::RunOrtc;
 using ortc::test::RunOrtcWith;
@@ -193,6 +196,52 @@ TEST_CASE("exit codes: inspect", "[cli][exit_codes]") {
   bytes[4096 + 3] ^= 0x5a;  // a weight byte (the weights section starts at 4096)
   WriteFile(f.dir / "m_cpu.bin", bytes);
   CHECK(RunOrtc("inspect " + bin).exit_code == 3);
+}
+
+TEST_CASE("exit codes: a report that cannot be written to stdout is an I/O error",
+          "[cli][exit_codes]") {
+  Files f;
+  // stderr to the pipe, stdout to a full device; the shell then prints the exit code.
+  for (const std::string& cmd :
+       std::vector<std::string>{"inspect " + f.bundle + " --json", "check " + f.bundle + " --json",
+                                "partition " + f.good + " --json", "check --print-device"}) {
+    const auto r = RunOrtc(cmd + " 2>&1 >/dev/full; echo rc=$?", true);
+    INFO(cmd << "\n" << r.out);
+    CHECK_THAT(r.out, Catch::Contains("rc=5"));
+    CHECK_THAT(r.out, Catch::Contains("cannot write to standard output"));
+  }
+  // Help into a full stdout is no success either.
+  CHECK_THAT(RunOrtc("compile --help >/dev/full; echo rc=$?").out, Catch::Contains("rc=5"));
+}
+
+TEST_CASE("exit codes: a file-size limit is an I/O error that leaves nothing behind",
+          "[cli][exit_codes]") {
+  TempDir dir;
+  ModelBuilder m;  // 64 KiB of weights and a 64 KiB output: both past a 16 KiB limit
+  m.Input("x", {256, 64}).Initializer("w", {64, 256}, std::vector<float>(64 * 256, 0.5f));
+  m.Node("MatMul", {"x", "w"}, {"y"}).Output("y");
+  m.Save(dir / "big.onnx");
+  fs::create_directories(dir / "out");
+  // ulimit -f counts 1024-byte blocks; without the limit's signal ignored the process would die
+  // of SIGXFSZ (exit 153) with its temp file left.
+  auto r = ortc::test::RunOrtcWith(
+      "ulimit -f 16;",
+      "compile " + (dir / "big.onnx").string() + " -o " + (dir / "out").string() + "/", true);
+  INFO(r.out);
+  CHECK(r.exit_code == 5);
+  CHECK_THAT(r.out, Catch::Contains("File too large"));
+  CHECK(ortc::test::FilesIn(dir / "out").empty());  // no bundle, no hidden temp file
+  REQUIRE(
+      RunOrtc("compile " + (dir / "big.onnx").string() + " -q -o " + (dir / "out").string() + "/")
+          .exit_code == 0);
+  fs::create_directories(dir / "res");
+  r = ortc::test::RunOrtcWith(
+      "ulimit -f 16;",
+      "run " + (dir / "out" / "big_ctx.onnx").string() + " --output-dir " + (dir / "res").string(),
+      true);
+  INFO(r.out);
+  CHECK(r.exit_code == 5);
+  CHECK(ortc::test::FilesIn(dir / "res").empty());
 }
 
 TEST_CASE("every --json report has schema_version, and errors as {code, message}",
