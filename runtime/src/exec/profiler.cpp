@@ -1,6 +1,8 @@
 // Collecting trace events and writing them in the Chrome trace format.
 #include "exec/profiler.h"
 
+#include "format/atomic_write.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -46,11 +48,12 @@ Status Profiler::WriteAndClear(const std::filesystem::path& path) {
                      {"tid", static_cast<int>(e.lane)},
                      {"args", args}});
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << trace.dump(1) << "\n";
-  out.close();
-  if (!out) return Status(StatusCode::kIoError, path.string() + ": cannot write the profile");
-  return Status::Ok();
+  // Whole or absent: a full disk must not leave a partial trace at the final path.
+  const std::string text = trace.dump(1) + "\n";
+  return format::WriteFileAtomically(path, [&](std::ostream& out) {
+    out << text;
+    return static_cast<bool>(out);
+  });
 }
 
 }  // namespace ortc::exec

@@ -1,8 +1,6 @@
 // .npy and .pb tensor files.
 #include "io/tensor_files.h"
 
-#include <unistd.h>
-
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -13,6 +11,7 @@
 #include <onnx/onnx-data.pb.h>
 
 #include "exec/shape_limit.h"
+#include "format/atomic_write.h"
 #include "format/regular_file.h"
 #include "loader/tensor_proto.h"
 
@@ -123,32 +122,6 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
   return t;
 }
 
-namespace {
-
-// Writes through a temporary file beside path, renamed over it only once everything was written
-// and closed: a full disk or a kill never leaves a truncated file at the final path.
-Status WriteAtomically(const std::filesystem::path& path,
-                       const std::function<bool(std::ostream&)>& write) {
-  std::filesystem::path temp = path;
-  temp += ".ortc-tmp-" + std::to_string(::getpid());
-  bool ok = false;
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    ok = out && write(out);
-    out.close();
-    ok = ok && !out.fail();
-  }
-  std::error_code ec;
-  if (ok) std::filesystem::rename(temp, path, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(temp, ec);
-    return IoError("cannot write " + path.string() + " (disk full or not writable?)");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status WriteNpy(const std::filesystem::path& path, const Tensor& t) {
   std::string descr;
   for (const auto& [d, type] : NpyTypes()) {
@@ -164,7 +137,7 @@ Status WriteNpy(const std::filesystem::path& path, const Tensor& t) {
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  return WriteAtomically(path, [&](std::ostream& out) {
+  return format::WriteFileAtomically(path, [&](std::ostream& out) {
     out.write("\x93NUMPY\x01\x00", 8);
     const auto len = static_cast<uint16_t>(header.size());
     out.write(reinterpret_cast<const char*>(&len), 2);
@@ -234,18 +207,21 @@ Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value
     p.set_name(name);
     p.set_elem_type(onnx::SequenceProto::TENSOR);
     for (const auto& item : value.items()) *p.add_tensor_values() = loader::TensorToProto(item, "");
-    return WriteAtomically(out, [&](std::ostream& f) { return p.SerializeToOstream(&f); });
+    return format::WriteFileAtomically(out,
+                                       [&](std::ostream& f) { return p.SerializeToOstream(&f); });
   }
   onnx::OptionalProto p;
   p.set_name(name);
-  return WriteAtomically(out, [&](std::ostream& f) { return p.SerializeToOstream(&f); });
+  return format::WriteFileAtomically(out,
+                                     [&](std::ostream& f) { return p.SerializeToOstream(&f); });
 }
 
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
                        const std::string& name) {
   if (path.extension() == ".npy") return WriteNpy(path, t);
   const onnx::TensorProto p = loader::TensorToProto(t, name);
-  return WriteAtomically(path, [&](std::ostream& out) { return p.SerializeToOstream(&out); });
+  return format::WriteFileAtomically(path,
+                                     [&](std::ostream& out) { return p.SerializeToOstream(&out); });
 }
 
 }  // namespace ortc::io

@@ -242,6 +242,14 @@ TEST_CASE("exit codes: a file-size limit is an I/O error that leaves nothing beh
   INFO(r.out);
   CHECK(r.exit_code == 5);
   CHECK(ortc::test::FilesIn(dir / "res").empty());
+  // A Chrome trace of 20 runs (several KiB) past a 1 KiB limit: no partial trace either.
+  r = ortc::test::RunOrtcWith("ulimit -f 1;",
+                              "run " + (dir / "out" / "big_ctx.onnx").string() +
+                                  " --bench 20 --profile " + (dir / "res" / "trace.json").string(),
+                              true);
+  INFO(r.out);
+  CHECK(r.exit_code == 5);
+  CHECK(ortc::test::FilesIn(dir / "res").empty());
 }
 
 TEST_CASE("every --json report has schema_version, and errors as {code, message}",

@@ -1,0 +1,32 @@
+// WriteFileAtomically: temp file "<path>.ortc-tmp-<pid>", then rename.
+#include "format/atomic_write.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+namespace ortc::format {
+
+Status WriteFileAtomically(const std::filesystem::path& path,
+                           const std::function<bool(std::ostream&)>& write) {
+  std::filesystem::path temp = path;
+  temp += ".ortc-tmp-" + std::to_string(::getpid());
+  bool ok = false;
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    ok = out && write(out);
+    out.close();
+    ok = ok && !out.fail();
+  }
+  std::error_code ec;
+  if (ok) std::filesystem::rename(temp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(temp, ec);
+    return Status(StatusCode::kIoError,
+                  "cannot write " + path.string() + " (disk full or not writable?)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace ortc::format
