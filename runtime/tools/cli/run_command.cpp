@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,28 @@
 
 namespace ortc::cli {
 namespace {
+
+// One file name per output, all different: path separators and NULs (exporters write "a/b"; a
+// name may hold anything) become '_', an empty or dot-only name becomes output_<i>, and a name
+// that an earlier output already took gets _2, _3... (said on stderr), never overwriting it.
+std::vector<std::string> OutputFileNames(const std::vector<TensorInfo>& outputs) {
+  std::vector<std::string> files;
+  std::set<std::string> taken;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string file = outputs[i].name;
+    for (char& c : file)
+      if (c == '/' || c == '\\' || c == '\0') c = '_';
+    if (file.find_first_not_of('.') == std::string::npos) file = "output_" + std::to_string(i);
+    std::string unique = file;
+    for (int k = 2; taken.count(unique); ++k) unique = file + "_" + std::to_string(k);
+    if (unique != file)
+      std::cerr << "warning: output '" << outputs[i].name << "' is written as " << unique
+                << " (another output already has the file name " << file << ")\n";
+    taken.insert(unique);
+    files.push_back(unique);
+  }
+  return files;
+}
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -94,12 +117,9 @@ int Run(const RunArgs& a) {
     if (ec)
       return Fail(a,
                   IoError("cannot make the output folder " + a.output_dir + ": " + ec.message()));
+    const std::vector<std::string> files = OutputFileNames((*session)->outputs());
     for (size_t i = 0; i < outs->size(); ++i) {
-      // Output names may hold path separators (exporters write "a/b"): they become '_'.
-      std::string file = (*session)->outputs()[i].name;
-      std::replace(file.begin(), file.end(), '/', '_');
-      std::replace(file.begin(), file.end(), '\\', '_');
-      const fs::path path = fs::path(a.output_dir) / (file + "." + a.output_format);
+      const fs::path path = fs::path(a.output_dir) / (files[i] + "." + a.output_format);
       const Tensor& value = (*outs)[i];
       Status s = value.is_tensor()
                      ? io::WriteTensorFile(path, value, (*session)->outputs()[i].name)

@@ -2,11 +2,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "io/tensor_files.h"
 #include "model_builder.h"
 #include "run_ortc.h"
+#include "test_data.h"
 
 using namespace ortc;
 using ortc::test::ModelBuilder;
@@ -233,4 +235,32 @@ TEST_CASE("ortc verify fails when a backend it was asked for compiled nothing", 
   }
   CHECK_THAT(fixed.out, !Catch::Contains("compiled no node"));
   CHECK((fixed.exit_code == 0 || fixed.exit_code == 7));
+}
+
+TEST_CASE("ortc run writes every output to a file of its own, whatever the names", "[cli][run]") {
+  TempDir dir;
+  ModelBuilder m;  // "a/b" and "a_b" map to the same file name; ".." is no file name at all
+  m.Input("x", {2, 3})
+      .Output("a/b")
+      .Output("a_b")
+      .Output("..")
+      .Node("Relu", {"x"}, {"a/b"})
+      .Node("Neg", {"x"}, {"a_b"})
+      .Node("Abs", {"x"}, {".."});
+  m.Save(dir / "names.onnx");
+  REQUIRE(RunOrtc("compile " + (dir / "names.onnx").string() + " -q").exit_code == 0);
+  auto r = RunOrtc(
+      "run " + (dir / "names_ctx.onnx").string() + " --output-dir " + (dir / "out").string(), true);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("output 'a_b' is written as a_b_2"));
+  CHECK(ortc::test::FilesIn(dir / "out") ==
+        std::vector<std::string>{"a_b.npy", "a_b_2.npy", "output_2.npy"});
+  auto relu = io::ReadNpy(dir / "out" / "a_b.npy");
+  auto neg = io::ReadNpy(dir / "out" / "a_b_2.npy");
+  REQUIRE(relu.ok());
+  REQUIRE(neg.ok());
+  // Relu(x) and -x of the same random x: each file holds its own output.
+  for (int i = 0; i < 6; ++i)
+    CHECK(relu->data<float>()[i] == std::max(-neg->data<float>()[i], 0.f));
 }
