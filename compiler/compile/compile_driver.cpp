@@ -11,6 +11,7 @@
 #include "bundle/context_binary_writer.h"
 #include "compile/output_folders.h"
 #include "compile/provenance.h"
+#include "compile/publish_lock.h"
 #include "context_binary_format.h"
 #include "emit/ctx_model_writer.h"
 #include "format/ep_context.h"
@@ -475,6 +476,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   const auto mode = o.error_if_output_exists ? bundle::TempFile::Mode::kNoReplace
                                              : bundle::TempFile::Mode::kReplace;
   std::vector<fs::path> published;
+  // Every file of this compile lands while no other compile publishes into the folder.
+  const PublishLock lock(first_ctx.parent_path());
   auto publish = [&](bundle::TempFile& f) -> Status {
     Status s = f.Commit(mode);
     if (s.ok()) {
