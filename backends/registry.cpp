@@ -11,6 +11,13 @@ const std::vector<const Backend*>& AllBackends() {
   return all;
 }
 
+std::string KnownBackendNames() {
+  std::string known;
+  for (const Backend* b : AllBackends())
+    known += (known.empty() ? "" : ", ") + std::string(b->name());
+  return known;
+}
+
 const Backend* FindBackend(std::string_view name) {
   for (const Backend* b : AllBackends()) {
     if (b->name() == name) return b;

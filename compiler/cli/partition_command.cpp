@@ -39,12 +39,9 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
   while (std::getline(ss, name, ',')) {
     if (name.empty()) continue;
     const auto* b = backends::FindBackend(name);
-    if (!b) {
-      std::string known;
-      for (const auto* k : backends::AllBackends())
-        known += (known.empty() ? "" : ", ") + std::string(k->name());
-      return InvalidArgument("unknown backend '" + name + "' in --ep (known: " + known + ")");
-    }
+    if (!b)
+      return InvalidArgument("unknown backend '" + name +
+                             "' in --ep (known: " + backends::KnownBackendNames() + ")");
     out.push_back(b);
   }
   if (out.empty()) return InvalidArgument("--ep names no backend");

@@ -86,7 +86,9 @@ struct ModelJob {
 Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Backend*>* order) {
   for (const auto& name : o.backends) {
     const auto* b = backends::FindBackend(name);
-    if (!b) return InvalidArgument("unknown backend '" + name + "' in --ep");
+    if (!b)
+      return InvalidArgument("unknown backend '" + name +
+                             "' in --ep (known: " + backends::KnownBackendNames() + ")");
     if (!b->can_compile()) {
       return NotImplemented("backend " + name + " cannot compile yet (" +
                             std::string(b->status_line()) + ")");
@@ -95,7 +97,9 @@ Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Back
   }
   for (const auto& [name, opts] : o.provider_options) {
     const auto* b = backends::FindBackend(name);
-    if (!b) return InvalidArgument("--provider-option names unknown backend '" + name + "'");
+    if (!b)
+      return InvalidArgument("--provider-option names unknown backend '" + name +
+                             "' (known: " + backends::KnownBackendNames() + ")");
     ORTC_RETURN_IF_ERROR(b->ValidateOptions(opts));
   }
   if (o.embed_mode != 0 && o.embed_mode != 1) return InvalidArgument("--embed-mode must be 0 or 1");

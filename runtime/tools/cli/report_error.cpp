@@ -1,6 +1,7 @@
 // Error reporting shared by the commands.
 #include "cli/report_error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "cli/exit_codes.h"
 #include "cli/runtime_commands.h"
@@ -47,9 +50,55 @@ int Finish(int code) {
   return code == kExitOk ? kExitIo : code;
 }
 
+// Levenshtein distance, for "did you mean" on a mistyped command.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A first argument that is no option and no command: CLI11 would only say "A subcommand is
+// required"; name it, the closest command and the list.
+std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string given = argv[1];
+  std::string list, closest;
+  size_t best = 3;  // suggest within two edits
+  for (const auto* sub : app.get_subcommands({})) {
+    const std::string& name = sub->get_name();
+    if (name == given) return "";
+    list += (list.empty() ? "" : ", ") + name;
+    if (const size_t d = EditDistance(given, name); d < best) {
+      best = d;
+      closest = name;
+    }
+  }
+  // ortc-run is the runtime-only tool: compiling is the ortc command's.
+  const bool compiler_command = given == "compile" || given == "partition" || given == "verify";
+  return "unknown command '" + given + "'" +
+         (compiler_command ? "; " + given + " is a command of ortc (" + app.get_name() +
+                                 " only runs compiled models)"
+          : closest.empty() ? ""
+                            : "; did you mean '" + closest + "'?") +
+         " (commands: " + list + "; --help lists them)";
+}
+
 }  // namespace
 
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
+  if (std::string why = UnknownCommand(app, argc, argv); !why.empty()) {
+    std::cerr << "error: INVALID_ARGUMENT: " << why << "\n";
+    return kExitUsage;
+  }
   // A file-size limit (ulimit -f) makes the write that crosses it fail with EFBIG, which the
   // writers report and clean up after, instead of SIGXFSZ killing the process mid-write.
   std::signal(SIGXFSZ, SIG_IGN);

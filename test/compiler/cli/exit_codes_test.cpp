@@ -198,6 +198,24 @@ TEST_CASE("exit codes: inspect", "[cli][exit_codes]") {
   CHECK(RunOrtc("inspect " + bin).exit_code == 3);
 }
 
+TEST_CASE("exit codes: a mistyped command or backend is named, with what was meant",
+          "[cli][exit_codes]") {
+  Files f;
+  auto r = RunOrtc("compil " + f.good, true);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("unknown command 'compil'; did you mean 'compile'?") &&
+                        Catch::Contains("commands: compile, inspect"));
+  r = RunOrtc("frobnicate", true);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("unknown command 'frobnicate' (commands:"));
+  r = RunOrtc("compile " + f.good + " --ep cdua -o " + f.Out("cdua"), true);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("unknown backend 'cdua' in --ep (known: cpu, cuda)"));
+  r = RunOrtc("compile " + f.good + " --provider-option cdua:x=1 -o " + f.Out("cdua"), true);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("(known: cpu, cuda)"));
+}
+
 TEST_CASE("exit codes: a report that cannot be written to stdout is an I/O error",
           "[cli][exit_codes]") {
   Files f;
