@@ -94,8 +94,18 @@ std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
+// Whether the command line asks for a JSON report: then even a line that does not parse
+// answers with one (the promise of schemas/cli_reports.md), besides the text on stderr.
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--json") return true;
+  return false;
+}
+
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
+  const bool json = WantsJson(argc, argv);
   if (std::string why = UnknownCommand(app, argc, argv); !why.empty()) {
+    if (json) return Finish(ReportError(true, InvalidArgument(why)));
     std::cerr << "error: INVALID_ARGUMENT: " << why << "\n";
     return kExitUsage;
   }
@@ -107,7 +117,9 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return Finish(app.exit(e) == 0 ? kExitOk : kExitUsage);
+    const int code = app.exit(e);  // the message (or the help) as CLI11 prints it
+    if (code != 0 && json) ReportError(true, InvalidArgument(e.what()));
+    return Finish(code == 0 ? kExitOk : kExitUsage);
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "error: IO_ERROR: " << e.what() << "\n";
     return kExitIo;

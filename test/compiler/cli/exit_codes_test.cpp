@@ -214,6 +214,18 @@ TEST_CASE("exit codes: a mistyped command or backend is named, with what was mea
   r = RunOrtc("compile " + f.good + " --provider-option cdua:x=1 -o " + f.Out("cdua"), true);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::Contains("(known: cpu, cuda)"));
+  // With --json, a line that does not parse still answers with one JSON report on stdout.
+  for (const std::string& line : std::vector<std::string>{"compile " + f.good + " --bogus --json",
+                                                          "compil " + f.good + " --json"}) {
+    r = RunOrtc(line);  // stdout only
+    INFO(line << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    const auto j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(j.is_object());
+    CHECK(j["ok"] == false);
+    CHECK(j["error"]["code"] == "INVALID_ARGUMENT");
+    CHECK(j.contains("schema_version"));
+  }
 }
 
 TEST_CASE("exit codes: a report that cannot be written to stdout is an I/O error",
