@@ -34,6 +34,67 @@ def entry_inputs(e):
     return e.get("inputs") or [{"name": e["input"], "shape": e["shape"], "dtype": "float32"}]
 
 
+# A 5x7 bitmap font (rows top to bottom, '#' ink) for the OCR models' text images.
+FONT = {
+    "A": ".###.,#...#,#...#,#####,#...#,#...#,#...#", "C": ".###.,#...#,#....,#....,#....,#...#,.###.",
+    "D": "####.,#...#,#...#,#...#,#...#,#...#,####.", "E": "#####,#....,#....,####.,#....,#....,#####",
+    "I": ".###.,..#..,..#..,..#..,..#..,..#..,.###.", "L": "#....,#....,#....,#....,#....,#....,#####",
+    "M": "#...#,##.##,#.#.#,#.#.#,#...#,#...#,#...#", "N": "#...#,##..#,#.#.#,#..##,#...#,#...#,#...#",
+    "O": ".###.,#...#,#...#,#...#,#...#,#...#,.###.", "P": "####.,#...#,#...#,####.,#....,#....,#....",
+    "R": "####.,#...#,#...#,####.,#.#..,#..#.,#...#", "S": ".####,#....,#....,.###.,....#,....#,####.",
+    "T": "#####,..#..,..#..,..#..,..#..,..#..,..#..", "X": "#...#,#...#,.#.#.,..#..,.#.#.,#...#,#...#",
+    "0": ".###.,#...#,#..##,#.#.#,##..#,#...#,.###.", "1": "..#..,.##..,..#..,..#..,..#..,..#..,.###.",
+    "2": ".###.,#...#,....#,...#.,..#..,.#...,#####", "5": "#####,#....,####.,....#,....#,#...#,.###.",
+    "6": ".###.,#....,#....,####.,#...#,#...#,.###.", "7": "#####,....#,...#.,..#..,.#...,.#...,.#...",
+    "8": ".###.,#...#,#...#,.###.,#...#,#...#,.###.", "9": ".###.,#...#,#...#,.####,....#,....#,.###.",
+    " ": ".....,.....,.....,.....,.....,.....,.....",
+}
+TEXT_LINES = ("ORTC DETECTS TEXT", "MODEL 2026 SCAN", "PRINTED LINES 0158", "CAMERA TEXT 79",
+              "SIMPLE DATA 6", "MORE LINES")
+
+
+def render_text_image(height, width, rng):
+    """Dark text on a light, slightly noisy page, as a camera would see a printed line: uint8
+    [height, width]. A line per 1.6 character heights from the top (one line for the short
+    recognizer and classifier inputs), glyphs scaled so a character is about 60% of the height of
+    a single-line input."""
+    import numpy as np
+    page = np.full((height, width), 235, np.float32) + rng.normal(0, 6, (height, width))
+    scale = max(1, int(height * 0.6 / 7)) if height < 100 else 4
+    lines = TEXT_LINES if height >= 100 else TEXT_LINES[:1]
+    y = (height - 7 * scale) // 2 if height < 100 else 40
+    for li, text in enumerate(lines):
+        x = 8 + 12 * (li % 3)
+        for ch in text:
+            glyph = FONT.get(ch, FONT[" "]).split(",")
+            if x + 5 * scale > width:
+                break
+            for r, row in enumerate(glyph):
+                for c, ink in enumerate(row):
+                    if ink == "#":
+                        page[y + r * scale:y + (r + 1) * scale, x + c * scale:x + (c + 1) * scale] = 30
+            x += 6 * scale
+        y += int(1.6 * 7 * scale) + 24
+        if y + 7 * scale > height:
+            break
+    return np.clip(page, 0, 255).astype(np.uint8)
+
+
+def text_image_input(shape, norm, rng):
+    """[N, 3, H, W] float32 of a rendered text image, normalized as PaddleOCR's preprocessing:
+    'imagenet' (the detector: mean 0.485/0.456/0.406, std 0.229/0.224/0.225) or 'half' (the
+    recognizer and classifier: (x / 255 - 0.5) / 0.5)."""
+    import numpy as np
+    gray = render_text_image(shape[2], shape[3], rng).astype(np.float32) / 255.0
+    img = np.stack([gray] * 3)
+    if norm == "imagenet":
+        mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
+        img = (img - mean[:, None, None]) / std[:, None, None]
+    else:
+        img = (img - 0.5) / 0.5
+    return np.broadcast_to(img, shape).astype(np.float32).copy()
+
+
 def make_inputs(e, seed, wd):
     """Writes the entry's inputs as .npy into wd: [(name, path)]."""
     import numpy as np
@@ -42,6 +103,8 @@ def make_inputs(e, seed, wd):
     for i in entry_inputs(e):
         if i.get("fill") == "ids":  # token ids, uniform in [0, vocab)
             x = rng.integers(0, i["high"], i["shape"]).astype(i["dtype"])
+        elif i.get("fill") == "text_image":  # the OCR models: an image of printed text
+            x = text_image_input(i["shape"], i.get("norm", "half"), rng)
         elif i.get("fill") == "mask":  # attention mask: ones, the last `padding` positions 0
             x = np.ones(i["shape"], i["dtype"])
             if i.get("padding"):

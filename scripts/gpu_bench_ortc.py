@@ -93,6 +93,42 @@ def gpu_check():
     return {"gpu": out[0], "compute_cap": out[1]}, None
 
 
+# What any CUDA program pays before its own work: loading libcuda, cuInit and creating the primary
+# context. ortc's load time is reported against it (a load cannot be cheaper than this).
+CONTEXT_FLOOR = r"""
+import ctypes, json, time
+t0 = time.perf_counter()
+cuda = ctypes.CDLL("libcuda.so.1")
+t1 = time.perf_counter()
+if cuda.cuInit(0) != 0:
+    raise SystemExit("cuInit failed")
+t2 = time.perf_counter()
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+if cuda.cuDeviceGet(ctypes.byref(dev), 0) != 0 or cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) != 0:
+    raise SystemExit("no primary context")
+t3 = time.perf_counter()
+print(json.dumps({"dlopen_ms": (t1 - t0) * 1e3, "init_ms": (t2 - t1) * 1e3,
+                  "context_ms": (t3 - t2) * 1e3, "total_ms": (t3 - t0) * 1e3}))
+"""
+
+
+def context_floor(env, repeats=3):
+    """The CUDA context floor of this machine: median over fresh processes of libcuda's load,
+    cuInit and the primary context's creation ({dlopen_ms, init_ms, context_ms, total_ms})."""
+    runs = []
+    for _ in range(repeats):
+        try:
+            r = subprocess.run([sys.executable, "-c", CONTEXT_FLOOR], env=env, text=True,
+                               capture_output=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return {"error": "timeout after 120 s"}
+        if r.returncode:
+            return {"error": (r.stderr.strip() or r.stdout.strip())[-300:]}
+        runs.append(json.loads(r.stdout))
+    runs.sort(key=lambda x: x["total_ms"])
+    return dict(runs[len(runs) // 2], runs=len(runs))
+
+
 # ---------------------------------------------------------------------------------- ortc steps
 def shape_args(inputs):
     """--input-shape name=AxB... for each input ({name, shape})."""

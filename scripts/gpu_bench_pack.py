@@ -315,8 +315,12 @@ def cmd_pack(a):
         for m in [m for m in names if m in OCR]:
             f, inp, shape = OCR[m]
             shutil.copyfile(os.path.join(cache, "ocr", f), os.path.join(models_dir, f))
+            # A rendered text image, not noise: det's probability map then means something
+            # (issue 29 measures its fp16 error on it).
             entries.append({"name": m, "model": m, "batch": shape[0], "file": f"models/{f}",
-                            "input": inp, "shape": shape})
+                            "input": inp, "shape": shape,
+                            "inputs": [{"name": inp, "shape": shape, "dtype": "float32", "fill": "text_image",
+                                        "norm": "imagenet" if m == "ppocr_det" else "half"}]})
     transformers = [m for m in names if m in TRANSFORMERS]
     if transformers:  # the classes the runner rebuilds the PyTorch module from, and exports with
         shutil.copyfile(TRANSFORMER_MODULE, os.path.join(out, os.path.basename(TRANSFORMER_MODULE)))

@@ -41,6 +41,19 @@ def targets(rows):
            check("PP-OCRv4 det 640x640 fp16 <= 2 ms", p50("ppocr_det", 1, "fp16"), 2.0),
            check("bert_base fp16 p50 <= 3 ms host-to-host", p50("bert_base", 1, "fp16"), 3.0),
            check("bert_base fp32 p50 <= 6 ms", p50("bert_base", 1, "fp32"), 6.0)]
+    # Issue 29 (CNNs): resnet18 fp16 <= 0.2 ms, mobilenet_v2 fp16 <= torch.compile reduce-overhead,
+    # PP-OCRv4 det fp16 <= 0.7x its fp32.
+    def reduce_overhead(model, batch, prec):
+        for r in rows:
+            if r["model"] == model and r["batch"] == batch and r["precision"] == prec:
+                return ((r.get("torch") or {}).get("reduce-overhead") or {}).get("p50_ms")
+        return None
+
+    det16, det32 = p50("ppocr_det", 1, "fp16"), p50("ppocr_det", 1, "fp32")
+    out += [check("resnet18 fp16 batch 1 <= 0.2 ms (issue 29)", p50("resnet18", 1, "fp16"), 0.2),
+            check("mobilenet_v2 fp16 batch 1 <= 1.0x torch.compile reduce-overhead",
+                  p50("mobilenet_v2", 1, "fp16"), reduce_overhead("mobilenet_v2", 1, "fp16")),
+            check("PP-OCRv4 det fp16 <= 0.7x its fp32", det16, det32 and 0.7 * det32)]
     for name, model, batch in sorted({(r["name"], r["model"], r["batch"]) for r in rows if r.get("kind") != "hf"}):
         f32, f16 = p50(model, batch, "fp32"), p50(model, batch, "fp16")
         if f32 is None and f16 is None:
@@ -48,6 +61,54 @@ def targets(rows):
         out.append(check(f"{name} strict fp32 <= 1.5x fp16", f32, f16 and 1.5 * f16))
         out.append(check(f"{name} fp16 <= fp32", f16, f32))
     return out + hf_targets(rows)
+
+
+def load_rows(result):
+    """(name, precision, load_ms, first_run_ms, p50_ms) of every ortc row that ran."""
+    out = []
+    for r in result["rows"]:
+        o = r.get("ortc") or {}
+        if o.get("load_ms") is not None and o.get("p50_ms") is not None:
+            out.append((r["name"], r["precision"], o["load_ms"], o.get("first_run_ms"), o["p50_ms"]))
+    return out
+
+
+def load_targets(result):
+    """Issue 29: each load within 1.2x the measured CUDA context floor, each first run within 1.5x
+    its p50."""
+    floor = (result.get("host", {}).get("context_floor_ms") or {}).get("total_ms")
+    out = []
+    for name, prec, load, first, p50 in load_rows(result):
+        if floor:
+            ok = load <= 1.2 * floor
+            out.append(("PASS" if ok else "FAIL", f"{name} {prec} load <= 1.2x the CUDA context floor: "
+                        f"{load:.1f} ms vs {floor:.1f} ms ({load / floor:.2f}x)"))
+        else:
+            out.append(("n/a", f"{name} {prec} load <= 1.2x the CUDA context floor: floor not measured"))
+        if first is not None:
+            ok = first <= 1.5 * p50
+            out.append(("PASS" if ok else "FAIL", f"{name} {prec} first run <= 1.5x p50: "
+                        f"{first:.3f} ms vs {p50:.3f} ms ({first / p50:.2f}x)"))
+    return out
+
+
+def render_load(result):
+    """Load and first-run times against the context floor and the p50."""
+    rows = load_rows(result)
+    if not rows:
+        return []
+    floor = result.get("host", {}).get("context_floor_ms") or {}
+    head = ("CUDA context floor: " + (f"{floor['total_ms']:.1f} ms (libcuda {floor['dlopen_ms']:.1f}, cuInit "
+                                      f"{floor['init_ms']:.1f}, primary context {floor['context_ms']:.1f})"
+                                      if floor.get("total_ms") else floor.get("error", "not measured")))
+    lines = ["", "== load and first run (ms; load / floor, first run / p50)", head,
+             f"{'model':<18}{'prec':<6}{'load':>9}{'/floor':>8}{'first':>9}{'p50':>9}{'/p50':>7}"]
+    for name, prec, load, first, p50 in rows:
+        lf = f"{load / floor['total_ms']:.2f}x" if floor.get("total_ms") else "-"
+        fp = f"{first / p50:.2f}x" if first is not None else "-"
+        lines.append(f"{name:<18}{prec:<6}{load:>9.1f}{lf:>8}{(f'{first:.3f}' if first is not None else '-'):>9}"
+                     f"{p50:>9.3f}{fp:>7}")
+    return lines
 
 
 def hf_target_row(rows, model):
@@ -264,17 +325,19 @@ def render(result):
     if any(r.get("kind") != "hf" for r in rows):
         lines.append("\nrel_l2: ortc output vs PyTorch strict fp32 (t) or vs ortc's CPU build (c); "
                      f"! = above the sanity bound {ERROR_BOUND}")
-    lines += render_hf(result, notes) + render_attention(result, notes) + render_generation(result, notes)
+    lines += (render_hf(result, notes) + render_attention(result, notes) + render_generation(result, notes)
+              + render_load(result))
     if notes:
         lines += ["", "Failures and notes:"] + ["  " + n for n in notes]
-    lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in targets(rows) + generation_targets(result)]
+    lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in
+                                 targets(rows) + generation_targets(result) + load_targets(result)]
     return "\n".join(lines) + "\n"
 
 
 def save(result, out):
     os.makedirs(out, exist_ok=True)
     result["targets"] = [{"status": s, "check": t}
-                         for s, t in targets(result["rows"]) + generation_targets(result)]
+                         for s, t in targets(result["rows"]) + generation_targets(result) + load_targets(result)]
     with open(os.path.join(out, "results.json.tmp"), "w") as f:
         json.dump(result, f, indent=1)
     os.replace(os.path.join(out, "results.json.tmp"), os.path.join(out, "results.json"))

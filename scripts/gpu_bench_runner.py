@@ -58,8 +58,8 @@ from gpu_bench_generation import bench_generation, generation_worker  # noqa: E4
 from gpu_bench_common import HERE, RESERVE_S, log, make_inputs, rel_l2, step_timeout  # noqa: E402
 from gpu_bench_hf import bench_hf, hf_deferred  # noqa: E402
 from gpu_bench_hf_export import HfExport, export_hf_main  # noqa: E402
-from gpu_bench_ortc import (check_libraries, gpu_check, ortc_compile, ortc_env, ortc_run,  # noqa: E402
-                            outputs_error, unpack)
+from gpu_bench_ortc import (check_libraries, context_floor, gpu_check, ortc_compile,  # noqa: E402
+                            ortc_env, ortc_run, outputs_error, unpack)
 from gpu_bench_report import render, save  # noqa: E402
 from gpu_bench_torch import run_torch, torch_worker  # noqa: E402
 from gpu_bench_transformers import export_main, transformer_files  # noqa: E402
@@ -263,6 +263,9 @@ def main():
         log(f"library check: {problem}")
         if a.dry_run or "not found" in problem:
             return 1
+    if not a.dry_run:
+        host["context_floor_ms"] = context_floor(env)
+        log(f"CUDA context floor: {host['context_floor_ms']}")
     target_arch = a.target_arch
     cap = host.get("compute_cap", "").replace(".", "")
     if not target_arch and cap in ("80", "86", "89", "90"):  # only the GPU's cubin: faster compiles

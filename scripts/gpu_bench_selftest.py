@@ -15,18 +15,21 @@ GPU_BENCH = os.path.join(ROOT, "scripts", "gpu_bench")  # the command whose `pac
 
 
 FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
-    "schema": "ortc_gpu_bench/1", "host": {"gpu": "fake"},
+    "schema": "ortc_gpu_bench/1",
+    "host": {"gpu": "fake", "context_floor_ms": {"dlopen_ms": 10.0, "init_ms": 240.0, "context_ms": 150.0,
+                                                 "total_ms": 400.0}},
     "models": {"bert_base": {"issue": ISSUE["bert_base"], "export": {"source": "exported here", "torch": "2.11",
                                                                     "export_s": 20.0}},
                "hf_llama": {"export": {"not_exercised": "transformers not installed for python3"}}},
     "rows": [
         {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp16",
          "ortc": {"p50_ms": 0.4, "rel_l2_vs_torch": 1e-3, "execution": "cuda_graph",
-                  "p50_stream_ms": 1.2, "graph_vs_stream_rel_l2": 0.0},
+                  "p50_stream_ms": 1.2, "graph_vs_stream_rel_l2": 0.0, "load_ms": 460.0, "first_run_ms": 0.5},
          "torch": {"eager": {"p50_ms": 1.6}, "compile": {"failed": "timeout after 1 s"},
                    "reduce-overhead": {"p50_ms": 0.8}}},
         {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp32",
-         "ortc": {"p50_ms": 0.7, "rel_l2_vs_torch": 1e-6, "execution": "stream"}, "torch": {}},
+         "ortc": {"p50_ms": 0.7, "rel_l2_vs_torch": 1e-6, "execution": "stream", "load_ms": 620.0,
+                  "first_run_ms": 12.0}, "torch": {}},
         {"name": "bert_base", "model": "bert_base", "batch": 1, "precision": "fp16",
          "ortc": {"p50_ms": 2.06, "rel_l2_vs_torch": 2e-3, "execution": "cuda_graph"},
          "torch": {"eager": {"p50_ms": 8.24}}},
@@ -170,6 +173,30 @@ def check_trace_parser():
         sys.exit(f"selftest: trace parser read {per_run}, found {found}; expected [90.0, 70.0], True")
 
 
+def check_text_image():
+    """The OCR models' input: printed lines of dark glyphs on a light page, the detector's image
+    normalized with ImageNet's statistics, the recognizer's to [-1, 1]; the same seed, the same
+    image."""
+    import numpy as np
+    from gpu_bench_common import render_text_image, text_image_input
+    page = render_text_image(640, 640, np.random.default_rng(3))
+    ink = float((page < 128).mean())
+    rows_with_ink = int(((page < 128).sum(axis=1) > 0).sum())
+    if not 0.02 < ink < 0.2 or rows_with_ink < 100:
+        sys.exit(f"selftest: the text image has {ink:.3f} ink over {rows_with_ink} rows")
+    line = render_text_image(48, 320, np.random.default_rng(3))
+    if not ((line < 128).sum(axis=0) > 0).sum() > 100:
+        sys.exit("selftest: the single-line text image has almost no text")
+    det = text_image_input([1, 3, 640, 640], "imagenet", np.random.default_rng(3))
+    rec = text_image_input([1, 3, 48, 320], "half", np.random.default_rng(3))
+    if det.shape != (1, 3, 640, 640) or det.dtype != np.float32 or not (det.min() < -1.5 and det.max() > 1.5):
+        sys.exit(f"selftest: the detector's input is not ImageNet-normalized: {det.min()}..{det.max()}")
+    if rec.min() < -1.0001 or rec.max() > 1.0001 or not np.array_equal(
+            rec, text_image_input([1, 3, 48, 320], "half", np.random.default_rng(3))):
+        sys.exit("selftest: the recognizer's input is not in [-1, 1] or not reproducible")
+    return f"OCR text images: {ink:.1%} ink over {rows_with_ink} rows of the detector's page"
+
+
 def cmd_selftest(a):
     tmp = tempfile.mkdtemp(prefix="gpu_bench_selftest.")
     try:
@@ -193,7 +220,7 @@ def cmd_selftest(a):
             sys.exit(f"selftest: dry run did not compile and run on the CPU from the payload: {got}")
         check_transformers(got, moved)
         cuda_ok = all("error" not in r["ortc"] for r in got["rows"] if r["name"] == "tiny_cnn")
-        said = [check_hf(got), check_attention(got, cuda_ok), check_generation(got)]
+        said = [check_hf(got), check_attention(got, cuda_ok), check_generation(got), check_text_image()]
         check_trace_parser()
         # --budget-s: a budget smaller than the reserve for writing results skips every step, and
         # the run still ends at once with its results written
@@ -235,7 +262,15 @@ def cmd_selftest(a):
                      "PASS  llama_generation decode ms/token at prompt 512 <= 0.5x PyTorch eager: 1.600 ms vs "
                      "4.000 ms (0.40x)", "FAIL  llama_generation decode ms/token at prompt 512 <= 1.0x PyTorch "
                      "static_compile: 1.600 ms vs 1.000 ms (1.60x)",
-                     "llama_generation PyTorch static_compile: BackendCompilerFailed: boom"):
+                     "llama_generation PyTorch static_compile: BackendCompilerFailed: boom",
+                     # load and first run against the measured context floor and the p50
+                     "CUDA context floor: 400.0 ms (libcuda 10.0, cuInit 240.0, primary context 150.0)",
+                     "resnet18_b1       fp16      460.0   1.15x    0.500    0.400  1.25x",
+                     "PASS  resnet18_b1 fp16 load <= 1.2x the CUDA context floor: 460.0 ms vs 400.0 ms (1.15x)",
+                     "FAIL  resnet18_b1 fp32 load <= 1.2x the CUDA context floor: 620.0 ms vs 400.0 ms (1.55x)",
+                     "PASS  resnet18_b1 fp16 first run <= 1.5x p50: 0.500 ms vs 0.400 ms (1.25x)",
+                     "FAIL  resnet18 fp16 batch 1 <= 0.2 ms (issue 29): 0.400 ms",
+                     "FAIL  resnet18_b1 fp32 first run <= 1.5x p50: 12.000 ms vs 0.700 ms (17.14x)"):
             if want not in text:
                 sys.exit(f"selftest: '{want}' missing from the report of the fake result")
         for line in said:
