@@ -34,6 +34,17 @@ struct Subgraph {
 // Backend options from the command line (--provider-option cpu:key=value).
 using ProviderOptions = std::map<std::string, std::string>;
 
+// A choice a backend made between implementations of one step that a tuning run can measure
+// (`ortc tune`): which one it took and why. `key` names what the step computes (op, shapes,
+// types, attributes), so a measurement applies to every step of any model that computes it.
+struct TunableChoice {
+  std::string step;  // the step's name in its graph (its main ONNX node)
+  std::string key;
+  std::string choice;                   // one of candidates
+  std::vector<std::string> candidates;  // every implementation the step could take
+  std::string source;                   // "rule", "option" (forced), "measured" (tuning cache)
+};
+
 struct CompiledGraph {
   std::string program;                      // backend-specific program bytes
   std::vector<bundle::WeightSpec> weights;  // program weight slots, in order
@@ -48,6 +59,8 @@ struct CompiledGraph {
   // Manifest versions this graph adds to its binary (e.g. a vendor library it calls): the
   // runtime requires a library only when the binary names it.
   std::vector<std::pair<std::string, std::string>> binary_versions;
+  // The graph's tunable choices, as recorded in its program.
+  std::vector<TunableChoice> choices;
 };
 
 // What a backend records about its binaries (versions, targets) for the bin header and the
@@ -79,6 +92,13 @@ class Backend {
   virtual BinaryIdentity Identity(const ProviderOptions& options) const { return {}; }
   virtual Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                         const ProviderOptions& options) const;
+  // Tuning (`ortc tune`): option sets that each compile every tunable choice one way (one set
+  // per candidate), so timing each compiled variant's steps measures every candidate. Empty:
+  // nothing to tune.
+  virtual std::vector<ProviderOptions> TuningVariants() const { return {}; }
+  // A warning about these options the compile should print once (a tuning cache ignored, with
+  // the reason), "" when none.
+  virtual std::string OptionsWarning(const ProviderOptions& options) const { return {}; }
 };
 
 }  // namespace ortc::backends

@@ -50,9 +50,8 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!projections.ok()) return projections.status();
   const int rotary = FuseRotaryEmbeddings(&ir.value());
   const int attention = FuseAttention(&ir.value());
-  const int attention_gemm = options.attention == CudaOptions::Attention::kGemm
-                                 ? LowerAttentionToGemms(&ir.value())
-                                 : 0;
+  const int attention_gemm =
+      options.attention == CudaOptions::Attention::kGemm ? LowerAttentionToGemms(&ir.value()) : 0;
   // Movement ops the fusions read through (a head Transpose shared by Q, K and V's slices) are
   // gone once nothing reads them.
   if (ir->RemoveDeadOps() > 0) ir->Compact();
@@ -69,8 +68,8 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
       const PlanStep& st = out.plan.steps[i];
       std::string ops;
       for (const auto& src : st.sources) ops += (ops.empty() ? "" : ", ") + src;
-      spdlog::debug("cuda {} step {}: {} {} <- {}", sg.name, i,
-                    kKinds[static_cast<int>(st.kind)], st.name, ops);
+      spdlog::debug("cuda {} step {}: {} {} <- {}", sg.name, i, kKinds[static_cast<int>(st.kind)],
+                    st.name, ops);
     }
   }
   out.stats["folded_ops"] += folded->folded_ops;
@@ -122,6 +121,8 @@ Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgr
     calls_cublas = calls_cublas || step.kind == StepKind::kGemm;
   }
   out.binary_versions = LibraryVersions(calls_cudnn, calls_cublas);
+  for (const auto& c : plan.choices)
+    out.choices.push_back({c.step, c.key, c.choice, c.candidates, c.source});
   out.notes = {{"precision", PrecisionName(options.precision)},
                {"layout", plan.conv_layout == fb::TensorLayout::NHWC ? "nhwc" : "nchw"}};
   // The node also names what the device side needs (the same values as the binary's manifest),

@@ -3,6 +3,7 @@
 #include "cuda/compile.h"
 #include "cuda/identity.h"
 #include "cuda/options.h"
+#include "cuda/tuning_choices.h"
 
 namespace ortc::backends::cuda {
 namespace {
@@ -31,6 +32,13 @@ class Cuda final : public Backend {
     auto o = ParseCudaOptions(options);
     if (!o.ok()) return o.status();
     return CompileCudaSubgraph(model, subgraph, *o);
+  }
+  std::vector<ProviderOptions> TuningVariants() const override { return CudaTuningVariants(); }
+  std::string OptionsWarning(const ProviderOptions& options) const override {
+    auto o = ParseCudaOptions(options);
+    if (!o.ok() || o->tuning_cache_ignored.empty()) return {};
+    return "tuning cache " + o->tuning_cache + " ignored: " + o->tuning_cache_ignored +
+           "; the static rules choose (run `ortc tune` on the target GPU to make one that fits)";
   }
 };
 

@@ -9,9 +9,11 @@
 #include <map>
 #include <set>
 
+#include "cuda/lowering_grouped_conv.h"
 #include "cuda/lowering_layouts.h"
 #include "cuda/op_desc.h"
 #include "cuda/packing.h"
+#include "cuda/tuning_choices.h"
 #include "graph/graph.h"
 
 namespace ortc::backends::cuda {
@@ -63,7 +65,7 @@ class Lowerer {
       switch (u.kind) {
         case Unit::kConv:
           ORTC_RETURN_IF_ERROR(Conv(u));
-          (*stats)["conv_calls"]++;
+          (*stats)[last_conv_generated_ ? "generated_convs" : "conv_calls"]++;
           break;
         case Unit::kGemm:
           ORTC_RETURN_IF_ERROR(Gemm(u));
@@ -270,6 +272,13 @@ class Lowerer {
     c.compute_dtype = onnx::TensorProto::FLOAT;
     const bool nhwc = nhwc_convs_ && c.x_dims.size() == 4;
     c.layout = nhwc ? fb::TensorLayout::NHWC : fb::TensorLayout::NCHW;
+    last_conv_generated_ = false;
+    if (GroupedConvApplies(c)) {
+      plan_.choices.push_back(
+          ChooseGroupedConv(c, u.bias >= 0, s.name, ir_.values[u.out].info.dtype, o_));
+      last_conv_generated_ = plan_.choices.back().choice == kChoiceGenerated;
+      if (last_conv_generated_) return GeneratedConv(u, std::move(s), nhwc);
+    }
     if (u.bias >= 0) c.bias = VectorWeight(u.bias);
     if (nhwc) {
       c.x = NhwcBuffer(x);
@@ -291,23 +300,48 @@ class Lowerer {
     return Status::Ok();
   }
 
-  // KCRS filter repacked KRSC for NHWC convolutions.
-  int PackedFilter(int w) {
+  // The convolution of step `s` as a generated GroupedConv kernel (lowering_grouped_conv.h):
+  // the same buffers as the cuDNN call would read, the filter packed CRSK.
+  Status GeneratedConv(const Unit& u, PlanStep s, bool nhwc) {
+    const IrOp& op = ir_.ops[u.ops[0]];
+    const PlanConv c = s.conv;
+    const int x = op.inputs[0], w = op.inputs[1];
+    auto dtype = [&](int v) { return v >= 0 ? ir_.values[v].info.dtype : 0; };
+    s.kind = StepKind::kLaunch;
+    s.conv = PlanConv{};
+    s.launch.op = GroupedConvDesc(c, dtype(x), dtype(w), dtype(u.bias), dtype(u.z), dtype(u.out),
+                                  nhwc ? codegen::Layout::kNhwc : codegen::Layout::kNchw);
+    s.launch.inputs = {nhwc ? NhwcBuffer(x) : Buffer(x), PackedFilter(w, "CRSK"),
+                       u.bias >= 0 ? VectorWeight(u.bias) : -1,
+                       u.z < 0 ? -1
+                       : nhwc  ? NhwcBuffer(u.z)
+                               : Buffer(u.z)};
+    const int y = nhwc ? NhwcOutput(u.out) : Buffer(u.out);
+    s.launch.outputs = {y};
+    plan_.steps.push_back(std::move(s));
+    if (nhwc && ir_.values[u.out].kind == ValueKind::kOutput && y != nchw_[u.out])
+      Transpose(u.out, y, kToNchw, fb::TensorLayout::NCHW, nchw_[u.out]);
+    return Status::Ok();
+  }
+
+  // KCRS filter repacked KRSC for NHWC cuDNN convolutions, or CRSK for generated ones.
+  int PackedFilter(int w, const std::string& order = "KRSC") {
     const auto& value = ir_.values[w];
     PlanBuffer b;
-    b.name = value.name + ".krsc";
+    const bool krsc = order == "KRSC";
+    b.name = value.name + (krsc ? ".krsc" : ".crsk");
     b.kind = fb::BufferKind::Weight;
     b.dtype = value.info.dtype;
     b.dims = StaticDims(value.info);
     b.byte_size = Bytes(b.dtype, b.dims);
-    b.layout = fb::TensorLayout::NHWC;
+    b.layout = krsc ? fb::TensorLayout::NHWC : fb::TensorLayout::Plain;
     auto all = value.bytes->ReadAll();
-    std::string packed =
-        all.ok() ? PackFilterKcrsToKrsc(**all, b.dims,
-                                        static_cast<int>(graph::DataTypeBits(b.dtype) / 8))
-                 : std::string();
+    const int element = static_cast<int>(graph::DataTypeBits(b.dtype) / 8);
+    std::string packed = !all.ok() ? std::string()
+                         : krsc    ? PackFilterKcrsToKrsc(**all, b.dims, element)
+                                   : PackFilterKcrsToCrsk(**all, b.dims, element);
     b.weight_slot = AddWeight(
-        value, b.dims, "KRSC",
+        value, b.dims, order,
         bundle::ByteSource::Memory(std::make_shared<const std::string>(std::move(packed))));
     plan_.buffers.push_back(std::move(b));
     return static_cast<int>(plan_.buffers.size()) - 1;
@@ -608,6 +642,7 @@ class Lowerer {
   LayoutPolicy policy_;
   std::vector<int> nchw_, nhwc_;  // per value: its buffer in that layout, -1 when none yet
   bool nhwc_convs_ = false;
+  bool last_conv_generated_ = false;  // the last Conv unit became a GroupedConv kernel
   int transposes_ = 0;
   int nhwc_groups_ = 0;
   int nhwc_pools_ = 0;

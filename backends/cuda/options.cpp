@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cuda/toolchain/nvrtc.h"
+#include "cuda/tuning_choices.h"
 
 namespace ortc::backends::cuda {
 namespace {
@@ -67,9 +68,25 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
       } else {
         return InvalidArgument("cuda attention '" + value + "' is not one of gemm, fused");
       }
+    } else if (key == "grouped_conv") {
+      if (value == "auto") {
+        o.grouped_conv = CudaOptions::GroupedConv::kAuto;
+      } else if (value == "library") {
+        o.grouped_conv = CudaOptions::GroupedConv::kLibrary;
+      } else if (value == "generated") {
+        o.grouped_conv = CudaOptions::GroupedConv::kGenerated;
+      } else {
+        return InvalidArgument("cuda grouped_conv '" + value +
+                               "' is not one of auto, library, generated");
+      }
+    } else if (key == "tuning_cache") {
+      if (value.empty()) return InvalidArgument("cuda tuning_cache names no file");
+      o.tuning_cache = value;
     } else {
-      return InvalidArgument("unknown cuda option '" + key +
-                             "' (known: precision, target_arch, workspace_mb, attention)");
+      return InvalidArgument(
+          "unknown cuda option '" + key +
+          "' (known: precision, target_arch, workspace_mb, attention, grouped_conv, "
+          "tuning_cache)");
     }
   }
   std::sort(archs.begin(), archs.end(), [](const std::string& a, const std::string& b) {
@@ -77,6 +94,8 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
   });
   o.cubin_archs = archs;
   o.ptx_arch = "compute_" + archs.back().substr(3);
+  // After the targets: whether the cache fits depends on them.
+  ORTC_RETURN_IF_ERROR(ApplyTuningCache(&o));
   return o;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,19 @@ struct CudaOptions {
   // as the one-kernel FusedAttention (SIMT; measured slower on an H200, see
   // lowering_attention_gemm.cpp).
   enum class Attention { kGemm, kFused } attention = Attention::kGemm;
+  // Depthwise and narrow grouped convolutions: generated kernels or cuDNN. kAuto applies the
+  // static rule (lowering_grouped_conv.h) unless a tuning cache measured the step.
+  enum class GroupedConv { kAuto, kLibrary, kGenerated } grouped_conv = GroupedConv::kAuto;
+  // tuning_cache=FILE (`ortc compile --tuning-cache`): choices measured by `ortc tune`, keyed by
+  // what a step computes (tuning_choices.h). Used by kAuto steps when the cache fits this
+  // compile; otherwise tuning_cache_ignored says why and the static rules apply.
+  std::string tuning_cache;
+  std::map<std::string, std::string> tuned_choices;
+  std::string tuning_cache_ignored;
 };
 
 // Keys: precision (fp32|tf32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb,
-// attention (gemm|fused).
+// attention (gemm|fused), grouped_conv (auto|library|generated), tuning_cache (a file).
 Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options);
 
 // ONNX element type activations and float weights are stored in on the device.

@@ -51,4 +51,22 @@ std::string PackFilterKcrsToKrsc(const std::string& bytes, const std::vector<int
   return out;
 }
 
+std::string PackFilterKcrsToCrsk(const std::string& bytes, const std::vector<int64_t>& dims,
+                                 int element_bytes) {
+  if (dims.size() < 2) return bytes;
+  const int64_t k = dims[0];
+  int64_t rest = 1;  // C * spatial
+  for (size_t i = 1; i < dims.size(); ++i) rest *= dims[i];
+  if (static_cast<int64_t>(bytes.size()) != k * rest * element_bytes) return bytes;
+  std::string out(bytes.size(), '\0');
+  for (int64_t ki = 0; ki < k; ++ki) {
+    for (int64_t r = 0; r < rest; ++r) {
+      std::memcpy(out.data() + (r * k + ki) * element_bytes,
+                  bytes.data() + (ki * rest + r) * element_bytes,
+                  static_cast<size_t>(element_bytes));
+    }
+  }
+  return out;
+}
+
 }  // namespace ortc::backends::cuda

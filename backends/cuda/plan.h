@@ -90,6 +90,12 @@ struct PlanModule {
   uint64_t byte_size = 0;
 };
 
+// One tunable choice of the plan (backends::TunableChoice; lowering_grouped_conv.h).
+struct PlanChoice {
+  std::string step, key, choice, source;
+  std::vector<std::string> candidates;
+};
+
 struct Plan {
   std::string graph;
   std::vector<PlanBuffer> buffers;
@@ -103,6 +109,7 @@ struct Plan {
   std::vector<std::string> kernels;
   std::string source_artefact;
   std::vector<bundle::WeightSpec> weights;  // per weight slot
+  std::vector<PlanChoice> choices;
 };
 
 // Buffers a step reads and writes (as listed in the step; -1 entries skipped).

@@ -42,10 +42,10 @@ std::string SerializeProgram(const Plan& plan) {
       }
       case StepKind::kGemm: {
         const auto& g = s.gemm;
-        const auto call = fb::CreateGemmCall(
-            b, g.a, g.b, g.c, g.bias, g.y, g.m, g.n, g.k, g.batch, g.stride_a, g.stride_b,
-            g.stride_y, g.trans_a, g.trans_b, g.alpha, g.beta, g.epilogue, g.compute_dtype, g.lda,
-            g.ldb, g.ldy);
+        const auto call =
+            fb::CreateGemmCall(b, g.a, g.b, g.c, g.bias, g.y, g.m, g.n, g.k, g.batch, g.stride_a,
+                               g.stride_b, g.stride_y, g.trans_a, g.trans_b, g.alpha, g.beta,
+                               g.epilogue, g.compute_dtype, g.lda, g.ldb, g.ldy);
         // Leading dimensions only in strided_gemm: older runtimes refuse it (cuda_program.fbs).
         (g.lda || g.ldb || g.ldy ? strided_gemm : gemm) = call;
         break;
@@ -64,11 +64,20 @@ std::string SerializeProgram(const Plan& plan) {
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> kernels;
   for (const auto& k : plan.kernels) kernels.push_back(b.CreateString(k));
+  std::vector<flatbuffers::Offset<fb::Choice>> choices;
+  for (const auto& c : plan.choices) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> candidates;
+    for (const auto& k : c.candidates) candidates.push_back(b.CreateString(k));
+    choices.push_back(fb::CreateChoice(b, b.CreateString(c.step), b.CreateString(c.key),
+                                       b.CreateString(c.choice), b.CreateString(c.source),
+                                       b.CreateVector(candidates)));
+  }
   auto program = fb::CreateProgram(
       b, b.CreateVector(buffers), b.CreateVector(steps), b.CreateVector(plan.inputs),
       b.CreateVector(plan.outputs), plan.arena_bytes, plan.workspace_bytes, plan.precision,
       plan.conv_layout, b.CreateVector(modules), b.CreateVector(kernels),
-      plan.source_artefact.empty() ? 0 : b.CreateString(plan.source_artefact));
+      plan.source_artefact.empty() ? 0 : b.CreateString(plan.source_artefact),
+      choices.empty() ? 0 : b.CreateVector(choices));
   fb::FinishProgramBuffer(b, program);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }

@@ -11,5 +11,6 @@ namespace ortc::cli {
 void AddPartitionCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
+void AddTuneCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ortc::cli

@@ -78,6 +78,17 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
   j["removed_temp_files"] = nlohmann::json::array();
   for (const auto& f : r.removed_temp_files) j["removed_temp_files"].push_back(f.string());
   j["lowering"] = r.lowering_stats;
+  j["choices"] = nlohmann::json::array();
+  for (const auto& c : r.choices) {
+    j["choices"].push_back({{"backend", c.backend},
+                            {"graph", c.graph},
+                            {"step", c.choice.step},
+                            {"key", c.choice.key},
+                            {"choice", c.choice.choice},
+                            {"candidates", c.choice.candidates},
+                            {"source", c.choice.source}});
+  }
+  j["warnings"] = r.warnings;
   j["seconds"] = r.phase_seconds;
   return j;
 }
@@ -115,6 +126,14 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
   if (!r.lowering_stats.empty()) {
     std::cout << "  lowering:";
     for (const auto& [k, v] : r.lowering_stats) std::cout << " " << k << "=" << v;
+    std::cout << "\n";
+  }
+  if (!r.choices.empty()) {
+    // Which implementation choices a tuning cache made (`ortc tune`), and which the rules did.
+    std::map<std::string, int> by_source;
+    for (const auto& c : r.choices) by_source[c.choice.source]++;
+    std::cout << "  choices:";
+    for (const auto& [source, n] : by_source) std::cout << " " << source << "=" << n;
     std::cout << "\n";
   }
   std::cout << "  time: total " << r.phase_seconds.at("total") << " s\n";

@@ -1,5 +1,6 @@
 #include "cli/compile_flags.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include "cli/provider_options.h"
@@ -49,6 +50,11 @@ void AddCompileFlags(CLI::App* cmd, CompileFlags* f, bool shape_alias) {
   cmd->add_option("--target-arch", f->target_arch,
                   "CUDA architectures to build cubins for, comma-separated (default "
                   "sm_80,sm_86,sm_89,sm_90); PTX of the newest is added for newer GPUs");
+  cmd->add_option("--tuning-cache", f->tuning_cache,
+                  "A tuning cache made by `ortc tune` on the target GPU: its measured choices "
+                  "(generated kernel or cuDNN per grouped convolution) replace the static rules "
+                  "for the steps it measured. A cache from another architecture than "
+                  "--target-arch or another cuDNN major version is reported and ignored");
   cmd->add_option("--max-partitions", f->max_partitions,
                   "Fail when a backend would get more than N groups")
       ->check(CLI::NonNegativeNumber);
@@ -67,6 +73,11 @@ Status ApplyCompileFlags(const CompileFlags& f, compile::CompileOptions* o) {
   if (f.precision == "bf16") o->provider_options["cpu"]["precision"] = "bf16";
   if (!f.target_arch.empty()) o->provider_options["cuda"]["target_arch"] = f.target_arch;
   if (!f.target_isa.empty()) o->provider_options["cpu"]["target_isa"] = f.target_isa;
+  if (!f.tuning_cache.empty()) {
+    std::error_code ec;
+    const auto path = std::filesystem::absolute(f.tuning_cache, ec);
+    o->provider_options["cuda"]["tuning_cache"] = ec ? f.tuning_cache : path.string();
+  }
   for (const auto& text : f.input_shapes)
     ORTC_RETURN_IF_ERROR(graph::ParseInputShape(text, &o->input_shapes));
   for (const auto& text : f.input_values)

@@ -40,5 +40,6 @@ int main(int argc, char** argv) {
   ortc::cli::AddGenerateCommand(app, &exit_code);
   ortc::cli::AddCheckCommand(app, &exit_code);
   ortc::cli::AddVerifyCommand(app, &exit_code);
+  ortc::cli::AddTuneCommand(app, &exit_code);
   return ortc::cli::ParseAndRun(app, argc, argv, &exit_code);
 }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include <spdlog/spdlog.h>
+
 #include "bundle/context_binary_writer.h"
 #include "compile/output_folders.h"
 #include "compile/provenance.h"
@@ -148,6 +150,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   };
   std::vector<const backends::Backend*> order;
   ORTC_RETURN_IF_ERROR(ValidateOptions(o, &order));
+  for (const auto& [name, opts] : o.provider_options) {
+    const std::string w = backends::FindBackend(name)->OptionsWarning(opts);
+    if (w.empty()) continue;
+    spdlog::warn("{}", w);
+    report.warnings.push_back(w);
+  }
   const bool group = sources.size() > 1;
   if (group && !o.external_initializers_file.empty()) {
     return InvalidArgument(
@@ -330,6 +338,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         auto compiled = b->Compile(model, sg, opts);
         if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
         for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
+        for (auto& c : compiled->choices)
+          report.choices.push_back({summary.name, sg.name, std::move(c)});
         for (auto& [name, bytes] : compiled->artefacts) {
           // 256 B: GPU copies and module loads read artefacts in place.
           (*writer)->AddArtefact(name, std::move(bytes), 256);
@@ -561,6 +571,11 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     all.weight_bytes_stored += r->weight_bytes_stored;
     for (const auto& [k, v] : r->lowering_stats) all.lowering_stats[k] += v;
     for (const auto& [k, v] : r->phase_seconds) all.phase_seconds[k] += v;
+    all.choices.insert(all.choices.end(), r->choices.begin(), r->choices.end());
+    for (const auto& w : r->warnings) {
+      if (std::find(all.warnings.begin(), all.warnings.end(), w) == all.warnings.end())
+        all.warnings.push_back(w);
+    }
   }
   return all;
 }

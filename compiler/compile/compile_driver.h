@@ -88,6 +88,14 @@ struct CompileReport {
   bool up_to_date = false;  // --if-changed found nothing to do; files lists the ctx models
   // Temporary files of killed compiles found in the output folders and removed.
   std::vector<std::filesystem::path> removed_temp_files;
+  // Every compiled graph's tunable choices (what `ortc tune` measures; a tuning cache decides).
+  struct Choice {
+    std::string backend, graph;
+    backends::TunableChoice choice;
+  };
+  std::vector<Choice> choices;
+  // Said once per compile, also on stderr (a tuning cache that does not fit, and why).
+  std::vector<std::string> warnings;
 };
 
 Result<CompileReport> Compile(const CompileOptions& options);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "graph/attribute_builders.h"
 #include "graph/model.h"
 #include "ortc/status.h"
 
@@ -157,10 +158,10 @@ class Emitter {
   std::vector<onnx::TensorProto> initializers_;
 };
 
-onnx::AttributeProto IntAttribute(const std::string& name, int64_t v);
-onnx::AttributeProto IntsAttribute(const std::string& name, const std::vector<int64_t>& v);
-onnx::AttributeProto FloatAttribute(const std::string& name, float v);
-onnx::AttributeProto StringAttribute(const std::string& name, const std::string& v);
+using graph::FloatAttribute;
+using graph::IntAttribute;
+using graph::IntsAttribute;
+using graph::StringAttribute;
 
 bool IsFloatType(int32_t dtype);
 

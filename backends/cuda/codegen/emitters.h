@@ -71,6 +71,12 @@ bool IsRotaryOp(const std::string& op_type);
 std::string RotaryUnsupported(const OpDesc& op);
 Result<KernelSource> EmitRotary(const std::string& name, const OpDesc& op);
 
+// grouped_conv_kernels.cpp: GroupedConv, an op lowering forms from a depthwise or narrow grouped
+// Conv (lowering_grouped_conv.cpp), not an ONNX op; see the file's comment for its inputs.
+bool IsGroupedConvOp(const std::string& op_type);
+std::string GroupedConvUnsupported(const OpDesc& op);
+Result<KernelSource> EmitGroupedConv(const std::string& name, const OpDesc& op);
+
 // scan_kernels.cpp: CumSum.
 bool IsScanOp(const std::string& op_type);
 Result<KernelSource> EmitScan(const std::string& name, const OpDesc& op);

@@ -18,13 +18,14 @@ bool IsElementwise(const std::string& op_type) {
 bool HasKernel(const std::string& op_type) {
   return IsElementwiseOp(op_type) || IsNormalizationOp(op_type) || IsReductionOp(op_type) ||
          IsDataMovementOp(op_type) || IsPoolingOp(op_type) || IsAttentionOp(op_type) ||
-         IsScanOp(op_type) || IsIndexingOp(op_type) || IsRotaryOp(op_type);
+         IsScanOp(op_type) || IsIndexingOp(op_type) || IsRotaryOp(op_type) ||
+         IsGroupedConvOp(op_type);
 }
 
 bool SupportsLayouts(const std::string& op_type) {
   return IsPoolingOp(op_type) || op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool" ||
          op_type == "Concat" || op_type == "Pad" || op_type == "Resize" || op_type == "Transpose" ||
-         op_type == "BatchNormalization";
+         op_type == "BatchNormalization" || IsGroupedConvOp(op_type);
 }
 
 bool LayoutApplies(const std::string& op_type, size_t i) {
@@ -55,6 +56,7 @@ std::string Unsupported(const OpDesc& op) {
   if (IsScanOp(op.op_type)) return ScanUnsupported(op);
   if (IsIndexingOp(op.op_type)) return IndexingUnsupported(op);
   if (IsRotaryOp(op.op_type)) return RotaryUnsupported(op);
+  if (IsGroupedConvOp(op.op_type)) return GroupedConvUnsupported(op);
   return "no CUDA kernel generator for " + op.op_type;
 }
 
@@ -80,6 +82,7 @@ Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op) {
   if (IsScanOp(op.op_type)) return EmitScan(name, op);
   if (IsIndexingOp(op.op_type)) return EmitIndexing(name, op);
   if (IsRotaryOp(op.op_type)) return EmitRotary(name, op);
+  if (IsGroupedConvOp(op.op_type)) return EmitGroupedConv(name, op);
   return EmitPooling(name, op);
 }
 

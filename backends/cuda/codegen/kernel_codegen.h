@@ -91,7 +91,8 @@ bool IsElementwise(const std::string& op_type);
 bool HasKernel(const std::string& op_type);
 // True for ops generated for channels-last data too (OpDesc::input_layout / output_layout, any
 // combination): MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Concat, Pad, Resize,
-// Transpose, BatchNormalization. Elementwise ops take layouts through FusedGroup instead.
+// Transpose, BatchNormalization, GroupedConv (its z input stored like its output). Elementwise
+// ops take layouts through FusedGroup instead.
 bool SupportsLayouts(const std::string& op_type);
 // Whether OpDesc::input_layout describes input i of an op of this type: input 0, and every
 // input of Concat (the others are parameters: pads, scales, sizes...).

@@ -83,7 +83,8 @@ std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
     }
   }
   // ortc-run is the runtime-only tool: compiling is the ortc command's.
-  const bool compiler_command = given == "compile" || given == "partition" || given == "verify";
+  const bool compiler_command =
+      given == "compile" || given == "partition" || given == "verify" || given == "tune";
   return "unknown command '" + given + "'" +
          (compiler_command ? "; " + given + " is a command of ortc (" + app.get_name() +
                                  " only runs compiled models)"

@@ -148,3 +148,22 @@ TEST_CASE("KCRS filters repack to KRSC like the index loops say", "[packing]") {
     for (int64_t s = 0; s < S; ++s)
       for (int64_t c = 0; c < C; ++c) REQUIRE(o[(k * S + s) * C + c] == f[(k * C + c) * S + s]);
 }
+
+TEST_CASE("KCRS filters repack to CRSK (filters innermost) like the index loops say", "[packing]") {
+  const int64_t K = 6, C = 2, R = 3, S = 2;
+  std::vector<uint16_t> in(K * C * R * S);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(7 + 3 * i);
+  std::string bytes(in.size() * 2, '\0');
+  std::memcpy(bytes.data(), in.data(), bytes.size());
+  const std::string packed = PackFilterKcrsToCrsk(bytes, {K, C, R, S}, 2);
+  REQUIRE(packed.size() == bytes.size());
+  std::vector<uint16_t> out(in.size());
+  std::memcpy(out.data(), packed.data(), packed.size());
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t s = 0; s < S; ++s)
+          REQUIRE(out[((c * R + r) * S + s) * K + k] == in[((k * C + c) * R + r) * S + s]);
+  // Bytes of the wrong size are returned as they are (the caller's dims are checked elsewhere).
+  CHECK(PackFilterKcrsToCrsk(bytes.substr(2), {K, C, R, S}, 2) == bytes.substr(2));
+}

@@ -7,6 +7,14 @@ namespace ortc::test::cuda {
 
 Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision,
                 backends::cuda::CudaOptions::Attention attention) {
+  auto options = backends::cuda::ParseCudaOptions({});
+  REQUIRE(options.ok());
+  options->precision = precision;
+  options->attention = attention;
+  return PlanWith(builder, *options);
+}
+
+Planned PlanWith(const ModelBuilder& builder, const backends::cuda::CudaOptions& options) {
   TempDir dir;
   builder.Save(dir / "m.onnx");
   auto m = graph::LoadModelFromFile(dir / "m.onnx");
@@ -16,11 +24,7 @@ Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision
   const auto& g = p.model->graph;
   backends::Subgraph sg{"g", {}, g.inputs, g.outputs};
   for (size_t i = 0; i < g.nodes.size(); ++i) sg.nodes.push_back(static_cast<int>(i));
-  auto options = backends::cuda::ParseCudaOptions({});
-  REQUIRE(options.ok());
-  options->precision = precision;
-  options->attention = attention;
-  auto planned = backends::cuda::PlanCudaSubgraph(*p.model, sg, *options);
+  auto planned = backends::cuda::PlanCudaSubgraph(*p.model, sg, options);
   INFO(planned.status().ToString());
   REQUIRE(planned.ok());
   p.graph = std::move(planned).value();

@@ -21,6 +21,9 @@ Planned PlanAll(const ModelBuilder& builder,
                 backends::cuda::CudaOptions::Attention attention =
                     backends::cuda::CudaOptions::Attention::kGemm);
 
+// The same with every CUDA option given (ParseCudaOptions({}) plus the fields set).
+Planned PlanWith(const ModelBuilder& builder, const backends::cuda::CudaOptions& options);
+
 // Steps of the plan whose `sources` name the node.
 int StepsWithSource(const backends::cuda::Plan& plan, const std::string& node);
 

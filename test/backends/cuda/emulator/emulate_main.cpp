@@ -1,10 +1,11 @@
 // ortc_cuda_emulate: the emulator check for any model, from the command line:
 //   ortc_cuda_emulate model.onnx x=1x3x224x224 [y=...] [--precision fp16]
-//   [--int-range input_ids=0:999] [--input-value sr=16000]
+//   [--int-range input_ids=0:999] [--input-value sr=16000] [--input x=image.npy]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "io/tensor_files.h"
 #include "model_builder.h"
 #include "model_runner.h"
 
@@ -13,7 +14,8 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s model.onnx name=1x3x8x8... [--precision fp32|tf32|fp16|bf16] "
-                 "[--rtol R] [--atol A] [--int-range name=lo:hi] [--input-value name=v]\n",
+                 "[--rtol R] [--atol A] [--int-range name=lo:hi] [--input-value name=v] "
+                 "[--input name=file.npy]\n",
                  argv[0]);
     return 2;
   }
@@ -40,6 +42,17 @@ int main(int argc, char** argv) {
       }
       o.int_ranges[r.substr(0, eq)] = {std::atoll(r.substr(eq + 1, colon - eq - 1).c_str()),
                                        std::atoll(r.substr(colon + 1).c_str())};
+    } else if (a == "--input" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const size_t eq = v.find('=');
+      auto t = eq == std::string::npos ? ortc::Result<ortc::Tensor>(ortc::InvalidArgument(
+                                             "--input wants name=file.npy, got " + v))
+                                       : ortc::io::ReadTensorFile(v.substr(eq + 1));
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
+        return 2;
+      }
+      o.input_tensors[v.substr(0, eq)] = *t;
     } else if (a == "--input-value" && i + 1 < argc) {
       const std::string v = argv[++i];
       const size_t eq = v.find('=');
@@ -76,13 +89,15 @@ int main(int argc, char** argv) {
   std::printf("%s %s\n", o.precision.c_str(), Describe(*r).c_str());
   for (const auto& g : r->graphs)
     for (const auto& e : g.outputs)
-      std::printf("  %s / %s: max abs %.3g, max rel %.3g, |ref| max %.3g, %lld beyond\n",
-                  g.graph.c_str(), e.name.c_str(), e.max_abs, e.max_rel, e.ref_max_abs,
-                  static_cast<long long>(e.beyond));
+      std::printf(
+          "  %s / %s: max abs %.3g, max rel %.3g, rel L2 %.3g, |ref| max %.3g, %lld beyond\n",
+          g.graph.c_str(), e.name.c_str(), e.max_abs, e.max_rel, e.rel_l2, e.ref_max_abs,
+          static_cast<long long>(e.beyond));
   if (std::getenv("ORTC_EMULATE_VERBOSE"))
     for (const auto& g : r->graphs)
       for (const auto& e : g.intermediates)
-        std::printf("    %s: max abs %.3g, |ref| max %.3g, %lld beyond\n", e.name.c_str(),
-                    e.max_abs, e.ref_max_abs, static_cast<long long>(e.beyond));
+        std::printf("    %s: max abs %.3g, rel L2 %.3g, |ref| max %.3g, %lld beyond\n",
+                    e.name.c_str(), e.max_abs, e.rel_l2, e.ref_max_abs,
+                    static_cast<long long>(e.beyond));
   return r->beyond == 0 && r->intermediates_beyond == 0 ? 0 : 6;
 }

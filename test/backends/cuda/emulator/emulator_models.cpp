@@ -101,6 +101,33 @@ TestModel Conv1dModel() {
   return m;
 }
 
+TestModel GroupedConvsModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {1, 6, 9, 11}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 6, 9, 11});
+  Weight(b, "Wd", {6, 1, 3, 3}, 51, 0.8f);
+  Weight(b, "Bd", {6}, 52);
+  Weight(b, "Wm", {12, 1, 5, 5}, 53, 0.5f);
+  Weight(b, "Wg", {6, 4, 3, 3}, 54, 0.4f);
+  Weight(b, "Bg", {6}, 55);
+  b.Initializer("zero", {}, {0.f}).Initializer("six", {}, {6.f});
+  b.Node("Conv", {"x", "Wd", "Bd"}, {"d"},
+         {Attr("pads", std::vector<int64_t>{1, 1, 1, 1}), Attr("group", int64_t{6})}, "depthwise");
+  b.Node("Add", {"d", "x"}, {"dz"}, {}, "residual");
+  b.Node("Relu", {"dz"}, {"r"}, {}, "relu");
+  b.Node("Conv", {"r", "Wm"}, {"mm"},
+         {Attr("pads", std::vector<int64_t>{2, 2, 2, 2}),
+          Attr("strides", std::vector<int64_t>{2, 2}), Attr("group", int64_t{6})},
+         "multiplier");
+  b.Node("Clip", {"mm", "zero", "six"}, {"m6"}, {}, "relu6");
+  b.Node("Conv", {"m6", "Wg", "Bg"}, {"y"},
+         {Attr("pads", std::vector<int64_t>{2, 2, 2, 2}),
+          Attr("dilations", std::vector<int64_t>{2, 2}), Attr("group", int64_t{3})},
+         "grouped");
+  b.Output("y");
+  return m;
+}
+
 TestModel MatmulBlockModel() {
   TestModel m{ModelBuilder(20, 9), {{"x", {2, 6, 16}}, {"x2", {4, 16}}}};
   auto& b = m.builder;

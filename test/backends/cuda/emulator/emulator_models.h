@@ -24,6 +24,10 @@ TestModel ConvBlockModel();
 TestModel Relu6BlockModel();
 // 1-D grouped convolution (stays NCHW at every precision) with bias and Relu.
 TestModel Conv1dModel();
+// Generated grouped convolutions: depthwise + bias + residual Add + Relu; depthwise with a
+// channel multiplier of 2, 5x5, stride 2 and ReLU6; 3 groups of 4 channels, dilation 2, bias,
+// whose result is a program output (NHWC at the tensor-core precisions, so transposed back).
+TestModel GroupedConvsModel();
 // MatMul + bias + Gelu(tanh), residual Add + LayerNormalization, batched MatMul with Softmax,
 // Reshape/Transpose/Slice/Concat, Gemm transB + bias + Relu, Gemm alpha/beta with a [M, N] C.
 TestModel MatmulBlockModel();

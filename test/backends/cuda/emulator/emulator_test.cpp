@@ -26,10 +26,13 @@ CheckOptions Options(const std::string& precision,
 
 // Compiles and checks `model` at one precision; returns the check (nullopt when skipped).
 std::optional<ModelCheck> CheckModel(const std::string& label, TestModel model,
-                                     const std::string& precision, int expect_cpu_nodes = 0) {
+                                     const std::string& precision, int expect_cpu_nodes = 0,
+                                     const std::string& extra_flags = "") {
   TempDir dir;
   model.builder.Save(dir / "m.onnx");
-  auto r = CheckCompiledModel(dir / "m.onnx", dir / "out", Options(precision, model.input_shapes));
+  CheckOptions options = Options(precision, model.input_shapes);
+  options.extra_flags = extra_flags;
+  auto r = CheckCompiledModel(dir / "m.onnx", dir / "out", options);
   INFO(label << " " << precision);
   if (r.ok() && !r->skipped.empty()) {
     WARN("SKIP: " << r->skipped);
@@ -52,6 +55,14 @@ int Launches(const ModelCheck& c) {
   return n;
 }
 
+int Convs(const ModelCheck& c) {
+  int n = 0;
+  for (const auto& g : c.graphs) n += g.counts.convs;
+  return n;
+}
+
+const char* kLibraryGroupedConvs = "--provider-option cuda:grouped_conv=library";
+
 }  // namespace
 
 TEST_CASE("conv block: conv+bn+relu, residual, depthwise, ConvTranspose, dilation, pools",
@@ -61,17 +72,42 @@ TEST_CASE("conv block: conv+bn+relu, residual, depthwise, ConvTranspose, dilatio
     CheckModel("conv_block", ConvBlockModel(), p);
 }
 
+TEST_CASE("conv block with its depthwise convolution on cuDNN", "[emulator]") {
+  for (const char* p : {"fp32", "fp16"})
+    CheckModel("conv_block library", ConvBlockModel(), p, 0, kLibraryGroupedConvs);
+}
+
 TEST_CASE("mobilenet block: ReLU6 clips fused into the convolutions", "[emulator]") {
   for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) {
-    // The clips are no kernels: fp32 has none at all; the tensor-core precisions only the
-    // program input's and output's layout change (and cast).
-    if (auto c = CheckModel("relu6_block", Relu6BlockModel(), p))
-      CHECK(Launches(*c) == (std::string(p) == "fp32" ? 0 : 2));
+    // The clips are no kernels: the depthwise convolution is one generated kernel with its clip
+    // inside, the 1x1 convolutions cuDNN calls with theirs; the tensor-core precisions add only
+    // the program input's and output's layout change (and cast).
+    const bool fp32 = std::string(p) == "fp32";
+    if (auto c = CheckModel("relu6_block", Relu6BlockModel(), p)) {
+      CHECK(Launches(*c) == (fp32 ? 1 : 3));
+      CHECK(Convs(*c) == 2);
+    }
+    if (auto c = CheckModel("relu6_block library", Relu6BlockModel(), p, 0, kLibraryGroupedConvs)) {
+      CHECK(Launches(*c) == (fp32 ? 0 : 2));
+      CHECK(Convs(*c) == 3);
+    }
   }
 }
 
 TEST_CASE("1-D grouped convolution with bias and Relu", "[emulator]") {
-  for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("conv1d", Conv1dModel(), p);
+  for (const char* p : {"fp32", "fp16", "bf16"}) {
+    if (auto c = CheckModel("conv1d", Conv1dModel(), p)) CHECK(Convs(*c) == 0);
+    if (auto c = CheckModel("conv1d library", Conv1dModel(), p, 0, kLibraryGroupedConvs))
+      CHECK(Convs(*c) == 1);
+  }
+}
+
+TEST_CASE("generated grouped convolutions: multiplier, stride, dilation, residual, clip",
+          "[emulator]") {
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) {
+    // All three convolutions are generated kernels (1, 1 and 4 channels per group).
+    if (auto c = CheckModel("grouped_convs", GroupedConvsModel(), p)) CHECK(Convs(*c) == 0);
+  }
 }
 
 TEST_CASE("matmul block: gelu epilogue, layernorm, attention, views, gemm transB and alpha/beta",

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "format/ep_context.h"
-#include "kernels/kernel_util.h"
 #include "graph/contrib_ops.h"
 #include "graph/model.h"
+#include "kernels/kernel_util.h"
 #include "library_reference.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
@@ -79,19 +79,25 @@ Result<OutputError> Compare(const std::string& name, const std::vector<double>& 
   e.elements = ref.elements();
   for (int64_t i = 0; i < e.elements; ++i)
     e.ref_max_abs = std::max(e.ref_max_abs, std::fabs(Value(ref, i)));
+  double diff2 = 0, ref2 = 0;
   for (int64_t i = 0; i < e.elements; ++i) {
     const double g = got[i], r = Value(ref, i);
+    if (std::isfinite(g) && std::isfinite(r)) {
+      diff2 += (g - r) * (g - r);
+      ref2 += r * r;
+    }
     if (std::isfinite(r) && std::fabs(r) > largest && std::fabs(g) >= largest &&
         std::signbit(g) == std::signbit(r))
       continue;
     // Equal values agree, infinities and NaNs included (a -inf mask, a NaN guard's input).
-    const double d = g == r || (std::isnan(g) && std::isnan(r))  ? 0.0
-                     : std::isnan(g) != std::isnan(r)             ? INFINITY
-                                                                  : std::fabs(g - r);
+    const double d = g == r || (std::isnan(g) && std::isnan(r)) ? 0.0
+                     : std::isnan(g) != std::isnan(r)           ? INFINITY
+                                                                : std::fabs(g - r);
     e.max_abs = std::max(e.max_abs, d);
     if (std::fabs(r) > 1e-3) e.max_rel = std::max(e.max_rel, d / std::fabs(r));
     if (!(d <= o.atol + o.rtol * (scale_relative ? e.ref_max_abs : std::fabs(r)))) e.beyond++;
   }
+  e.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   return e;
 }
 
@@ -225,7 +231,7 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
   // One target keeps NVRTC's share of the test short; the emulator runs the source text.
   auto r = RunOrtc("compile '" + model.string() + "' --ep cuda,cpu --target-arch sm_80 -q" +
                        ShapeArg(o.input_shapes) + ValueArg(o.input_values) + " --precision " +
-                       o.precision + " -o '" + ctx.string() + "'",
+                       o.precision + " " + o.extra_flags + " -o '" + ctx.string() + "'",
                    true);
   if (r.exit_code != 0) {
     if (NvrtcNotFound(r)) {
@@ -285,6 +291,13 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
   std::vector<std::pair<std::string, Tensor>> feeds;
   unsigned seed = o.seed;
   for (const auto& [name, dims] : o.input_shapes) {
+    if (auto given = o.input_tensors.find(name); given != o.input_tensors.end()) {
+      if (given->second.shape() != dims)
+        return InvalidArgument("input " + name + ": the given tensor's shape differs from " +
+                               "the one compiled for");
+      feeds.emplace_back(name, given->second);
+      continue;
+    }
     int32_t dtype = onnx::TensorProto::FLOAT;
     for (const auto& in : source.graph().input())
       if (in.name() == name) dtype = in.type().tensor_type().elem_type();
@@ -336,6 +349,7 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
       if (!e.ok()) return e.status();
       check.max_abs = std::max(check.max_abs, e->max_abs);
       check.max_rel = std::max(check.max_rel, e->max_rel);
+      check.rel_l2 = std::max(check.rel_l2, e->rel_l2);
       check.ref_max_abs = std::max(check.ref_max_abs, e->ref_max_abs);
       check.beyond += e->beyond;
       check.elements += e->elements;
@@ -370,9 +384,10 @@ std::string Describe(const ModelCheck& c) {
   }
   std::snprintf(buf, sizeof buf,
                 "%zu CUDA graph(s), %d CPU node(s); steps: %d kernels, %d conv, %d gemm, %d copy; "
-                "%lld elements: max abs %.3g, max rel %.3g (|ref| max %.3g), %lld beyond tolerance",
+                "%lld elements: max abs %.3g, max rel %.3g, rel L2 %.3g (|ref| max %.3g), %lld "
+                "beyond tolerance",
                 c.graphs.size(), c.cpu_nodes, launches, convs, gemms, copies,
-                static_cast<long long>(c.elements), c.max_abs, c.max_rel, c.ref_max_abs,
+                static_cast<long long>(c.elements), c.max_abs, c.max_rel, c.rel_l2, c.ref_max_abs,
                 static_cast<long long>(c.beyond));
   std::string s = buf;
   if (c.intermediates > 0) {

@@ -21,6 +21,7 @@ struct OutputError {
   double max_rel = 0;      // max |emulated - reference| / |reference| over |reference| > 1e-3
   double ref_max_abs = 0;  // max |reference|, the scale of the output
   int64_t beyond = 0;      // elements with |e - r| > atol + rtol * |r|
+  double rel_l2 = 0;       // ||emulated - reference|| / ||reference|| (finite elements)
 };
 
 struct GraphCheck {
@@ -35,6 +36,7 @@ struct ModelCheck {
   int cuda_nodes = 0, cpu_nodes = 0;  // EPContext nodes in the ctx model
   std::vector<GraphCheck> graphs;
   double max_abs = 0, max_rel = 0, ref_max_abs = 0;
+  double rel_l2 = 0;  // the largest relative L2 error of any output
   int64_t beyond = 0, elements = 0;
   // Intermediate values: arena buffers named after a float value of the source model (in its
   // own NCHW/plain layout), captured right after the step that writes them. Each is bounded by
@@ -53,7 +55,10 @@ struct CheckOptions {
   std::map<std::string, std::string> input_values;
   // Integer inputs (token ids, masks) get uniform values in [lo, hi]; [0, 1] when not named.
   std::map<std::string, std::pair<int64_t, int64_t>> int_ranges;
+  // Inputs given as values (an image for an OCR model) instead of random ones.
+  std::map<std::string, Tensor> input_tensors;
   std::string precision = "fp32";  // fp32, tf32, fp16, bf16
+  std::string extra_flags;         // appended to the compile command ("--provider-option ...")
   double rtol = 1e-4, atol = 1e-5;
   unsigned seed = 1;
 

@@ -71,18 +71,20 @@ CUresult IssueWork(CUstream s, const char* what, const char* detail) {
   return CUDA_SUCCESS;
 }
 
-double NowMs() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 extern "C" {
 
 CUresult cuInit(unsigned int) {
   return Call("cuInit");
+}
+
+// NVRTC opens libcuda.so.1 too and asks it for the driver's private export tables; the stand-in
+// has none to give. Without this entry NVRTC calls a null pointer, so a process that compiles
+// and runs (ortc tune) could not use the stand-ins.
+CUresult cuGetExportTable(const void** table, const CUuuid*) {
+  if (table) *table = nullptr;
+  return CUDA_ERROR_NOT_SUPPORTED;
 }
 CUresult cuDriverGetVersion(int* v) {
   *v = 13000;
@@ -371,7 +373,8 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   if (r != CUDA_SUCCESS) return r;
   Stream* st = StreamOf(s);
   if (st && st->capturing) return IssueWork(s, "event", "");
-  reinterpret_cast<Event*>(e)->ms = NowMs();  // work runs at issue: issue time is device time
+  // Work runs at issue: issue time (plus the simulated cost of the work so far) is device time.
+  reinterpret_cast<Event*>(e)->ms = ortc::standin::DeviceClockMs();
   return CUDA_SUCCESS;
 }
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {

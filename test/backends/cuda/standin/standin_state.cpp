@@ -2,6 +2,7 @@
 // standin_api.h to tests and to the cuDNN / cuBLASLt stand-ins.
 #include "standin_state.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,10 +92,65 @@ bool ExecuteTransfer(Node::Kind kind, const char* direction, uintptr_t dst, uint
   return true;
 }
 
+namespace {
+
+// ORTC_STANDIN_WORK_US="cuLaunchKernel=40,cudnn=5": the microseconds a work node whose name
+// starts with each prefix takes (the first match; unlisted work takes none), so that timing
+// code sees work of known cost. Read once.
+struct WorkCost {
+  char prefix[64];
+  double us;
+};
+struct WorkCosts {
+  WorkCost entries[16];
+  size_t n = 0;
+};
+const WorkCosts& Costs() {
+  static const WorkCosts costs = [] {
+    WorkCosts c;
+    const char* env = std::getenv("ORTC_STANDIN_WORK_US");
+    for (const char* p = env; p && *p && c.n < 16;) {
+      const char* end = std::strchr(p, ',');
+      const size_t len = end ? static_cast<size_t>(end - p) : std::strlen(p);
+      const char* eq = static_cast<const char*>(std::memchr(p, '=', len));
+      if (eq && static_cast<size_t>(eq - p) < sizeof(c.entries[0].prefix)) {
+        WorkCost& w = c.entries[c.n++];
+        std::memcpy(w.prefix, p, static_cast<size_t>(eq - p));
+        w.prefix[eq - p] = '\0';
+        w.us = std::atof(eq + 1);
+      }
+      p = end ? end + 1 : nullptr;
+    }
+    return c;
+  }();
+  return costs;
+}
+
+double CostMs(const char* a) {
+  const WorkCosts& c = Costs();
+  for (size_t i = 0; i < c.n; ++i) {
+    if (std::strncmp(a, c.entries[i].prefix, std::strlen(c.entries[i].prefix)) == 0)
+      return c.entries[i].us / 1000.0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void CountWork(const char* prefix, const char* a, const char* b) {
   State& s = Global();
   std::lock_guard<std::mutex> lock(s.mu);
   s.counts.Add(prefix, a, b, 1);
+  s.simulated_ms += CostMs(a);
+}
+
+double DeviceClockMs() {
+  const double host =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  State& s = Global();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return host + s.simulated_ms;
 }
 
 bool CaptureForbids(const char* call) {

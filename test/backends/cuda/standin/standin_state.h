@@ -64,6 +64,9 @@ struct State {
   size_t trace_len = 0;
   std::map<uintptr_t, size_t> device_allocs;  // base -> bytes
   std::map<CUstream, Stream*> streams;
+  // Simulated device time (ms): every executed work node advances it by its cost
+  // (ORTC_STANDIN_WORK_US), and events read the host clock plus it.
+  double simulated_ms = 0;
 };
 
 State& Global();
@@ -76,8 +79,10 @@ void Record(const char* a, const char* b = "");
 bool ExecuteTransfer(Node::Kind kind, const char* direction, uintptr_t dst, uintptr_t src,
                      size_t bytes, unsigned char value);
 // Counts a node's execution: "exec:<a><b>" when issued outside a capture, "replay:<a><b>" when a
-// graph launch replays it.
+// graph launch replays it; advances simulated_ms by the work's cost.
 void CountWork(const char* prefix, const char* a, const char* b);
+// Host clock plus simulated device time, in ms (what events record).
+double DeviceClockMs();
 
 // True when a stream captured by the calling thread forbids an unsafe call (allocation,
 // synchronisation): the capture is then invalidated, as the real driver does.
