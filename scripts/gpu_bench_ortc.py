@@ -150,10 +150,10 @@ def run_limited(args, timeout, **kw):
 
 
 def ortc_compile(ortc, env, model, entry, ep, precision, out_dir, target_arch, timeout=None,
-                 max_partitions="entry", inputs=None):
+                 max_partitions="entry", inputs=None, extra=()):
     """`ortc compile` of one model; max_partitions "entry" takes the entry's (transformers: one
     CUDA group, or the compile fails), None none; inputs overrides the entry's input list."""
-    args = [ortc, "compile", model, "--ep", ep, "-o", out_dir + "/", "-q", "--json"]
+    args = [ortc, "compile", model, "--ep", ep, "-o", out_dir + "/", "-q", "--json", *extra]
     args += shape_args(inputs if inputs is not None else entry_inputs(entry))
     if ep != "cpu":
         args += ["--precision", precision] + (["--target-arch", target_arch] if target_arch else [])
@@ -178,8 +178,31 @@ def ortc_compile(ortc, env, model, entry, ep, precision, out_dir, target_arch, t
     res["backends"] = {b["name"]: {"nodes": b["nodes"], "groups": b["groups"]}
                        for b in rep.get("backends", [])}
     res["lowering"] = rep.get("lowering")
+    res["choices"] = len(rep.get("choices", []))  # tunable steps (`ortc tune` measures them)
+    if rep.get("warnings"):
+        res["warnings"] = rep["warnings"]
     res["ctx"] = next((m.get("ctx_model") for m in rep.get("models", []) if m.get("ctx_model")), None)
     return res
+
+
+def ortc_tune(ortc, env, model, entry, precision, cache, runs, timeout=None):
+    """`ortc tune` of one model on this GPU into `cache`: {changed, choices, rule_ms, tuned_ms} or
+    {error}."""
+    args = [ortc, "tune", model, "-o", cache, "--precision", precision, "--json", "--runs", str(runs)]
+    args += shape_args(entry_inputs(entry))
+    t0 = time.time()
+    r, why = run_limited(args, timeout, env=env)
+    if r is None:
+        return {"error": f"tune: {why}"}
+    try:
+        rep = json.loads(r.stdout)
+    except ValueError:
+        rep = {}
+    if r.returncode or not rep.get("ok"):
+        msg = rep.get("error", {}).get("message") or (r.stderr or r.stdout).strip()
+        return {"error": f"tune exit {r.returncode}: {' '.join(msg.split())[:400]}"}
+    return {"changed": rep["changed"], "choices": len(rep["choices"]), "rule_ms": rep["rule_ms"],
+            "tuned_ms": rep["tuned_ms"], "tune_s": round(time.time() - t0, 1)}
 
 
 def execution_path(run_json):

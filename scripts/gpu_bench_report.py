@@ -92,6 +92,26 @@ def load_targets(result):
     return out
 
 
+def tuning_targets(result):
+    """Issue 29: a cache made by `ortc tune` changes at least one choice, and never makes a model
+    slower (the model compiled with it against the row's p50, both benchmarked alike)."""
+    tuned = [(r["name"], r["ortc"]) for r in result["rows"] if (r.get("ortc") or {}).get("tuned")]
+    if not tuned:
+        return [("n/a", "a tuning cache changes at least one choice: ortc tune not run")]
+    changed = sum(t["tuned"].get("changed", 0) for _, t in tuned)
+    out = [("PASS" if changed else "FAIL", f"a tuning cache changes at least one choice: {changed} changed "
+            f"over {len(tuned)} model(s)")]
+    for name, o in tuned:
+        t = o["tuned"]
+        if t.get("p50_ms") is None or o.get("p50_ms") is None:
+            out.append(("n/a", f"{name} fp16 with its tuning cache <= without: {t.get('error', 'not measured')}"))
+            continue
+        ok = t["p50_ms"] <= o["p50_ms"]
+        out.append(("PASS" if ok else "FAIL", f"{name} fp16 with its tuning cache <= without: {t['p50_ms']:.3f} ms "
+                    f"vs {o['p50_ms']:.3f} ms ({t['p50_ms'] / o['p50_ms']:.2f}x)"))
+    return out
+
+
 def render_load(result):
     """Load and first-run times against the context floor and the p50."""
     rows = load_rows(result)
@@ -327,17 +347,27 @@ def render(result):
                      f"! = above the sanity bound {ERROR_BOUND}")
     lines += (render_hf(result, notes) + render_attention(result, notes) + render_generation(result, notes)
               + render_load(result))
+    for r in rows:
+        t = (r.get("ortc") or {}).get("tuned")
+        if t:
+            notes.append(f"{r['name']} {r['precision']} ortc tune: " + (
+                t["error"] if "error" in t and t.get("p50_ms") is None else
+                f"{t['changed']} of {t['choices']} choice(s) changed; whole run under the profiler: rules "
+                f"{t['rule_ms']:.3f} ms, tuned {t['tuned_ms']:.3f} ms; benchmarked with the cache: "
+                + (f"{t['p50_ms']:.3f} ms p50" if t.get("p50_ms") is not None else "not measured")))
     if notes:
         lines += ["", "Failures and notes:"] + ["  " + n for n in notes]
     lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in
-                                 targets(rows) + generation_targets(result) + load_targets(result)]
+                                 targets(rows) + generation_targets(result) + load_targets(result)
+                                 + tuning_targets(result)]
     return "\n".join(lines) + "\n"
 
 
 def save(result, out):
     os.makedirs(out, exist_ok=True)
     result["targets"] = [{"status": s, "check": t}
-                         for s, t in targets(result["rows"]) + generation_targets(result) + load_targets(result)]
+                         for s, t in targets(result["rows"]) + generation_targets(result) + load_targets(result)
+                         + tuning_targets(result)]
     with open(os.path.join(out, "results.json.tmp"), "w") as f:
         json.dump(result, f, indent=1)
     os.replace(os.path.join(out, "results.json.tmp"), os.path.join(out, "results.json"))

@@ -59,7 +59,7 @@ from gpu_bench_common import HERE, RESERVE_S, log, make_inputs, rel_l2, step_tim
 from gpu_bench_hf import bench_hf, hf_deferred  # noqa: E402
 from gpu_bench_hf_export import HfExport, export_hf_main  # noqa: E402
 from gpu_bench_ortc import (check_libraries, context_floor, gpu_check, ortc_compile,  # noqa: E402
-                            ortc_env, ortc_run, outputs_error, unpack)
+                            ortc_env, ortc_run, ortc_tune, outputs_error, unpack)
 from gpu_bench_report import render, save  # noqa: E402
 from gpu_bench_torch import run_torch, torch_worker  # noqa: E402
 from gpu_bench_transformers import export_main, transformer_files  # noqa: E402
@@ -139,6 +139,27 @@ def parse_args():
     return a
 
 
+def tuned_row(e, a, ortc, env, model, stem, feeds, d, target_arch):
+    """Issue 29's tuning cache on this GPU: `ortc tune`, then the model compiled with the cache and
+    benchmarked like the row ({changed, choices, rule_ms, tuned_ms, p50_ms} or {error})."""
+    cache = os.path.join(d, "tuning.json")
+    log(f"{e['name']}: ortc tune --precision fp16")
+    t = ortc_tune(ortc, env, model, e, "fp16", cache, 20, timeout=step_timeout(a, 600))
+    if "error" in t:
+        return t
+    td = d + "_tuned"
+    c = ortc_compile(ortc, env, model, e, "cuda,cpu", "fp16", td, target_arch, timeout=step_timeout(a, 900),
+                     extra=("--tuning-cache", cache))
+    if "error" in c:
+        return dict(t, error=c["error"])
+    run, _ = ortc_run(ortc, env, os.path.join(td, stem + "_ctx.onnx"), feeds, os.path.join(td, "out"), a.runs,
+                      timeout=step_timeout(a, 600))
+    t.update({k: run[k] for k in ("p50_ms", "error") if k in run})
+    if c.get("warnings"):
+        t["warnings"] = c["warnings"]
+    return t
+
+
 def bench_model(e, a, ortc, env, target_arch, work, out, result):
     """One model file: ortc's CPU reference, ortc per precision, PyTorch; rows into result."""
     import numpy as np
@@ -193,6 +214,8 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
                 o["stream_error"] = plain["error"]
             else:
                 o["p50_stream_ms"] = plain.get("p50_ms")
+            if prec == "fp16" and o.get("choices"):
+                o["tuned"] = tuned_row(e, a, ortc, env, model, stem, feeds, d, target_arch)
                 if outs_of.get(prec) is not None and plain_outs is not None:
                     o["graph_vs_stream_rel_l2"] = outputs_error(outs_of[prec], plain_outs)
         if outs_of.get(prec) is not None and cpu_outs is not None:

@@ -30,6 +30,10 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
         {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp32",
          "ortc": {"p50_ms": 0.7, "rel_l2_vs_torch": 1e-6, "execution": "stream", "load_ms": 620.0,
                   "first_run_ms": 12.0}, "torch": {}},
+        {"name": "mobilenet_v2_b1", "model": "mobilenet_v2", "batch": 1, "precision": "fp16",
+         "ortc": {"p50_ms": 0.9, "choices": 17, "tuned": {"changed": 3, "choices": 5, "rule_ms": 1.5,
+                                                          "tuned_ms": 1.4, "p50_ms": 0.85}},
+         "torch": {"reduce-overhead": {"p50_ms": 0.7}}},
         {"name": "bert_base", "model": "bert_base", "batch": 1, "precision": "fp16",
          "ortc": {"p50_ms": 2.06, "rel_l2_vs_torch": 2e-3, "execution": "cuda_graph"},
          "torch": {"eager": {"p50_ms": 8.24}}},
@@ -270,6 +274,11 @@ def cmd_selftest(a):
                      "FAIL  resnet18_b1 fp32 load <= 1.2x the CUDA context floor: 620.0 ms vs 400.0 ms (1.55x)",
                      "PASS  resnet18_b1 fp16 first run <= 1.5x p50: 0.500 ms vs 0.400 ms (1.25x)",
                      "FAIL  resnet18 fp16 batch 1 <= 0.2 ms (issue 29): 0.400 ms",
+                     # the tuning cache: changed choices, the model with it against without
+                     "FAIL  mobilenet_v2 fp16 batch 1 <= 1.0x torch.compile reduce-overhead: 0.900 ms",
+                     "PASS  a tuning cache changes at least one choice: 3 changed over 1 model(s)",
+                     "PASS  mobilenet_v2_b1 fp16 with its tuning cache <= without: 0.850 ms vs 0.900 ms (0.94x)",
+                     "mobilenet_v2_b1 fp16 ortc tune: 3 of 5 choice(s) changed",
                      "FAIL  resnet18_b1 fp32 first run <= 1.5x p50: 12.000 ms vs 0.700 ms (17.14x)"):
             if want not in text:
                 sys.exit(f"selftest: '{want}' missing from the report of the fake result")
