@@ -231,6 +231,13 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     }
     if (fresh) {
       report.up_to_date = true;
+      // Nothing to write, but temporary files of killed compiles in these folders still go.
+      std::set<fs::path> dirs;
+      for (const auto& job : jobs) dirs.insert(job.ctx_path.parent_path());
+      for (const auto& dir : dirs) {
+        for (auto& removed : bundle::RemoveStaleTempFiles(dir))
+          report.removed_temp_files.push_back(std::move(removed));
+      }
       for (const auto& job : jobs) {
         std::error_code size_ec;
         report.files.push_back({job.ctx_path, "ctx_model",

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "cli/shape_json.h"
 #include "format/context_binary_reader.h"
@@ -142,6 +143,7 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
   std::map<std::string, int> onnx_ops;
   j["ep_context_nodes"] = nlohmann::json::array();
   std::map<std::string, std::shared_ptr<const format::ContextBinary>> opened;
+  std::optional<Status> file_error;  // the first binary that could not be read, if any
   std::map<std::string, std::string> main_bin_of_source;
   for (const auto& n : model.graph().node()) {
     if (!format::IsEpContextNode(n)) {
@@ -201,6 +203,10 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
           opened[key] = bin;
         } else {
           status = b.status().message();
+          // A binary that is missing or unreadable is a file problem, as for run and check.
+          const StatusCode c = b.status().code();
+          if (!file_error && (c == StatusCode::kNoSuchFile || c == StatusCode::kIoError))
+            file_error = b.status();
         }
       }
     }
@@ -224,8 +230,13 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
     d["file"] = key;
     j["binaries"].push_back(d);
   }
-  if (!j["ok"].get<bool>() && !j.contains("error"))
-    j["error"] = ErrorJson(InvalidGraph("one or more EPContext nodes failed their checks"));
+  if (!j["ok"].get<bool>() && !j.contains("error")) {
+    j["error"] = ErrorJson(
+        file_error
+            ? Status(file_error->code(),
+                     "one or more EPContext nodes failed their checks: " + file_error->message())
+            : InvalidGraph("one or more EPContext nodes failed their checks"));
+  }
   return j;
 }
 

@@ -56,6 +56,18 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
   // The same spelling and checks as compile's --input-shape (positive dims, lists).
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& s : shape_specs) ORTC_RETURN_IF_ERROR(ParseInputShape(s, &shapes));
+  // A name that is not an input is a typo: say so, with the names there are.
+  std::string names;
+  for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
+  auto unknown = [&](const std::string& flag, const std::string& name) {
+    return InvalidArgument(flag + " names '" + name + "', which is not an input of the model " +
+                           "(inputs: " + names + ")");
+  };
+  auto is_input = [&](const std::string& name) {
+    return std::any_of(inputs.begin(), inputs.end(), [&](const auto& i) { return i.name == name; });
+  };
+  for (const auto& [name, dims] : shapes)
+    if (!is_input(name)) return unknown("--input-shape", name);
   Feeds feeds;
   for (const auto& spec : files) {
     const auto eq = spec.find('=');
@@ -63,11 +75,18 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
     const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
     auto info =
         std::find_if(inputs.begin(), inputs.end(), [&](const auto& i) { return i.name == name; });
-    const ValueType type = info == inputs.end() ? ValueType::kTensor : info->type;
+    if (info == inputs.end()) return unknown("--input", name);
+    const ValueType type = info->type;
     auto t = type == ValueType::kSequence   ? ReadSequenceFile(file)
              : type == ValueType::kOptional ? ReadOptionalFile(file)
                                             : ReadTensorFile(file);
     if (!t.ok()) return t.status();
+    // Data and a shape for one input must agree; neither silently wins.
+    if (auto it = shapes.find(name);
+        it != shapes.end() && type == ValueType::kTensor && t->shape() != it->second)
+      return InvalidArgument("--input " + name + " holds shape " + DimsText(t->shape()) +
+                             " but --input-shape gives " + DimsText(it->second) +
+                             ": drop one or make them agree");
     feeds.push_back({spec.substr(0, eq), *t});
   }
   std::mt19937_64 rng(seed);

@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "exec/shape_limit.h"
+
 namespace ortc::io {
 
 namespace {
@@ -30,6 +32,12 @@ Status ParseOne(const std::string& text, std::map<std::string, std::vector<int64
     dims.push_back(d);
     at = end + 1;
   }
+  // The runtime's bound on one tensor: a shape past it would compile and then be refused by
+  // every run.
+  if (!exec::ShapeWithinLimit(dims))
+    return InvalidArgument("--input-shape '" + text +
+                           "' has more than 2^40 elements, the most "
+                           "one tensor may have");
   if (!out->emplace(name, std::move(dims)).second)
     return InvalidArgument("--input-shape names input '" + name + "' twice");
   return Status::Ok();

@@ -190,6 +190,19 @@ TEST_CASE("exit codes: inspect", "[cli][exit_codes]") {
   CHECK(RunOrtc("inspect").exit_code == 2);
   CHECK(RunOrtc("inspect " + f.junk).exit_code == 3);
   CHECK(RunOrtc("inspect " + f.missing).exit_code == 5);
+  // A ctx model whose binary is missing, or is a folder: a file problem (5), as for run and
+  // check, not an invalid model.
+  for (const char* what : {"missing", "folder"}) {
+    INFO(what);
+    const std::string out = f.Out(std::string("nobin_") + what);
+    REQUIRE(RunOrtc("compile " + f.good + " -o " + out + " -q").exit_code == 0);
+    fs::remove(out + "m_cpu.bin");
+    if (std::string(what) == "folder") fs::create_directory(out + "m_cpu.bin");
+    for (const char* command : {"inspect", "run", "check"}) {
+      INFO(command);
+      CHECK(RunOrtc(std::string(command) + " " + out + "m_ctx.onnx").exit_code == 5);
+    }
+  }
   // A context binary with a flipped byte in its weights: the checksum names it.
   const std::string bin = (f.dir / "m_cpu.bin").string();
   std::string bytes = ortc::test::ReadFile(bin);

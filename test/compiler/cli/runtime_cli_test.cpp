@@ -209,6 +209,31 @@ TEST_CASE("run and verify take --input-shape as compile does, --shape as its ali
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.out, Catch::Contains("'-5' is not a dimension"));
   CHECK(RunOrtc("run " + model + " --input-shape x=0x4").exit_code == 2);
+  // A name that is no input is a typo, said with the names there are, for shapes and data.
+  auto typo = RunOrtc("run " + model + " --input-shape nosuch=3x4", true);
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.out, Catch::Contains("'nosuch', which is not an input of the model (inputs: x)"));
+  const fs::path data = dir / "x.npy";
+  REQUIRE(io::WriteTensorFile(data, test::RandomTensor({3, 4}, 7)).ok());
+  auto data_typo = RunOrtc("run " + model + " --input nosuch=" + data.string(), true);
+  CHECK(data_typo.exit_code == 2);
+  CHECK_THAT(data_typo.out, Catch::Contains("--input names 'nosuch'"));
+  // Data and a shape that disagree: neither silently wins.
+  auto clash =
+      RunOrtc("run " + model + " --input x=" + data.string() + " --input-shape x=5x4", true);
+  CHECK(clash.exit_code == 2);
+  CHECK_THAT(clash.out, Catch::Contains("holds shape [3, 4] but --input-shape gives [5, 4]"));
+  CHECK(
+      RunOrtc("run " + model + " --input x=" + data.string() + " --input-shape x=3x4").exit_code ==
+      0);
+  // A shape past the runtime's bound on one tensor is refused by compile too, not compiled into a
+  // bundle every run would refuse.
+  auto huge = RunOrtc("compile " + model + " --input-shape x=9223372036854775807x4 -o " +
+                          (dir / "huge").string() + "/",
+                      true);
+  CHECK(huge.exit_code == 2);
+  CHECK_THAT(huge.out, Catch::Contains("more than 2^40 elements"));
+  CHECK_FALSE(fs::exists(dir / "huge" / "dyn_ctx.onnx"));
 }
 
 TEST_CASE("ortc verify fails when a backend it was asked for compiled nothing", "[cli][verify]") {
