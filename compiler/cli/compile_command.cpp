@@ -265,7 +265,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                   "model) instead of "
                   "embedding them");
   cmd->add_flag("--error-if-no-nodes-compiled", o.error_if_no_nodes_compiled,
-                "Fail when the backends take no node");
+                "Fail when the backends take no node, or when an accelerator named in --ep "
+                "takes none (without it, that is a warning)");
   cmd->add_flag("--error-if-output-exists", o.error_if_output_exists,
                 "Fail instead of replacing existing outputs");
   cmd->add_option("--bundle", args->bundle,

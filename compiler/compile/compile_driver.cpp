@@ -426,6 +426,20 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     return NotImplemented(
         "no node was compiled (--error-if-no-nodes-compiled): the named backends took nothing");
   }
+  // An accelerator named in --ep that took nothing is not a success to pass over in silence
+  // (a dynamic dimension left unfixed is the usual cause): a warning, or the error asked for.
+  for (const auto& summary : report.backends) {
+    const auto* b = backends::FindBackend(summary.name);
+    if (!summary.compiled || summary.groups > 0 || !b || b->is_fallback()) continue;
+    std::string why = "backend " + summary.name + " compiled no node";
+    for (size_t i = 0; i < summary.refusals.size() && i < 2; ++i)
+      why += std::string(i ? "; " : ": ") + summary.refusals[i].first + " (" +
+             std::to_string(summary.refusals[i].second) + " node(s))";
+    if (o.error_if_no_nodes_compiled)
+      return NotImplemented(why + " (--error-if-no-nodes-compiled)");
+    spdlog::warn("{}", why);
+    report.warnings.push_back(why);
+  }
 
   // Emit each ctx model (and the external initializers) as temporary files.
   t = Clock::now();

@@ -2,6 +2,8 @@
 #include "io/feeds.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -48,6 +50,24 @@ int64_t BoundedElements(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Memory the system could give now (MemAvailable), in bytes; 0 when unknown.
+uint64_t AvailableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(256, '\n');
+  }
+  return 0;
+}
+
+std::string GiB(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return text;
+}
+
 }  // namespace
 
 Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
@@ -89,7 +109,14 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
                              ": drop one or make them agree");
     feeds.push_back({spec.substr(0, eq), *t});
   }
-  std::mt19937_64 rng(seed);
+  // Every generated input is sized first: inputs that would not fit in memory are refused
+  // before any is generated (a declared [1e9, 1] int64 input took 44 s and 15 GB to fail).
+  struct Generated {
+    const TensorInfo* info;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Generated> generated;
+  uint64_t generated_bytes = 0;
   for (const auto& info : inputs) {
     if (std::any_of(feeds.begin(), feeds.end(),
                     [&](const auto& f) { return f.first == info.name; }))
@@ -110,8 +137,17 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
                              ", more than the " + std::to_string(kMaxGeneratedElements) +
                              " elements a generated input may have: give a smaller "
                              "--input-shape or the data with --input");
-    feeds.push_back({info.name, RandomTensor(info.dtype, shape, rng)});
+    generated_bytes += static_cast<uint64_t>(BoundedElements(shape)) * ElementSize(info.dtype);
+    generated.push_back({&info, std::move(shape)});
   }
+  if (const uint64_t available = AvailableMemoryBytes();
+      available > 0 && generated_bytes > available / 2)
+    return InvalidArgument("the generated inputs would take " + GiB(generated_bytes) +
+                           ", more than half the memory available (" + GiB(available) +
+                           "): give smaller --input-shape or the data with --input");
+  std::mt19937_64 rng(seed);
+  for (const auto& g : generated)
+    feeds.push_back({g.info->name, RandomTensor(g.info->dtype, g.shape, rng)});
   return feeds;
 }
 

@@ -249,6 +249,25 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(r.out, Catch::Contains("no node was compiled"));
     CHECK(FilesIn(dir.path()) == std::vector<std::string>{"empty.onnx", "m.onnx"});
   }
+  SECTION("an accelerator named in --ep that takes nothing is said, or refused when asked") {
+    ModelBuilder dyn;  // a dynamic batch: CUDA refuses every node without --input-shape
+    dyn.Input("x", {-1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+    dyn.Save(dir / "dyn.onnx");
+    auto warned = RunOrtc("compile " + (dir / "dyn.onnx").string() + " --ep cuda,cpu --json -o " +
+                          (dir / "dyn_out").string() + "/");
+    REQUIRE(warned.exit_code == 0);
+    auto j = nlohmann::json::parse(warned.out);
+    REQUIRE(j["warnings"].size() == 1);
+    CHECK_THAT(j["warnings"][0].get<std::string>(),
+               Catch::Contains("backend cuda compiled no node: dynamic shape"));
+    auto refused = RunOrtc("compile " + (dir / "dyn.onnx").string() +
+                               " --ep cuda,cpu --error-if-no-nodes-compiled -o " +
+                               (dir / "dyn_refused").string() + "/",
+                           true);
+    CHECK(refused.exit_code == 4);
+    CHECK_THAT(refused.out, Catch::Contains("backend cuda compiled no node"));
+    CHECK_FALSE(std::filesystem::exists(dir / "dyn_refused" / "dyn_ctx.onnx"));
+  }
   SECTION("the CUDA backend compiles a static model on its own") {
     auto r = RunOrtc("compile " + model + " --ep cuda --json");
     CHECK(r.exit_code == 0);

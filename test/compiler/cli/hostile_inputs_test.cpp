@@ -422,10 +422,14 @@ TEST_CASE("a declared input too large to generate is refused before allocating",
   ModelBuilder m;
   m.Input("x", {-1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
   const std::string model = Save(dir, "dynamic.onnx", m);
-  auto r = Ortc("run " + model + " --input-shape x=1000000000000x4");
+  auto r = Ortc("run " + model + " --input-shape x=1000000000x4");
   INFO(r.out);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::Contains("more than the 1073741824 elements"));
+  // Past the bound of any tensor, the shape itself is refused (as compile refuses it).
+  auto beyond = Ortc("run " + model + " --input-shape x=1000000000000x4");
+  CHECK(beyond.exit_code == 2);
+  CHECK_THAT(beyond.out, Catch::Contains("more than 2^40 elements"));
   CHECK(Ortc("run " + model + " --input-shape x=3x4").exit_code == 0);
 }
 

@@ -236,6 +236,22 @@ TEST_CASE("run and verify take --input-shape as compile does, --shape as its ali
   CHECK_FALSE(fs::exists(dir / "huge" / "dyn_ctx.onnx"));
 }
 
+TEST_CASE("ortc run refuses generated inputs that cannot fit in memory before making any",
+          "[cli][run]") {
+  // 16 declared [2^30] int64 inputs: 128 GiB of random data, each within the per-input bound.
+  TempDir dir;
+  ModelBuilder m;
+  for (int i = 0; i < 16; ++i) {
+    const std::string x = "x" + std::to_string(i), y = "y" + std::to_string(i);
+    m.Input(x, {int64_t{1} << 30}, onnx::TensorProto::INT64).Node("Identity", {x}, {y}).Output(y);
+  }
+  m.Save(dir / "huge.onnx");
+  auto r = RunOrtc("run " + (dir / "huge.onnx").string(), true);
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("the generated inputs would take 128.0 GiB"));
+}
+
 TEST_CASE("ortc verify fails when a backend it was asked for compiled nothing", "[cli][verify]") {
   TempDir dir;
   ModelBuilder m;
