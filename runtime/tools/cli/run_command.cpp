@@ -133,6 +133,26 @@ int Run(const RunArgs& a) {
   }
   nlohmann::json j{{"ok", true}, {"load_ms", load_s * 1e3}, {"first_run_ms", first_s * 1e3}};
   j["graphs"] = GraphsJson((*session)->load_report());
+  // What was fed: a file, or random values (and whether dynamic dims were set to 1), so that
+  // generated data is never taken for the user's.
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& [name, value] : *feeds) {
+    bool from_file = false, shaped = false;
+    for (const auto& spec : a.inputs) from_file = from_file || spec.rfind(name + "=", 0) == 0;
+    for (const auto& spec : a.shapes)
+      shaped = shaped || spec.rfind(name + "=", 0) == 0 ||
+               spec.find("," + name + "=") != std::string::npos;
+    bool dynamic = false;
+    for (const auto& info : (*session)->inputs())
+      if (info.name == name)
+        for (int64_t d : info.shape) dynamic = dynamic || d < 0;
+    nlohmann::json in{{"name", name},
+                      {"dtype", DataTypeName(value.dtype())},
+                      {"source", from_file ? "file" : "random"}};
+    if (value.is_tensor()) in["shape"] = value.shape();
+    if (!from_file && dynamic && !shaped) in["dynamic_dims_set_to"] = 1;
+    j["inputs"].push_back(std::move(in));
+  }
   if (!a.profile.empty()) j["profile"] = a.profile;
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outs->size(); ++i) {
@@ -166,6 +186,15 @@ int Run(const RunArgs& a) {
   if (a.json) {
     std::cout << ReportText(j) << "\n";
     return kExitOk;
+  }
+  for (const auto& in : j["inputs"]) {
+    if (in["source"] != "random") continue;
+    std::cout << "input " << in["name"].get<std::string>() << ": random "
+              << in["dtype"].get<std::string>() << (in.contains("shape") ? in["shape"].dump() : "")
+              << (in.contains("dynamic_dims_set_to")
+                      ? " (dynamic dims set to 1: give --input-shape or --input)"
+                      : "")
+              << "\n";
   }
   std::cout << "load " << j["load_ms"].get<double>() << " ms, first run "
             << j["first_run_ms"].get<double>() << " ms\n";

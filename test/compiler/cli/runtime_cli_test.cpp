@@ -209,6 +209,19 @@ TEST_CASE("run and verify take --input-shape as compile does, --shape as its ali
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.out, Catch::Contains("'-5' is not a dimension"));
   CHECK(RunOrtc("run " + model + " --input-shape x=0x4").exit_code == 2);
+  // Generated data is never taken for the user's: the report says what was fed, and when a
+  // dynamic dim was set to 1.
+  auto said = RunOrtc("run " + model + " --json");
+  REQUIRE(said.exit_code == 0);
+  auto said_json = nlohmann::json::parse(said.out);
+  REQUIRE(said_json["inputs"].size() == 1);
+  CHECK(said_json["inputs"][0]["source"] == "random");
+  CHECK(said_json["inputs"][0]["shape"] == std::vector<int64_t>{1, 4});
+  CHECK(said_json["inputs"][0]["dynamic_dims_set_to"] == 1);
+  CHECK_THAT(RunOrtc("run " + model).out,
+             Catch::Contains("input x: random float[1,4] (dynamic dims set to 1"));
+  auto shaped = nlohmann::json::parse(RunOrtc("run " + model + " --input-shape x=3x4 --json").out);
+  CHECK_FALSE(shaped["inputs"][0].contains("dynamic_dims_set_to"));
   // A name that is no input is a typo, said with the names there are, for shapes and data.
   auto typo = RunOrtc("run " + model + " --input-shape nosuch=3x4", true);
   CHECK(typo.exit_code == 2);
@@ -223,9 +236,9 @@ TEST_CASE("run and verify take --input-shape as compile does, --shape as its ali
       RunOrtc("run " + model + " --input x=" + data.string() + " --input-shape x=5x4", true);
   CHECK(clash.exit_code == 2);
   CHECK_THAT(clash.out, Catch::Contains("holds shape [3, 4] but --input-shape gives [5, 4]"));
-  CHECK(
-      RunOrtc("run " + model + " --input x=" + data.string() + " --input-shape x=3x4").exit_code ==
-      0);
+  auto from_file = nlohmann::json::parse(
+      RunOrtc("run " + model + " --input x=" + data.string() + " --input-shape x=3x4 --json").out);
+  CHECK(from_file["inputs"][0]["source"] == "file");
   // A shape past the runtime's bound on one tensor is refused by compile too, not compiled into a
   // bundle every run would refuse.
   auto huge = RunOrtc("compile " + model + " --input-shape x=9223372036854775807x4 -o " +
