@@ -150,6 +150,17 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   };
   std::vector<const backends::Backend*> order;
   ORTC_RETURN_IF_ERROR(ValidateOptions(o, &order));
+  // -o newout (no slash, no such folder) names the ctx model file itself: said, since a folder
+  // was the likelier intent.
+  if (std::error_code dir_ec; !o.output.empty() && !o.output.string().ends_with("/") &&
+                              !fs::is_directory(o.output, dir_ec) &&
+                              o.output.extension() != ".onnx") {
+    const std::string w = "-o " + o.output.string() +
+                          " is not a folder: the ctx model is written to that file name (end it "
+                          "with / for a folder, or name a .onnx file)";
+    spdlog::warn("{}", w);
+    report.warnings.push_back(w);
+  }
   for (const auto& [name, opts] : o.provider_options) {
     const std::string w = backends::FindBackend(name)->OptionsWarning(opts);
     if (w.empty()) continue;
@@ -535,6 +546,21 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     ORTC_RETURN_IF_ERROR(publish(*ctx_files[i]));
     report.files.push_back({jobs[i].ctx_path, "ctx_model", ctx_sizes[i]});
     report.models.push_back(jobs[i].summary);
+  }
+  // A binary of another backend under this model's name is from an earlier compile (a CUDA
+  // bundle recompiled for the CPU alone): the new ctx models do not use it. Said, not removed:
+  // it may be what the user still ships.
+  for (const auto* b : backends::AllBackends()) {
+    const fs::path other = BinPath(first_ctx, std::string(b->name()));
+    const bool written = std::any_of(published.begin(), published.end(),
+                                     [&](const fs::path& p) { return p == other; });
+    if (written || !fs::exists(other, ec)) continue;
+    const std::string why = other.string() + " is left from an earlier compile: the new ctx model" +
+                            (jobs.size() > 1 ? "s do" : " does") +
+                            " not use it (remove it, or name " + std::string(b->name()) +
+                            " in --ep to compile it anew)";
+    spdlog::warn("{}", why);
+    report.warnings.push_back(why);
   }
   report.phase_seconds["emit"] = Seconds(t);
   report.phase_seconds["total"] = Seconds(start);

@@ -268,6 +268,32 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(refused.out, Catch::Contains("backend cuda compiled no node"));
     CHECK_FALSE(std::filesystem::exists(dir / "dyn_refused" / "dyn_ctx.onnx"));
   }
+  SECTION("another backend's binary left from an earlier compile is said, not taken for new") {
+    const auto out = dir / "stale_out";
+    std::filesystem::create_directories(out);
+    ortc::test::WriteFile(out / "m_cuda.bin", "an earlier CUDA compile's binary");
+    auto r = RunOrtc("compile " + model + " --ep cpu --json -o " + out.string() + "/");
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["warnings"].size() == 1);
+    CHECK_THAT(j["warnings"][0].get<std::string>(),
+               Catch::Contains("m_cuda.bin is left from an earlier compile"));
+    CHECK(std::filesystem::exists(out / "m_cuda.bin"));  // said, not removed
+    auto again = nlohmann::json::parse(
+        RunOrtc("compile " + model + " --json -o " + (dir / "fresh_out").string() + "/").out);
+    CHECK(again["warnings"].empty());
+  }
+  SECTION("-o naming no folder and no .onnx file is said") {
+    auto r = RunOrtc("compile " + model + " --json -o " + (dir / "newout").string());
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["warnings"].size() == 1);
+    CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::Contains("is not a folder"));
+    CHECK(std::filesystem::is_regular_file(dir / "newout"));
+    auto plain = nlohmann::json::parse(
+        RunOrtc("compile " + model + " --json -o " + (dir / "named_ctx.onnx").string()).out);
+    CHECK(plain["warnings"].empty());
+  }
   SECTION("the CUDA backend compiles a static model on its own") {
     auto r = RunOrtc("compile " + model + " --ep cuda --json");
     CHECK(r.exit_code == 0);
