@@ -56,7 +56,7 @@ void AddCompileFlags(CLI::App* cmd, CompileFlags* f, bool shape_alias) {
                   "for the steps it measured. A cache from another architecture than "
                   "--target-arch or another cuDNN major version is reported and ignored");
   cmd->add_option("--max-partitions", f->max_partitions,
-                  "Fail when a backend would get more than N groups")
+                  "Fail when a backend would get more than N groups (0: no limit)")
       ->check(CLI::NonNegativeNumber);
 }
 

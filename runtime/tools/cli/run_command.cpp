@@ -1,4 +1,6 @@
 // `ortc run`: load a (compiled) model with the runtime and run it on given or random inputs.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -9,9 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include "cli/exit_codes.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+
 #include "cli/runtime_commands.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
@@ -89,6 +93,19 @@ int Run(const RunArgs& a) {
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
   if (!parsed.ok()) return ReportError(a.json, parsed, {}, kExitUsage);
   options.enable_profiling = !a.profile.empty();
+  // The trace's folder is checked before any work: an unwritable path fails now, not after the
+  // runs.
+  if (!a.profile.empty()) {
+    const fs::path folder =
+        fs::path(a.profile).has_parent_path() ? fs::path(a.profile).parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+      return Fail(a, NoSuchFile("--profile " + a.profile + ": folder " + folder.string() +
+                                " does not exist"));
+    if (::access(folder.c_str(), W_OK) != 0)
+      return Fail(a, IoError("--profile " + a.profile + ": folder " + folder.string() +
+                             " is not writable"));
+  }
   options.intra_op_threads = a.threads;
   const auto t0 = Clock::now();
   auto session = Session::Create(a.model, options);

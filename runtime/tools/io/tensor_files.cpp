@@ -2,6 +2,7 @@
 #include "io/tensor_files.h"
 
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -152,6 +153,15 @@ Result<Tensor> ReadTensorFile(const std::filesystem::path& path) {
   ORTC_RETURN_IF_ERROR(format::CheckRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NoSuchFile(path.string() + ": cannot open");
+  // numpy.savez writes a zip archive of .npy files: named as such rather than misread.
+  char magic[4] = {};
+  in.read(magic, sizeof magic);
+  if (path.extension() == ".npz" || (in.gcount() == 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0))
+    return InvalidArgument(path.string() +
+                           ": a .npz archive; give each array as its own .npy (numpy.save) "
+                           "or .pb file: --input name=file.npy");
+  in.clear();
+  in.seekg(0);
   onnx::TensorProto p;
   if (!p.ParseFromIstream(&in))
     return InvalidArgument(path.string() + ": not a TensorProto (.pb) file");

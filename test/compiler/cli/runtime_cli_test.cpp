@@ -183,8 +183,18 @@ TEST_CASE("ortc run: --provider-option and --profile", "[cli][run]") {
   auto bad = RunOrtc("run " + ctx + " --provider-option npu:x=1 --json");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.out, Catch::Contains("no backend named 'npu'"));
-  CHECK(RunOrtc("run " + ctx + " --profile " + (dir / "missing" / "t.json").string()).exit_code ==
-        5);
+  // The trace's folder is checked before the runs: a missing one fails at once, with the
+  // folder named, however many runs were asked for.
+  auto missing = RunOrtc(
+      "run " + ctx + " --bench 100000 --profile " + (dir / "missing" / "t.json").string(), true);
+  CHECK(missing.exit_code == 5);
+  CHECK_THAT(missing.out, Catch::Contains("does not exist"));
+  CHECK_THAT(missing.out, Catch::Contains("missing"));
+  // A .npz archive is named as such, not misread as a TensorProto.
+  ortc::test::WriteFile(dir / "x.npz", std::string("PK\x03\x04 archive", 12));
+  auto npz = RunOrtc("run " + ctx + " --input x=" + (dir / "x.npz").string(), true);
+  CHECK(npz.exit_code == 2);
+  CHECK_THAT(npz.out, Catch::Contains("a .npz archive; give each array as its own .npy"));
 }
 
 TEST_CASE("run and verify take --input-shape as compile does, --shape as its alias",
