@@ -33,10 +33,44 @@ bool HasAmx() {
 #endif
 
 // Reads the "cuda" object (the plugin's describe_device output has the same keys).
+// A version as the libraries report it: "9", "9.1" or "9.1.0" ("" means not found).
+bool IsVersionText(const std::string& v) {
+  int parts = 0;
+  size_t at = 0;
+  while (at <= v.size()) {
+    size_t dot = v.find('.', at);
+    if (dot == std::string::npos) dot = v.size();
+    if (dot == at) return false;
+    for (size_t i = at; i < dot; ++i)
+      if (v[i] < '0' || v[i] > '9') return false;
+    ++parts;
+    at = dot + 1;
+  }
+  return parts >= 1 && parts <= 3;
+}
+
+// Each field is checked by type and form, and a wrong one named: a number where a version string
+// belongs must not read as "library not found".
+std::string StringField(const nlohmann::json& c, const char* section, const char* key) {
+  if (!c.contains(key)) return {};
+  if (!c[key].is_string())
+    throw std::invalid_argument(std::string(section) + "." + key + " must be a string");
+  return c[key].get<std::string>();
+}
+
+std::vector<std::string> StringList(const nlohmann::json& c, const char* section, const char* key,
+                                    const char* example) {
+  if (!c.contains(key)) return {};
+  const auto& v = c[key];
+  bool ok = v.is_array();
+  for (size_t i = 0; ok && i < v.size(); ++i) ok = v[i].is_string();
+  if (!ok)
+    throw std::invalid_argument(std::string(section) + "." + key + " must be a list of strings, " +
+                                "like " + example);
+  return v.get<std::vector<std::string>>();
+}
+
 void ApplyCuda(const nlohmann::json& c, DeviceDescription* d) {
-  auto str = [&](const char* key) {
-    return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string();
-  };
   d->cuda_driver_version = 0;
   if (c.contains("driver_version")) {
     // Checked before conversion: a float or an out-of-range number cast to int is undefined.
@@ -45,13 +79,23 @@ void ApplyCuda(const nlohmann::json& c, DeviceDescription* d) {
       throw std::invalid_argument("cuda.driver_version must be a non-negative integer");
     d->cuda_driver_version = static_cast<int>(v.get<int64_t>());
   }
-  d->cuda_archs =
-      c.contains("archs") ? c["archs"].get<std::vector<std::string>>() : std::vector<std::string>{};
-  d->cudnn_version = str("cudnn_version");
-  d->cublas_version = str("cublas_version");
-  d->cuda_unavailable_reason = str("unavailable_reason");
-  d->cudnn_reason = str("cudnn_reason");
-  d->cublas_reason = str("cublas_reason");
+  d->cuda_archs = StringList(c, "cuda", "archs", "[\"sm_90\"]");
+  for (const auto& arch : d->cuda_archs) {
+    if (arch.rfind("sm_", 0) != 0 || arch.size() < 5 ||
+        arch.find_first_not_of("0123456789", 3) != std::string::npos)
+      throw std::invalid_argument("cuda.archs: '" + arch + "' is not an architecture like sm_90");
+  }
+  for (const char* key : {"cudnn_version", "cublas_version"}) {
+    const std::string v = StringField(c, "cuda", key);
+    if (!v.empty() && !IsVersionText(v))
+      throw std::invalid_argument(std::string("cuda.") + key + " '" + v +
+                                  "' is not a version like \"9.1.0\"");
+  }
+  d->cudnn_version = StringField(c, "cuda", "cudnn_version");
+  d->cublas_version = StringField(c, "cuda", "cublas_version");
+  d->cuda_unavailable_reason = StringField(c, "cuda", "unavailable_reason");
+  d->cudnn_reason = StringField(c, "cuda", "cudnn_reason");
+  d->cublas_reason = StringField(c, "cuda", "cublas_reason");
 }
 
 // Asked once per process: loading the driver is not free and the answer does not change.
@@ -157,17 +201,27 @@ std::string DeviceDescription::ToJson() const {
 }
 
 Result<DeviceDescription> DeviceDescription::FromJson(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return InvalidArgument("device description is not a JSON object");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range for 1e400
+    // A number out of range (1e400) or NaN is not JSON: the parser's reason says where.
+    return InvalidArgument(std::string("device description is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) return InvalidArgument("device description is not a JSON object");
   DeviceDescription d = DetectHost();
   d.cuda_unavailable_reason = "the device description has no \"cuda\" object";
   try {
     if (j.contains("cpu")) {
       const auto& c = j["cpu"];
-      if (c.contains("arch")) d.cpu_arch = c["arch"].get<std::string>();
-      if (c.contains("little_endian")) d.little_endian = c["little_endian"].get<bool>();
-      if (c.contains("isa")) d.cpu_isa = c["isa"].get<std::vector<std::string>>();
+      if (!c.is_object()) return InvalidArgument("device description: \"cpu\" is not an object");
+      if (c.contains("arch")) d.cpu_arch = StringField(c, "cpu", "arch");
+      if (c.contains("little_endian")) {
+        if (!c["little_endian"].is_boolean())
+          return InvalidArgument("device description: cpu.little_endian must be true or false");
+        d.little_endian = c["little_endian"].get<bool>();
+      }
+      if (c.contains("isa")) d.cpu_isa = StringList(c, "cpu", "isa", "[\"avx2\"]");
     }
     if (j.contains("cuda")) {
       if (!j["cuda"].is_object())

@@ -152,4 +152,29 @@ TEST_CASE("cuda gate: device description JSON carries the CUDA fields") {
   CHECK_FALSE(DeviceDescription::FromJson(R"({"cuda": []})").ok());
 }
 
+TEST_CASE("cuda gate: device description fields are checked by type and form, by name") {
+  // Each wrong field is refused with its name, never read as "library not found" or accepted.
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"cuda": {"cudnn_version": 9}})", "cuda.cudnn_version must be a string"},
+      {R"({"cuda": {"cudnn_version": "9.19.0.junk"}})", "'9.19.0.junk' is not a version"},
+      {R"({"cuda": {"cublas_version": "13.x"}})", "cuda.cublas_version '13.x' is not a version"},
+      {R"({"cuda": {"archs": [90]}})", "cuda.archs must be a list of strings"},
+      {R"({"cuda": {"archs": ["ampere"]}})", "'ampere' is not an architecture like sm_90"},
+      {R"({"cpu": {"little_endian": "yes"}})", "cpu.little_endian must be true or false"},
+      {R"({"cpu": {"isa": "avx2"}})", "cpu.isa must be a list of strings"},
+      {R"({"cpu": {"arch": 64}})", "cpu.arch must be a string"},
+      {R"({"cuda": {"driver_version": 1e400}})", "not valid JSON"},
+      {R"({"cuda": {"driver_version": NaN}})", "not valid JSON"},
+  };
+  for (const auto& [json, why] : cases) {
+    INFO(json);
+    auto d = DeviceDescription::FromJson(json);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(d.status().message(), Catch::Contains(why));
+  }
+  auto ok = DeviceDescription::FromJson(R"({"cuda": {"cudnn_version": "9", "archs": ["sm_120"]}})");
+  CHECK(ok.ok());
+}
+
 }  // namespace ortc::test
