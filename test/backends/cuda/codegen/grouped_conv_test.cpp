@@ -7,14 +7,6 @@
 namespace ortc::test::cuda {
 namespace {
 
-onnx::AttributeProto Float(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return a;
-}
-
 // Depthwise, 2 channels of 3x3, 2x2 filters, no padding: channel 0 sums the filter's diagonal
 // (x[i][j] + x[i+1][j+1]), channel 1 the whole window; biases 0.5 and -200, then Relu.
 cg::OpDesc Depthwise(int32_t dtype, cg::Layout layout) {
@@ -50,7 +42,7 @@ TEST_CASE("GroupedConv with a residual, padding, stride and Clip, by hand", "[cu
       Op("GroupedConv", 1, {T(F, {1, 2, 3, 3}), T(F, {2, 1, 3, 3}), T(0, {}), T(F, {1, 2, 2, 2})},
          {T(F, {1, 2, 2, 2})},
          {AttrInt("group", 2), AttrInts("pads", {1, 1, 1, 1}), AttrInts("strides", {2, 2}),
-          AttrInt("activation", 3), Float("clip_min", 0), Float("clip_max", 6)});
+          AttrInt("activation", 3), AttrFloat("clip_min", 0), AttrFloat("clip_max", 6)});
   const std::vector<float> ones(18, 1.f);
   const auto y = RunKernel(op, "hand_grouped_residual",
                            {Floats(ones), Floats(ones), "", Floats({1, 2, 3, 10, -1, -4, -5, 0})});
