@@ -11,6 +11,9 @@
 // and sin, broadcast over x) and scalar constants. Since every op of that kind works row by row
 // along the last axis, the candidate is one function of a row of x, cos and sin: it is
 // evaluated on random rows and must equal the rotation, with either table as cos, on every one.
+// A table holds one entry per rotated column (Llama-family code: the angles repeated for both
+// halves) or one per rotated pair (ONNX Runtime's and GenAI's cos_cache/sin_cache, applied to
+// each half as (a cos - b sin, b cos + a sin)): both widths are tried.
 // A sign on the wrong half, slices that are not the halves or a Concat in the other order
 // compute something else and stay as they are.
 #include <onnx/onnx_pb.h>
@@ -219,11 +222,13 @@ std::optional<Row> Evaluate(const IrIndex& x, const Candidate& c, const std::map
 }
 
 // Whether the candidate computes the rotation of its first `rotary` columns with `cos` and `sin`
-// (each a table of c.tables) and passes the other columns through, on every random row.
+// (each a table of c.tables, `width` entries: rotary, or rotary / 2 shared by both halves) and
+// passes the other columns through, on every random row.
 bool ComputesRotary(const IrIndex& x, const Candidate& c, int result, int cos, int sin,
-                    int64_t rotary) {
+                    int64_t rotary, int64_t width) {
   const auto d = static_cast<size_t>(x.Dims(c.x).back());
-  const auto r = static_cast<size_t>(rotary), half = r / 2;
+  const auto r = static_cast<size_t>(rotary), half = r / 2, w = static_cast<size_t>(width);
+  auto column = [&](size_t k) { return w == r || k < half ? k : k - half; };
   std::mt19937 rng(0x5eed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   auto random = [&](size_t n) {
@@ -232,7 +237,7 @@ bool ComputesRotary(const IrIndex& x, const Candidate& c, int result, int cos, i
     return v;
   };
   for (int trial = 0; trial < kTrials; ++trial) {
-    std::map<int, Row> leaves = {{c.x, random(d)}, {cos, random(r)}, {sin, random(r)}};
+    std::map<int, Row> leaves = {{c.x, random(d)}, {cos, random(w)}, {sin, random(w)}};
     const auto got = Evaluate(x, c, leaves, result);
     if (!got || got->size() != d) return false;
     const Row& q = leaves[c.x];
@@ -240,8 +245,8 @@ bool ComputesRotary(const IrIndex& x, const Candidate& c, int result, int cos, i
     const Row& si = leaves[sin];
     for (size_t k = 0; k < d; ++k) {
       double want = q[k];
-      if (k < half) want = q[k] * co[k] - q[k + half] * si[k];
-      if (k >= half && k < r) want = q[k] * co[k] + q[k - half] * si[k];
+      if (k < half) want = q[k] * co[column(k)] - q[k + half] * si[column(k)];
+      if (k >= half && k < r) want = q[k] * co[column(k)] + q[k - half] * si[column(k)];
       if (!(std::fabs((*got)[k] - want) <= 1e-9 * (1 + std::fabs(want)))) return false;
     }
   }
@@ -360,13 +365,15 @@ std::optional<Match> MatchAt(const IrIndex& x, const Readers& readers, int root)
     if (!c || c->tables.size() != 2 ||
         std::find(c->ops.begin(), c->ops.end(), root) == c->ops.end())
       continue;
-    const int64_t rotary = x.Dims(c->tables[0]).back();
-    if (x.Dims(c->tables[1]).back() != rotary || rotary < 2 || rotary % 2 != 0 ||
-        rotary > out_dims.back())
-      continue;
-    for (int k = 0; k < 2; ++k) {
-      const int cos = c->tables[k], sin = c->tables[1 - k];
-      if (ComputesRotary(x, *c, result, cos, sin, rotary)) return Match{*c, cos, sin, rotary};
+    const int64_t width = x.Dims(c->tables[0]).back();
+    if (x.Dims(c->tables[1]).back() != width) continue;
+    for (const int64_t rotary : {width, 2 * width}) {
+      if (rotary < 2 || rotary % 2 != 0 || rotary > out_dims.back()) continue;
+      for (int k = 0; k < 2; ++k) {
+        const int cos = c->tables[k], sin = c->tables[1 - k];
+        if (ComputesRotary(x, *c, result, cos, sin, rotary, width))
+          return Match{*c, cos, sin, rotary};
+      }
     }
   }
   return std::nullopt;

@@ -4,11 +4,14 @@
 // Inputs: x (the view's source), cos, sin. Attributes: x_shape (logical [batch, heads, rows,
 // cols], 4 ints), x_strides (4 ints, elements), x_offset, x_head_group (head h reads source head
 // h / group), as lowering_views.h fits them; rotary_dim R (even, at most cols; default cols).
-// cos and sin broadcast (numpy rules, right-aligned) over [batch, heads, rows, R]. Output: the
-// view's shape (rank 1 to 4, right-aligned in 4-D), contiguous, with h = R / 2:
-//   y[.., c] = x[.., c] * cos[.., c] - x[.., c + h] * sin[.., c]   for c < h
-//   y[.., c] = x[.., c] * cos[.., c] + x[.., c - h] * sin[.., c]   for h <= c < R
-//   y[.., c] = x[.., c]                                            for c >= R (partial rotary)
+// cos and sin broadcast (numpy rules, right-aligned) over [batch, heads, rows, W], W = R (a table
+// per column, as Llama-family code builds it) or R / 2 (one entry per rotated pair, as ONNX
+// Runtime's cos_cache/sin_cache hold it: column c reads entry c mod R / 2). Output: the view's
+// shape (rank 1 to 4, right-aligned in 4-D), contiguous, with h = R / 2 and t(c) the table
+// column:
+//   y[.., c] = x[.., c] * cos[.., t(c)] - x[.., c + h] * sin[.., t(c)]   for c < h
+//   y[.., c] = x[.., c] * cos[.., t(c)] + x[.., c - h] * sin[.., t(c)]   for h <= c < R
+//   y[.., c] = x[.., c]                                                  for c >= R (partial)
 // which is q * cos + rotate_half(q) * sin as Llama-family code writes it. Math in fp32 whatever
 // the storage types.
 #include <array>
@@ -25,7 +28,8 @@ constexpr size_t kX = 0, kCos = 1, kSin = 2;
 struct Rotary {
   std::array<int64_t, 4> shape{}, strides{};
   int64_t offset = 0, head_group = 1, rotary_dim = 0;
-  std::array<int64_t, 4> cos_strides{}, sin_strides{};  // over [batch, heads, rows, R]
+  int64_t table_width = 0;                              // rotary_dim or rotary_dim / 2
+  std::array<int64_t, 4> cos_strides{}, sin_strides{};  // over [batch, heads, rows, W]
 };
 
 // Strides of `dims` (right-aligned in 4-D) broadcast over `to`; false when it does not
@@ -86,13 +90,16 @@ Result<Rotary> RotaryOf(const OpDesc& op) {
   r.rotary_dim = IntAttr(op, "rotary_dim", r.shape[3]);
   if (r.rotary_dim < 2 || r.rotary_dim % 2 != 0 || r.rotary_dim > r.shape[3])
     return InvalidArgument("RotaryEmbedding: rotary_dim must be even, from 2 to the head size");
-  const std::array<int64_t, 4> table = {r.shape[0], r.shape[1], r.shape[2], r.rotary_dim};
-  if (!BroadcastOver(op.inputs[kCos].dims, table, &r.cos_strides) ||
-      !BroadcastOver(op.inputs[kSin].dims, table, &r.sin_strides) || op.inputs[kCos].dims.empty() ||
-      op.inputs[kCos].dims.back() != r.rotary_dim || op.inputs[kSin].dims.empty() ||
-      op.inputs[kSin].dims.back() != r.rotary_dim)
+  const auto& cos = op.inputs[kCos].dims;
+  r.table_width = cos.empty() ? 0 : cos.back();
+  const std::array<int64_t, 4> table = {r.shape[0], r.shape[1], r.shape[2], r.table_width};
+  if ((r.table_width != r.rotary_dim && 2 * r.table_width != r.rotary_dim) ||
+      op.inputs[kSin].dims.empty() || op.inputs[kSin].dims.back() != r.table_width ||
+      !BroadcastOver(cos, table, &r.cos_strides) ||
+      !BroadcastOver(op.inputs[kSin].dims, table, &r.sin_strides))
     return InvalidArgument(
-        "RotaryEmbedding: cos and sin must end in rotary_dim and broadcast over the view");
+        "RotaryEmbedding: cos and sin must end in rotary_dim (or half of it) and broadcast over "
+        "the view");
   return r;
 }
 
@@ -155,8 +162,13 @@ Result<KernelSource> EmitRotary(const std::string& name, const OpDesc& op) {
   c << indent << "const float other = c < " << IntLiteral(half) << " ? -"
     << load(kX, "base + (c + " + IntLiteral(half) + ") * sc") << " : "
     << load(kX, "base + (c - " + IntLiteral(half) + ") * sc") << ";\n"
-    << indent << "y = y * " << load(kCos, Linear(r.cos_strides, "h", "c")) << " + other * "
-    << load(kSin, Linear(r.sin_strides, "h", "c")) << ";\n";
+    << indent << "const ortc_i64 t = "
+    << (r.table_width == r.rotary_dim
+            ? "c"
+            : "c < " + IntLiteral(half) + " ? c : c - " + IntLiteral(half))
+    << ";\n"
+    << indent << "y = y * " << load(kCos, Linear(r.cos_strides, "h", "t")) << " + other * "
+    << load(kSin, Linear(r.sin_strides, "h", "t")) << ";\n";
   if (partial) c << "    }\n";
   c << "    out0[i] = " << StoreExpr(op.outputs[0].dtype, "y") << ";\n"
     << "  }\n}\n";

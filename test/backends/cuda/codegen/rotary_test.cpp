@@ -108,7 +108,9 @@ double RunRotary(const RotaryCase& c, int32_t dtype, const std::string& name) {
           };
           double want = xs(k);
           if (k < r) {
-            const int64_t t = table_at({b, h, s, k});
+            // A table of r / 2 columns holds one angle per rotated pair (both halves read it).
+            const int64_t col = c.table.back() == r || k < half ? k : k - half;
+            const int64_t t = table_at({b, h, s, col});
             want = k < half ? xs(k) * cs[t] - xs(k + half) * sn[t]
                             : xs(k) * cs[t] + xs(k - half) * sn[t];
           }
@@ -175,6 +177,23 @@ TEST_CASE("RotaryEmbedding takes per-batch tables, repeated heads and partial ro
   }
 }
 
+TEST_CASE("RotaryEmbedding reads half-width tables, one angle per rotated pair", "[cuda][rotary]") {
+  // ONNX Runtime's cos_cache/sin_cache rows as GroupQueryAttention gathers them: [1, 1, S, D / 2]
+  // for every head, and partial rotary with [S, R / 2] tables.
+  for (int32_t dtype : {F, F16, BF16}) {
+    RotaryCase whole;
+    whole.source = {1, 3, 5, 16};
+    whole.shape = {1, 3, 5, 16};
+    whole.strides = {3 * 5 * 16, 5 * 16, 16, 1};
+    whole.table = {1, 1, 5, 8};
+    CHECK(RunRotary(whole, dtype, "rope_half" + Suffix(dtype)) <= 1.0);
+    RotaryCase partial = whole;
+    partial.rotary = 8;
+    partial.table = {5, 4};
+    CHECK(RunRotary(partial, dtype, "rope_half_partial" + Suffix(dtype)) <= 1.0);
+  }
+}
+
 TEST_CASE("RotaryEmbedding refusals name their reason", "[cuda][rotary]") {
   RotaryCase c;
   c.source = {1, 4, 8, 16};
@@ -193,8 +212,13 @@ TEST_CASE("RotaryEmbedding refusals name their reason", "[cuda][rotary]") {
   odd.rotary = 5;
   CHECK_THAT(cg::Unsupported(RotaryOp(odd, F)), Catch::Contains("rotary_dim"));
   auto table = c;
-  table.table = {8, 8};  // half the head: not what the kernel reads
+  table.table = {8, 4};  // a quarter of the head: neither a column nor a pair per entry
   CHECK_THAT(cg::Unsupported(RotaryOp(table, F)), Catch::Contains("cos and sin"));
+  auto half_sin = c;
+  half_sin.table = {8, 8};
+  auto mixed = RotaryOp(half_sin, F);
+  mixed.inputs[2] = T(F, {8, 16});  // cos of half width with sin of full width
+  CHECK_THAT(cg::Unsupported(mixed), Catch::Contains("cos and sin"));
   auto shape = c;
   shape.out = {1, 4, 8, 8};
   CHECK_THAT(cg::Unsupported(RotaryOp(shape, F)), Catch::Contains("shape"));

@@ -98,6 +98,19 @@ Planned PlanForm(ModelBuilder b) {
   return PlanAll(b);
 }
 
+// ONNX Runtime's rotation of `x` (d columns) with half-width tables: halves (a, b) become
+// (a cos - b sin, b cos + a sin) (`sign` -1 puts the plus in the first half: the inverse).
+void PairRope(ModelBuilder& b, const std::string& x, const std::string& out, int64_t d,
+              float sign = 1.f) {
+  b.IntInitializer(x + ".halves", {d / 2, d / 2});
+  b.Node("Split", {x, x + ".halves"}, {x + "_a", x + "_b"}, {Attr("axis", int64_t{-1})});
+  b.Node("Mul", {x + "_a", "cos"}, {x + "_ac"}).Node("Mul", {x + "_b", "sin"}, {x + "_bs"});
+  b.Node("Mul", {x + "_b", "cos"}, {x + "_bc"}).Node("Mul", {x + "_a", "sin"}, {x + "_as"});
+  b.Node(sign > 0 ? "Sub" : "Add", {x + "_ac", x + "_bs"}, {x + "_first"});
+  b.Node(sign > 0 ? "Add" : "Sub", {x + "_bc", x + "_as"}, {x + "_second"});
+  b.Node("Concat", {x + "_first", x + "_second"}, {out}, {Attr("axis", int64_t{-1})});
+}
+
 }  // namespace
 
 TEST_CASE("Llama's rotary on a merged QKV projection is one kernel per tensor", "[lowering]") {
@@ -177,6 +190,19 @@ TEST_CASE("rotary forms exporters write are recognised", "[lowering]") {
     REQUIRE(rope.size() == 1);
     CHECK(rope[0]->inputs[1].dims == std::vector<int64_t>{1, 1, 8, 8});
   }
+  SECTION("ONNX Runtime's form: halves rotated with half-width tables (one angle per pair)") {
+    // As com.microsoft GroupQueryAttention and RotaryEmbedding expand: [S, D / 2] tables.
+    auto b = Base(8, false, 4);
+    PairRope(b, "q", "y", 8);
+    auto p = PlanForm(b);
+    CHECK(Rotary(p) == 1);
+    const auto rope = LaunchesOf(p.graph.plan, "RotaryEmbedding");
+    REQUIRE(rope.size() == 1);
+    CHECK(cg::IntAttr(*rope[0], "rotary_dim", 0) == 8);
+    CHECK(rope[0]->inputs[1].dims == std::vector<int64_t>{8, 4});
+    for (const char* gone : {"Split", "Mul", "Sub", "Add", "Concat"})
+      CHECK(LaunchesOf(p.graph.plan, gone).empty());
+  }
   SECTION("partial rotary: the first 8 of 16 columns rotate, the rest pass through") {
     auto b = Base(16, false, 8);
     SliceLast(b, "q", "q_rot", 0, 8);
@@ -239,6 +265,13 @@ TEST_CASE("near-misses of rotary embedding stay unfused", "[lowering]") {
     b.Node("Concat", {"hi", "neg"}, {"rot"}, {Attr("axis", int64_t{-1})});
     b.Node("Mul", {"q", "cos"}, {"qc"}).Node("Mul", {"rot", "sin"}, {"rs"});
     b.Node("Add", {"qc", "rs"}, {"y"});
+    auto p = PlanForm(b);
+    CHECK(Rotary(p) == 0);
+    CHECK(LaunchesOf(p.graph.plan, "RotaryEmbedding").empty());
+  }
+  SECTION("half-width tables with the signs of the inverse rotation") {
+    auto b = Base(8, false, 4);
+    PairRope(b, "q", "y", 8, -1.f);
     auto p = PlanForm(b);
     CHECK(Rotary(p) == 0);
     CHECK(LaunchesOf(p.graph.plan, "RotaryEmbedding").empty());
