@@ -50,8 +50,11 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!projections.ok()) return projections.status();
   const int rotary = FuseRotaryEmbeddings(&ir.value());
   const int attention = FuseAttention(&ir.value());
-  const int attention_gemm =
-      options.attention == CudaOptions::Attention::kGemm ? LowerAttentionToGemms(&ir.value()) : 0;
+  int decode_attention = 0;
+  const int attention_gemm = options.attention == CudaOptions::Attention::kGemm
+                                 ? LowerAttentionToGemms(&ir.value(), &decode_attention)
+                                 : 0;
+  const int outer_products = MatMulsToOuterProducts(&ir.value());
   // Movement ops the fusions read through (a head Transpose shared by Q, K and V's slices) are
   // gone once nothing reads them.
   if (ir->RemoveDeadOps() > 0) ir->Compact();
@@ -79,6 +82,8 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["rotary_fused"] += rotary;
   out.stats["fused_attention"] += attention;
   out.stats["attention_on_gemms"] += attention_gemm;
+  out.stats["decode_attention"] += decode_attention;
+  out.stats["outer_products"] += outer_products;
   out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;
   out.stats["layernorm_recognised"] += formulas.layer_norm;

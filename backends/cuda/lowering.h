@@ -20,7 +20,7 @@ struct Unit {
   int bias = -1, z = -1;  // conv / gemm: the value used as bias; the residual (conv z, gemm C)
   fb::Activation activation = fb::Activation::None;
   float clip_min = 0, clip_max = 0;  // activation Clip (conv only)
-  int out = -1;  // conv / gemm: the value the step writes
+  int out = -1;                      // conv / gemm: the value the step writes
 };
 
 // Library calls first (conv + bias + residual + Relu or ReLU6-style Clip; gemm + bias +
@@ -66,8 +66,15 @@ int FuseAttention(lowering::SubgraphIr* ir);
 
 // Each FusedAttention op replaced by StridedView copies, MatMul Q K^T (alpha = scale),
 // AttentionSoftmax, MatMul P V and the head-merging Transpose (lowering_attention_gemm.cpp):
-// attention on cuBLASLt's GEMMs (tensor cores at fp16/bf16). Returns how many.
-int LowerAttentionToGemms(lowering::SubgraphIr* ir);
+// attention on cuBLASLt's GEMMs (tensor cores at fp16/bf16). Returns how many. Attention of a
+// few query rows against its keys (a generation step reading its cache:
+// codegen::DecodeAttentionFits) stays one FusedAttention op, which runs as the decode kernel:
+// counted in *decode_kept.
+int LowerAttentionToGemms(lowering::SubgraphIr* ir, int* decode_kept);
+
+// MatMuls of [.., M, 1] by [.., 1, N] become the Mul they compute (lowering_outer_products.cpp),
+// so the elementwise fusion takes them; returns how many. Runs after the attention passes.
+int MatMulsToOuterProducts(lowering::SubgraphIr* ir);
 
 // fp16/bf16: float weights converted (round-to-nearest-even), float activations retyped, Cast
 // ops at the boundary so program inputs and outputs keep the model's types. No-op for fp32.

@@ -166,7 +166,7 @@ bool FuseAt(SubgraphIr* ir, int s) {
   int v = softmax.inputs[0];
   int mask = -1, cond = -1;
   float fill = 0.f, scale = 1.f;
-  bool keep_if_true = true;
+  bool keep_if_true = true, mask_after_where = false;
   const IrOp* qk = nullptr;
   for (int depth = 0; depth < 12 && !qk; ++depth) {
     if (v < 0 || x.producer[v] < 0 || !x.Internal(v) || ir->UseCount(v) != 1) return false;
@@ -219,10 +219,11 @@ bool FuseAt(SubgraphIr* ir, int s) {
         return false;
       }
       // Scales collected so far were applied after the Where: they scale the fill as well. A
-      // mask collected so far was added after it: masked scores are fill + mask, which only a
-      // fill of -inf keeps equal to the fill the kernel writes.
+      // mask collected so far was added after it (eager GPT-2: Where(causal, s, lowest) +
+      // padding): the kernels add it after the Where too (mask_after_where), so masked scores
+      // are fill + mask as the model computes them.
       fill *= scale;
-      if (mask >= 0 && !(std::isinf(fill) && fill < 0)) return false;
+      mask_after_where = mask >= 0;
       cond = op.inputs[0];
     } else {
       return false;
@@ -284,6 +285,7 @@ bool FuseAt(SubgraphIr* ir, int s) {
   }
   op.SetIntsAttr("out_perm", out_perm);
   op.SetIntAttr("keep_if_true", keep_if_true ? 1 : 0);
+  if (mask_after_where) op.SetIntAttr("mask_after_where", 1);
   // Shape check through the generator's own rules before committing to the rewrite.
   ir->ops.push_back(op);
   auto desc = OpDescFromIr(*ir, ir->ops.back());

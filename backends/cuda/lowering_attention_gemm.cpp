@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 
+#include "cuda/codegen/kernel_codegen.h"
 #include "cuda/lowering.h"
 #include "cuda/lowering_ir_index.h"
 #include "cuda/op_desc.h"
@@ -194,6 +195,7 @@ IrOp Softmax(const IrOp& f, int scores, int probs) {
   sm.outputs = {probs};
   sm.SetFloatAttr("fill", f.FloatAttr("fill", 0.f));
   sm.SetIntAttr("keep_if_true", f.IntAttr("keep_if_true", 1));
+  sm.SetIntAttr("mask_after_where", f.IntAttr("mask_after_where", 0));
   return sm;
 }
 
@@ -335,13 +337,23 @@ void Expand(SubgraphIr* ir, const IrOp& f, std::vector<IrOp>* ops) {
   ops->push_back(std::move(t));
 }
 
+// A generation step's attention: one kernel reading the cache beats three steps (two GEMMs of a
+// single row and a softmax), whose launches cost more than their work.
+bool DecodeShaped(const IrOp& f) {
+  const View q = ViewAttr(f, "q"), k = ViewAttr(f, "k");
+  return q.shape.size() == 4 && k.shape.size() == 4 &&
+         codegen::DecodeAttentionFits(q.shape[2], k.shape[2]);
+}
+
 }  // namespace
 
-int LowerAttentionToGemms(SubgraphIr* ir) {
+int LowerAttentionToGemms(SubgraphIr* ir, int* decode_kept) {
   std::vector<IrOp> ops;
   int lowered = 0;
+  *decode_kept = 0;
   for (auto& op : ir->ops) {
-    if (op.removed || op.op_type != "FusedAttention") {
+    if (!op.removed && op.op_type == "FusedAttention" && DecodeShaped(op)) ++*decode_kept;
+    if (op.removed || op.op_type != "FusedAttention" || DecodeShaped(op)) {
       ops.push_back(std::move(op));
       continue;
     }

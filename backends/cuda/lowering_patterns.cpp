@@ -252,6 +252,11 @@ Result<std::vector<Unit>> SelectUnits(const SubgraphIr& ir) {
   // runs as one kernel at its last op without reordering around other steps).
   std::vector<int> group_of(n, -1);
   std::vector<Unit> fused;
+  std::vector<std::vector<int>> readers(ir.values.size());  // live ops reading each value
+  for (int k = 0; k < n; ++k)
+    if (!ir.ops[k].removed)
+      for (int v : ir.ops[k].inputs)
+        if (v >= 0) readers[v].push_back(k);
   for (int i = 0; i < n; ++i) {
     const IrOp& op = ir.ops[i];
     if (op.removed || claimed[i] || !codegen::IsElementwise(op.op_type) || op.outputs.size() != 1)
@@ -280,8 +285,33 @@ Result<std::vector<Unit>> SelectUnits(const SubgraphIr& ir) {
     fused[join].ops.push_back(i);
     group_of[i] = join;
     claimed[i] = true;
+    // An op reading two groups of its shape (a DAG with two roots: Where(keep, past, 0) +
+    // one_hot * row) merges them: the union runs as one kernel here, at its last op. That needs
+    // no op outside the union before this one to read a value of the union (directly or through
+    // others: the first such reader would be caught), else that op would wait for the kernel
+    // its own result feeds.
+    for (int v : op.inputs) {
+      const int p = v >= 0 ? g.producer[v] : -1;
+      const int other = p >= 0 ? group_of[p] : -1;
+      if (other < 0 || other == join || fused[other].ops.empty() ||
+          g.Dims(ir.ops[fused[other].ops[0]].outputs[0]) != dims)
+        continue;
+      bool ok = true;
+      for (int grp : {join, other})
+        for (int k : fused[grp].ops)
+          for (int o : ir.ops[k].outputs)
+            for (int r : o >= 0 ? readers[o] : std::vector<int>{})
+              if (r < i && group_of[r] != join && group_of[r] != other) ok = false;
+      if (!ok) continue;
+      for (int k : fused[other].ops) group_of[k] = join;
+      fused[join].ops.insert(fused[join].ops.end(), fused[other].ops.begin(),
+                             fused[other].ops.end());
+      std::sort(fused[join].ops.begin(), fused[join].ops.end());
+      fused[other].ops.clear();
+    }
   }
-  for (auto& f : fused) units.push_back(std::move(f));
+  for (auto& f : fused)
+    if (!f.ops.empty()) units.push_back(std::move(f));
   for (int i = 0; i < n; ++i) {
     const IrOp& op = ir.ops[i];
     if (op.removed || claimed[i]) continue;

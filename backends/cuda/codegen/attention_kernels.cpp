@@ -7,36 +7,24 @@
 #include <optional>
 #include <sstream>
 
+#include "cuda/codegen/attention_shapes.h"
 #include "cuda/codegen/emitters.h"
 #include "cuda/codegen/kernel_text.h"
 
 namespace ortc::backends::cuda::codegen {
-namespace {
-
-// Inputs of FusedAttention (attributes documented in emitters.h).
-constexpr size_t kQ = 0, kK = 1, kV = 2, kMask = 3, kCond = 4;
-constexpr int64_t kMaxHeadDim = 128;
-constexpr int64_t kKeyTile = 32;
+namespace attention {
 
 bool Present(const OpDesc& op, size_t i) {
   return i < op.inputs.size() && op.inputs[i].dtype != 0;
 }
+
+namespace {
 
 std::vector<int64_t> Contiguous(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
   return s;
 }
-
-// Logical 4-D view [batch, heads, rows, cols] of a source tensor read through `perm`
-// (Transpose semantics: logical axis a is source axis perm[a]); lower ranks get leading unit
-// axes with stride 0.
-struct View4 {
-  std::array<int64_t, 4> dims{1, 1, 1, 1}, strides{0, 0, 0, 0};
-  int64_t offset = 0;  // elements before the view's first element
-  // Heads h read head h / head_group of the source (GQA's repeated key/value heads).
-  int64_t head_group = 1;
-};
 
 // An explicit view: `<name>_shape` (logical [batch, heads, rows, cols], 4 ints),
 // `<name>_strides` (4 ints, elements) and `<name>_offset` (elements) into an input of
@@ -122,10 +110,7 @@ std::vector<int64_t> PermOr(const OpDesc& op, const std::string& name, size_t ra
   return p;
 }
 
-struct Shapes {
-  View4 q, k, v, out, mask, cond;
-  int64_t head_dim = 0, value_dim = 0, rows = 0, keys = 0;
-};
+}  // namespace
 
 Result<Shapes> ShapesOf(const OpDesc& op) {
   if (op.inputs.size() != 5 || op.outputs.size() != 1)
@@ -183,7 +168,9 @@ std::string BaseOf(const View4& v) {
          IntLiteral(v.strides[1]);
 }
 
-}  // namespace
+}  // namespace attention
+
+using namespace attention;
 
 bool IsAttentionOp(const std::string& op_type) {
   return op_type == "FusedAttention" || IsAttentionPartOp(op_type);
@@ -204,6 +191,8 @@ std::string AttentionUnsupported(const OpDesc& op) {
 }
 
 namespace {
+
+constexpr int64_t kKeyTile = 32;
 
 // How the work of one (batch, head) is spread: `rows` query rows per block, each row's keys
 // split `splits` ways (thread t takes row t % rows and keys j = t / rows (mod splits) of each
@@ -232,6 +221,7 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   auto shapes = ShapesOf(op);
   if (!shapes.ok()) return shapes.status();
   const Shapes& s = *shapes;
+  if (DecodeAttentionFits(s.rows, s.keys)) return EmitDecodeAttention(name, op, s);
   const int64_t D = s.head_dim, DV = s.value_dim;
   const Split sp = ChooseSplit(s);
   const int64_t R = sp.rows, P = sp.splits, threads = R * P;
@@ -294,16 +284,20 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
     << "      for (int d = 0; d < " << D << "; ++d) score += qr[d] * ktile[j * " << kstride
     << " + d];\n"
     << "      score *= " << FloatLiteral(scale) << ";\n";
-  if (Present(op, kMask)) {
+  const bool mask_last = IntAttr(op, "mask_after_where", 0) != 0;
+  auto add_mask = [&] {
+    if (!Present(op, kMask)) return;
     c << "      score += "
       << LoadExpr(op.inputs[kMask].dtype, "in3[" + Index("mbase", s.mask, "row", "k0 + j") + "]")
       << ";\n";
-  }
+  };
+  if (!mask_last) add_mask();
   if (Present(op, kCond)) {
     c << "      if ((in4[" << Index("cbase", s.cond, "row", "k0 + j")
       << "] != 0) != " << (keep_if_true ? "true" : "false") << ") score = " << FloatLiteral(fill)
       << ";\n";
   }
+  if (mask_last) add_mask();
   // Online softmax: rescale what was summed when the running maximum grows; a score of -inf
   // adds nothing (also when every score so far is -inf).
   c << "      if (score == " << FloatLiteral(-INFINITY) << ") continue;\n"

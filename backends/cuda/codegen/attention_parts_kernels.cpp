@@ -1,6 +1,7 @@
 // The generated parts of attention lowered onto tensor-core GEMMs (lowering_attention_gemm.cpp):
 //  - AttentionSoftmax: p = softmax over the last axis of Where(cond == keep_if_true,
-//    scale * s + mask, fill), one block per row, fp32 math; a row whose every value is -inf
+//    scale * s + mask, fill) (or Where(.., scale * s, fill) + mask with mask_after_where), one
+//    block per row, fp32 math; a row whose every value is -inf
 //    becomes zeros (SDPA's IsNaN guard, and what FusedAttention writes);
 //  - StridedView: a contiguous copy of a strided view of its input (shape, strides, offset and a
 //    head group, as lowering_views.h fits them), so a GEMM reads Q, K^T or V as plain batched
@@ -50,8 +51,8 @@ std::string SoftmaxUnsupported(const OpDesc& op) {
     return "AttentionSoftmax: scores must be float of rank 2 to 4";
   if (op.outputs[0].dims != s.dims || !IsFloatType(op.outputs[0].dtype))
     return "AttentionSoftmax: the output must have the scores' shape";
-  if (Present(op, kMask) &&
-      (!IsFloatType(op.inputs[kMask].dtype) || BroadcastStrides(op.inputs[kMask].dims, s.dims).empty()))
+  if (Present(op, kMask) && (!IsFloatType(op.inputs[kMask].dtype) ||
+                             BroadcastStrides(op.inputs[kMask].dims, s.dims).empty()))
     return "AttentionSoftmax: the mask must be float and broadcast over the scores";
   if (Present(op, kCond) && (op.inputs[kCond].dtype != onnx::TensorProto::BOOL ||
                              BroadcastStrides(op.inputs[kCond].dims, s.dims).empty()))
@@ -95,30 +96,35 @@ Result<KernelSource> EmitSoftmax(const std::string& name, const OpDesc& op) {
   // The transformed score of key k, as an expression.
   std::string v = LoadExpr(op.inputs[kScores].dtype, "in0[base + k]");
   if (scale != 1.f) v = "(" + v + " * " + FloatLiteral(scale) + ")";
-  if (Present(op, kMask)) {
+  // The mask is added to the scaled score before the Where, or (mask_after_where, as eager
+  // GPT-2 writes it) to what the Where leaves, the fill included.
+  const bool mask_last = IntAttr(op, "mask_after_where", 0) != 0;
+  auto add_mask = [&] {
+    if (!Present(op, kMask)) return;
     const auto st = BroadcastStrides(op.inputs[kMask].dims, dims);
-    v = "(" + v + " + " + LoadExpr(op.inputs[kMask].dtype, "in1[" + BroadcastIndex(st, dims) + "]") +
-        ")";
-  }
+    v = "(" + v + " + " +
+        LoadExpr(op.inputs[kMask].dtype, "in1[" + BroadcastIndex(st, dims) + "]") + ")";
+  };
+  if (!mask_last) add_mask();
   if (Present(op, kCond)) {
     const auto st = BroadcastStrides(op.inputs[kCond].dims, dims);
     v = "((in2[" + BroadcastIndex(st, dims) + "] != 0) == " + (keep ? "true" : "false") + " ? " +
         v + " : " + FloatLiteral(fill) + ")";
   }
+  if (mask_last) add_mask();
   const std::string loop = "    for (ortc_i64 k = threadIdx.x; k < " + IntLiteral(keys) +
                            "; k += " + std::to_string(block) + ")";
   c << "    float peak = " << FloatLiteral(-INFINITY) << ";\n"
     << loop << " peak = fmaxf(peak, " << v << ");\n"
-    << BlockReduceCode("peak", "fmaxf", block, "    ")
-    << "    float sum = 0.f;\n"
+    << BlockReduceCode("peak", "fmaxf", block, "    ") << "    float sum = 0.f;\n"
     << "    if (peak != " << FloatLiteral(-INFINITY) << ") {\n"
     << "  " << loop << " sum += expf(" << v << " - peak);\n"
     << "    }\n"
     << BlockReduceCode("sum", "ortc_add", block, "    ")
     << "    const float inv = sum > 0.f ? 1.f / sum : 0.f;\n"
     << loop << " out0[base + k] = "
-    << StoreExpr(op.outputs[0].dtype, "(peak == " + FloatLiteral(-INFINITY) + " ? 0.f : expf(" +
-                                          v + " - peak) * inv)")
+    << StoreExpr(op.outputs[0].dtype,
+                 "(peak == " + FloatLiteral(-INFINITY) + " ? 0.f : expf(" + v + " - peak) * inv)")
     << ";\n"
     << "  }\n}\n";
   KernelSource k;
@@ -180,8 +186,8 @@ Result<KernelSource> EmitStridedView(const std::string& name, const OpDesc& op) 
     << "    const ortc_i64 h = (i / " << IntLiteral(sh[3] * sh[2]) << ") % " << IntLiteral(sh[1])
     << ", b = i / " << IntLiteral(sh[3] * sh[2] * sh[1]) << ";\n"
     << "    out0[i] = in0[" << IntLiteral(s->offset) << " + b * " << IntLiteral(s->strides[0])
-    << " + (h / " << IntLiteral(s->head_group) << ") * " << IntLiteral(s->strides[1])
-    << " + r * " << IntLiteral(s->strides[2]) << " + c * " << IntLiteral(s->strides[3]) << "];\n"
+    << " + (h / " << IntLiteral(s->head_group) << ") * " << IntLiteral(s->strides[1]) << " + r * "
+    << IntLiteral(s->strides[2]) << " + c * " << IntLiteral(s->strides[3]) << "];\n"
     << "  }\n}\n";
   KernelSource k;
   k.name = name;

@@ -99,6 +99,11 @@ bool SupportsLayouts(const std::string& op_type);
 bool LayoutApplies(const std::string& op_type, size_t i);
 // Why this particular op cannot be generated (attribute or shape limits), "" when it can.
 std::string Unsupported(const OpDesc& op);
+// FusedAttention with at most kDecodeMaxRows query rows and kDecodeMaxKeys keys (a generation
+// step against its cache) runs as one decode kernel whose blocks split the keys
+// (decode_attention_kernels.cpp); lowering keeps such attention fused rather than on GEMMs.
+constexpr int64_t kDecodeMaxRows = 4, kDecodeMaxKeys = 8192;
+bool DecodeAttentionFits(int64_t rows, int64_t keys);
 
 Result<KernelSource> EmitFused(const std::string& name, const FusedGroup& group);
 Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op);

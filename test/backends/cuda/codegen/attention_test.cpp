@@ -1,7 +1,9 @@
 // FusedAttention kernels through the host shim against a direct float64 reference (scores
 // matrix, softmax, weighted sum): tails of the key tiles, keys split across threads and merged,
 // head transposes read and written through permutations, additive and Where masks, fully masked
-// rows, and the refusals.
+// rows, and the refusals; and the decode kernel (at most cg::kDecodeMaxRows query rows) on the
+// same cases, with keys wrapping its threads, every head size's column groups and repeated
+// key/value heads.
 #include <array>
 #include <cmath>
 #include <functional>
@@ -37,6 +39,7 @@ struct Case {
   std::vector<uint8_t> cond;
   bool keep_if_true = true;
   float fill = 0.f;
+  bool mask_after_where = false;  // Where(cond, s, fill) + mask, as eager GPT-2 writes it
 };
 
 std::vector<int64_t> Stored(const std::vector<int64_t>& logical, const std::vector<int64_t>& p) {
@@ -71,7 +74,7 @@ double RunCase(const Case& c, const std::string& name) {
                {AttrFloat("scale", c.scale), AttrFloat("fill", c.fill),
                 AttrInt("keep_if_true", c.keep_if_true), AttrInts("q_perm", c.qkv_stored_perm),
                 AttrInts("k_perm", c.qkv_stored_perm), AttrInts("v_perm", c.qkv_stored_perm),
-                AttrInts("out_perm", c.out_perm)});
+                AttrInts("out_perm", c.out_perm), AttrInt("mask_after_where", c.mask_after_where)});
   op.constants.resize(5);
   std::string cond_bytes(c.cond.begin(), c.cond.end());
   const auto outs = RunKernel(op, name,
@@ -93,12 +96,19 @@ double RunCase(const Case& c, const std::string& name) {
             dot += double(q[Offset(q_st, c.qkv_stored_perm, {bi, hi, r, e})]) *
                    k[Offset(k_st, c.qkv_stored_perm, {bi, hi, j, e})];
           double sc = dot * c.scale;
-          if (!c.mask.empty())
-            sc += Broadcast(c.mask_dims, {bi, hi, r, j}, [&](size_t i) { return c.mask[i]; });
+          // fp32 like the kernels: lowest + lowest overflows to -inf in both.
+          auto add_mask = [&] {
+            if (!c.mask.empty())
+              sc = static_cast<float>(
+                  static_cast<float>(sc) +
+                  Broadcast(c.mask_dims, {bi, hi, r, j}, [&](size_t i) { return c.mask[i]; }));
+          };
+          if (!c.mask_after_where) add_mask();
           if (!c.cond.empty() && (Broadcast(c.cond_dims, {bi, hi, r, j}, [&](size_t i) {
                                     return c.cond[i];
                                   }) != 0) != c.keep_if_true)
             sc = c.fill;
+          if (c.mask_after_where) add_mask();
           score[j] = sc;
           peak = std::max(peak, sc);
         }
@@ -160,14 +170,101 @@ TEST_CASE("FusedAttention writes zeros for a row whose every key is -inf", "[cud
   c.mask_dims = {3, 5};
   c.mask.assign(15, 0.f);
   for (int j = 0; j < 5; ++j) c.mask[5 + j] = -INFINITY;  // row 1 fully masked
-  CHECK(RunCase(c, "attn_masked_row") < 2e-6);
-  // 40 keys: split four ways and merged; row 1's splits all empty, row 2 has one live key.
-  c.keys = 40;
-  c.mask_dims = {3, 40};
-  c.mask.assign(120, 0.f);
+  CHECK(RunCase(c, "attn_masked_row") < 2e-6);            // 3 rows: the decode kernel
+  // 5 rows (the tiled kernel), 40 keys: split four ways and merged; row 1's splits all empty,
+  // row 2 has one live key.
+  c.s = 5, c.keys = 40;
+  c.mask_dims = {5, 40};
+  c.mask.assign(200, 0.f);
   for (int j = 0; j < 40; ++j) c.mask[40 + j] = c.mask[80 + j] = -INFINITY;
   c.mask[80 + 37] = 0.f;
   CHECK(RunCase(c, "attn_masked_row_split") < 2e-6);
+}
+
+TEST_CASE("FusedAttention of a few query rows runs the decode kernel", "[cuda][attention]") {
+  CHECK(cg::DecodeAttentionFits(1, 300));
+  CHECK(cg::DecodeAttentionFits(cg::kDecodeMaxRows, cg::kDecodeMaxKeys));
+  CHECK_FALSE(cg::DecodeAttentionFits(cg::kDecodeMaxRows + 1, 300));
+  CHECK_FALSE(cg::DecodeAttentionFits(1, cg::kDecodeMaxKeys + 1));
+  SECTION("one row against a cache longer than the block, head sizes 16, 64 and 128") {
+    // 300 keys: each thread scores two or three; head size 16 sums 8 column groups, 128 one.
+    for (int64_t d : {16, 64, 128}) {
+      Case c;
+      c.b = 2, c.h = 3, c.s = 1, c.keys = 300, c.d = d, c.scale = 1 / std::sqrt(float(d));
+      CHECK(RunCase(c, "decode_plain_" + std::to_string(d)) < 2e-6);
+    }
+  }
+  SECTION("a padded cache: the mask hides the rows past the sequence, one key left") {
+    Case c;
+    c.b = 2, c.h = 2, c.s = 1, c.keys = 64, c.d = 32, c.scale = 0.2f;
+    c.qkv_stored_perm = {0, 2, 1, 3};  // [b, keys, h, d] as a Reshape before the heads
+    c.out_perm = {0, 2, 1, 3};
+    c.mask_dims = {2, 1, 1, 64};
+    c.mask.assign(128, 0.f);
+    for (int j = 9; j < 64; ++j) c.mask[j] = -3.4e38f;        // batch 0: 9 valid positions
+    for (int j = 1; j < 64; ++j) c.mask[64 + j] = -INFINITY;  // batch 1: one
+    CHECK(RunCase(c, "decode_padded") < 2e-6);
+  }
+  SECTION("four rows (speculative steps), a causal Where, one row fully masked") {
+    Case c;
+    c.b = 1, c.h = 2, c.s = 4, c.keys = 130, c.d = 8, c.scale = 0.5f;
+    c.cond_dims = {1, 1, 4, 130};
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 130; ++j) c.cond.push_back(r != 2 && j <= 126 + r);
+    c.fill = -INFINITY;
+    CHECK(RunCase(c, "decode_causal") < 2e-6);
+  }
+}
+
+TEST_CASE("FusedAttention adds the mask after the Where when the model does", "[cuda][attention]") {
+  // Eager GPT-2: Where(causal, s / sqrt(d), lowest) + (1 - mask) * lowest. A masked position
+  // of a padded key is lowest + lowest = -inf; a causal-masked key that is not padded keeps
+  // lowest. Both kernels: the tiled one (6 rows) and the decode one (1 row).
+  const float lowest = -3.4028234663852886e38f;
+  for (int64_t rows : {6, 1}) {
+    Case c;
+    c.b = 1, c.h = 2, c.s = rows, c.keys = 6, c.d = 8, c.scale = 0.35f;
+    c.cond_dims = {1, 1, rows, 6};
+    for (int64_t r = 0; r < rows; ++r)
+      for (int j = 0; j < 6; ++j) c.cond.push_back(j <= r + (6 - rows));
+    c.fill = lowest;
+    c.mask_dims = {1, 1, 1, 6};
+    c.mask = {lowest, 0, 0, 0, 0, 0};  // key 0 is padding
+    c.mask_after_where = true;
+    CHECK(RunCase(c, "attn_mask_after_where_" + std::to_string(rows)) < 2e-6);
+  }
+}
+
+TEST_CASE("the decode kernel reads repeated key/value heads in place", "[cuda][attention]") {
+  // GQA: 4 query heads, 2 key/value heads ([b, 2, keys, d] caches, head h reading h / 2), the
+  // same bits as the caches repeated to 4 heads.
+  const int64_t b = 1, h = 4, kv = 2, keys = 200, d = 16;
+  const auto q = RandomFloats(11, b * h * d), k = RandomFloats(12, b * kv * keys * d),
+             v = RandomFloats(13, b * kv * keys * d);
+  std::vector<float> k4, v4;
+  for (int64_t hi = 0; hi < h; ++hi) {
+    const auto at = static_cast<std::ptrdiff_t>((hi / 2) * keys * d);
+    k4.insert(k4.end(), k.begin() + at, k.begin() + at + keys * d);
+    v4.insert(v4.end(), v.begin() + at, v.begin() + at + keys * d);
+  }
+  std::vector<onnx::AttributeProto> grouped = {AttrFloat("scale", 0.25f)};
+  for (const char* n : {"k", "v"}) {
+    grouped.push_back(AttrInts(std::string(n) + "_shape", {b, h, keys, d}));
+    grouped.push_back(AttrInts(std::string(n) + "_strides", {kv * keys * d, keys * d, d, 1}));
+    grouped.push_back(AttrInt(std::string(n) + "_head_group", 2));
+  }
+  auto op = Op("FusedAttention", 1,
+               {T(F, {b, h, 1, d}), T(F, {b, kv, keys, d}), T(F, {b, kv, keys, d}), {}, {}},
+               {T(F, {b, h, 1, d})}, grouped);
+  auto plain = Op("FusedAttention", 1,
+                  {T(F, {b, h, 1, d}), T(F, {b, h, keys, d}), T(F, {b, h, keys, d}), {}, {}},
+                  {T(F, {b, h, 1, d})}, {AttrFloat("scale", 0.25f)});
+  op.constants.resize(5);
+  plain.constants.resize(5);
+  const auto got = RunKernel(op, "decode_gqa", {Floats(q), Floats(k), Floats(v), "", ""});
+  const auto want =
+      RunKernel(plain, "decode_repeated", {Floats(q), Floats(k4), Floats(v4), "", ""});
+  CHECK(got[0] == want[0]);
 }
 
 TEST_CASE("FusedAttention reads q, k and v as strided views of one packed projection",

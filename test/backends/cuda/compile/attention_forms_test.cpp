@@ -78,7 +78,74 @@ ModelBuilder Gqa() {
   return b;
 }
 
+// One generation step of a GQA decoder: 4 query heads of one row against a 32-position cache of
+// 2 key/value heads, repeated as Llama's code writes it.
+ModelBuilder GqaDecodeStep() {
+  ModelBuilder b(18);
+  b.Input("q", {1, 4, 1, 8}).Input("k", {1, 2, 32, 8}).Input("v", {1, 2, 32, 8});
+  b.Input("mask", {1, 1, 1, 32});
+  b.IntInitializer("ax2", {2}).IntInitializer("rep", {1, 2, 2, 32, 8});
+  b.IntInitializer("heads4", {1, 4, 32, 8});
+  b.Initializer("scale", {}, {1 / std::sqrt(8.f)});
+  for (const char* t : {"k", "v"}) {
+    const std::string n = t;
+    b.Node("Unsqueeze", {n, "ax2"}, {n + "5"}).Node("Expand", {n + "5", "rep"}, {n + "e"});
+    b.Node("Reshape", {n + "e", "heads4"}, {n + "r"});
+  }
+  b.Node("Transpose", {"kr"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"qks"});
+  b.Node("Add", {"qks", "mask"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"p", "vr"}, {"y"}).Output("y");
+  return b;
+}
+
 }  // namespace
+
+TEST_CASE("eager GPT-2's Where before the padding mask fuses in the model's order", "[lowering]") {
+  // scores / sqrt(d) -> Where(causal, s, lowest) -> + padding -> Softmax: masked scores are
+  // lowest + padding, which the kernels reproduce by adding the mask after the Where.
+  ModelBuilder b(17);
+  b.Input("q", {1, 2, 8, 8}).Input("kt", {1, 2, 8, 8}).Input("v", {1, 2, 8, 8});
+  b.Input("causal", {1, 1, 8, 8}, T::BOOL).Input("padding", {1, 1, 1, 8});
+  b.Initializer("d", {}, {std::sqrt(8.f)}).Initializer("lowest", {}, {-3.4028234663852886e38f});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Div", {"qk", "d"}, {"s"});
+  b.Node("Where", {"causal", "s", "lowest"}, {"masked"});
+  b.Node("Add", {"masked", "padding"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})});
+  b.Node("MatMul", {"p", "v"}, {"y"}).Output("y");
+  auto p = PlanAll(b, kFp32, kFused);
+  CHECK(p.graph.stats.at("fused_attention") == 1);
+  const auto fused = LaunchesOf(p.graph.plan, "FusedAttention");
+  REQUIRE(fused.size() == 1);
+  CHECK(cg::IntAttr(*fused[0], "mask_after_where", 0) == 1);
+  CHECK(cg::FloatAttr(*fused[0], "fill", 0.f) == -3.4028234663852886e38f);
+  // On GEMMs (the default), the softmax kernel keeps the order.
+  auto gemm = PlanAll(b);
+  const auto sm = LaunchesOf(gemm.graph.plan, "AttentionSoftmax");
+  REQUIRE(sm.size() == 1);
+  CHECK(cg::IntAttr(*sm[0], "mask_after_where", 0) == 1);
+}
+
+TEST_CASE("a generation step's attention stays one decode kernel, not GEMMs", "[lowering]") {
+  auto p = PlanAll(GqaDecodeStep());
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("fused_attention") == 1);
+  CHECK(p.graph.stats.at("decode_attention") == 1);
+  CHECK(p.graph.stats.at("attention_on_gemms") == 0);
+  CHECK(Gemms(plan) == 0);
+  CHECK(LaunchesOf(plan, "AttentionSoftmax").empty());
+  CHECK(LaunchesOf(plan, "Expand").empty());
+  const auto fused = LaunchesOf(plan, "FusedAttention");
+  REQUIRE(fused.size() == 1);
+  CHECK(fused[0]->inputs[1].dims == std::vector<int64_t>{1, 2, 32, 8});  // the cache itself
+  CHECK(cg::IntAttr(*fused[0], "k_head_group", 1) == 2);
+  REQUIRE(plan.steps.size() == 1);
+  // The same attention with 8 query rows (a prefill) is no decode step: GEMMs.
+  auto prefill = PlanAll(Gqa());
+  CHECK(prefill.graph.stats.at("decode_attention") == 0);
+  CHECK(prefill.graph.stats.at("attention_on_gemms") == 1);
+}
 
 TEST_CASE("SDPA's decomposition fuses: split scale, Where bias, IsNaN guard", "[lowering]") {
   auto p = PlanAll(Sdpa(), kFp32, kFused);
