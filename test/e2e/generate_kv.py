@@ -28,9 +28,10 @@ runs on each family (FAMILIES):
    an error.
 5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step, the
    GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
-   node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), and its
-   CUDA program agrees with the CPU runtime in the host emulator at fp32 and fp16 (skipped with
-   a note without NVRTC).
+   node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), every
+   attention recognised (the decode steps' as decode kernels; the Llama family's rotations as
+   rotary ops in both forms), and its CUDA program agrees with the CPU runtime in the host
+   emulator at fp32 and fp16 (skipped with a note without NVRTC).
 6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
    prompt that is not a list of ids.
 7. Generation through the compiled CUDA programs: the GenAI model compiled for --ep cuda,cpu
@@ -41,7 +42,8 @@ runs on each family (FAMILIES):
    memory from the prefill to the last step ("kv_cache": "device").
 8. The same generation through the real CUDA plugin and the stand-in CUDA libraries (which
    record every call and count the bytes each copy moves): one CUDA graph launch per token,
-   across the bus only the ids, mask and positions in and the logits out, never the cache, and
+   across the bus only the ids, mask and positions in and the logits out, never the cache, no
+   device-to-device copy of it either (bound into the captured graphs), and
    the group's weights uploaded once for the prefill and decode sessions together.
 Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR [STANDIN_DIR]]
 Exit 77 (skip) when onnxruntime-node is not installed.
@@ -256,6 +258,13 @@ def check_cuda(ortc, emulator, work, fam):
         cpu = [b for b in report["backends"] if b["name"] == "cpu"][0]
         # Everything on CUDA, GenAI's seqlens_k (the int64 mask's row sum) included.
         assert cuda["groups"] == 1 and cpu["nodes"] == 0 and not cuda["refusals"], (name, report["backends"])
+        low = report["lowering"]
+        # Every layer's attention recognised; at a decode step it runs as the decode kernel.
+        assert low["fused_attention"] >= 1, (name, low)
+        want_decode = low["fused_attention"] if shapes["input_ids"][1] == 1 else 0
+        assert low["decode_attention"] == want_decode, (name, shapes, low)
+        if fam.name == "Llama":  # q and k rotated in every layer, in both export forms
+            assert low["rotary_fused"] == 2 * low["fused_attention"], (name, low)
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
                     "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]
@@ -263,7 +272,8 @@ def check_cuda(ortc, emulator, work, fam):
                 args += ["--int-range", f"position_ids={total - shapes['input_ids'][1]}:{total - 1}"]
             e = run(args, ok=False)
             assert e.returncode == 0, f"{name} emulated at {precision}: exit {e.returncode}\n{e.stdout}"
-        print(f"{name} {shapes['attention_mask']}: one CUDA group at a decode step's shapes; emulated at "
+        print(f"{name} {shapes['attention_mask']}: one CUDA group at a decode step's shapes, {low['steps']} steps "
+              f"({low['decode_attention']} decode attention kernels, {low['rotary_fused']} rotary); emulated at "
               "fp32 and fp16")
     return True
 
@@ -306,9 +316,12 @@ def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_by
     assert 0.5 * weight_bytes < uploaded <= weight_bytes, (uploaded, weight_bytes)
     assert calls.get("bytes:HtoD") == want_in, (calls.get("bytes:HtoD"), want_in)
     assert calls.get("bytes:DtoH") == want_out, (calls.get("bytes:DtoH"), want_out)
+    # The cache is bound into the captured graphs (the expanded GroupQueryAttention reads the
+    # past before it writes the present): not one byte copied device to device either.
+    assert calls.get("bytes:DtoD", 0) == 0, calls.get("bytes:DtoD")
     print(f"{fam.name} through the real CUDA plugin (stand-in libraries): {NEW_TOKENS} graph launches for "
           f"{NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and {want_out} out (logits); "
-          f"the cache stayed on the device ({calls.get('bytes:DtoD', 0)} bytes device to device); weights "
+          f"the cache stayed on the device, bound in place (0 bytes copied device to device); weights "
           f"uploaded once for both sessions ({uploaded} bytes of {weight_bytes} distinct)")
 
 

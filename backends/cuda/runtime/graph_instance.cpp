@@ -30,6 +30,7 @@ GraphInstance::~GraphInstance() {
   if (!dev_) return;
   ScopedContext scope(dev_->context);
   // Everything that references the handles, stream or device memory goes first.
+  variants_.clear();
   graph_.Reset();
   profile_.Reset();
   staging_.Reset();
@@ -64,7 +65,14 @@ OrtcPluginStatus GraphInstance::Load(const OrtcGraphLoadInfo& info,
   g->lib_.precision = g->program_->precision();
   ORTC_PLUGIN_TRY(g->ResolveBuffers(info));
   ORTC_PLUGIN_TRY(g->LoadModule(info));
-  ORTC_PLUGIN_TRY(g->PlanSteps());
+  ORTC_PLUGIN_TRY(g->PlanSteps(g->buffers_, &g->steps_));
+  g->io_touches_ = FindIoTouches(*g->program_, g->inputs_, g->outputs_);
+  for (IoBinding* b : {&g->offered_, &g->bound_run_}) {
+    b->inputs.assign(g->inputs_.size(), 0);
+    b->outputs.assign(g->outputs_.size(), 0);
+  }
+  g->offered_in_bytes_.assign(g->inputs_.size(), 0);
+  g->offered_out_bytes_.assign(g->outputs_.size(), 0);
   ORTC_PLUGIN_TRY(g->PrepareExecution());
   *out = std::move(g);
   return ORTC_PLUGIN_OK;
@@ -175,7 +183,8 @@ OrtcPluginStatus GraphInstance::LoadModule(const OrtcGraphLoadInfo& info) {
               "graph '" + name_ + "': module artefact '" + artefact + "' is not in the binary");
 }
 
-OrtcPluginStatus GraphInstance::PlanSteps() {
+OrtcPluginStatus GraphInstance::PlanSteps(const std::vector<BufferView>& buffers,
+                                          std::vector<Step>* steps) {
   for (const auto* s : *program_->steps()) {
     Step step;
     step.name = s->name() ? s->name()->str() : "";
@@ -192,9 +201,9 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
       k.shared = l->shared_bytes();
       if (l->args()) {
         for (int32_t a : *l->args()) {
-          if (a >= static_cast<int32_t>(buffers_.size()))
+          if (a >= static_cast<int32_t>(buffers.size()))
             return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": argument buffer out of range");
-          k.args.push_back(a < 0 ? 0 : buffers_[a].ptr);
+          k.args.push_back(a < 0 ? 0 : buffers[a].ptr);
         }
       }
       step.kind = StepKind::kKernel;
@@ -208,7 +217,7 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
         ORTC_CUDNN(Cudnn().cudnnSetStream(lib_.cudnn, reinterpret_cast<cudaStream_t>(stream_)));
       }
       ConvPlanPtr plan;
-      const OrtcPluginStatus st = PlanConv(lib_, *c, buffers_, &plan);
+      const OrtcPluginStatus st = PlanConv(lib_, *c, buffers, &plan);
       if (st != ORTC_PLUGIN_OK) return Fail(st, where + ": " + LastError());
       step.kind = StepKind::kCudnn;
       step.what = std::move(plan);
@@ -219,24 +228,23 @@ OrtcPluginStatus GraphInstance::PlanSteps() {
         ORTC_CUBLAS(CublasLt().cublasLtCreate(&lib_.cublas));
       }
       GemmPlanPtr plan;
-      const OrtcPluginStatus st = PlanGemm(lib_, *g, buffers_, &plan);
+      const OrtcPluginStatus st = PlanGemm(lib_, *g, buffers, &plan);
       if (st != ORTC_PLUGIN_OK) return Fail(st, where + ": " + LastError());
       step.kind = StepKind::kCublasLt;
       step.what = std::move(plan);
     } else if (const auto* cp = s->copy()) {
-      if (cp->src() < 0 || cp->dst() < 0 || static_cast<size_t>(cp->src()) >= buffers_.size() ||
-          static_cast<size_t>(cp->dst()) >= buffers_.size() ||
-          cp->bytes() > buffers_[cp->src()].byte_size ||
-          cp->bytes() > buffers_[cp->dst()].byte_size)
+      if (cp->src() < 0 || cp->dst() < 0 || static_cast<size_t>(cp->src()) >= buffers.size() ||
+          static_cast<size_t>(cp->dst()) >= buffers.size() ||
+          cp->bytes() > buffers[cp->src()].byte_size || cp->bytes() > buffers[cp->dst()].byte_size)
         return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": copy out of range");
       step.kind = StepKind::kCopy;
-      step.what = CopyStep{buffers_[cp->src()].ptr, buffers_[cp->dst()].ptr, cp->bytes()};
+      step.what = CopyStep{buffers[cp->src()].ptr, buffers[cp->dst()].ptr, cp->bytes()};
     } else {
       return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + " has no kind");
     }
-    steps_.push_back(std::move(step));
+    steps->push_back(std::move(step));
   }
-  BindKernelParams(&steps_);
+  BindKernelParams(steps);
   return ORTC_PLUGIN_OK;
 }
 
@@ -301,11 +309,11 @@ OrtcPluginStatus GraphInstance::CheckRunArguments(const OrtcTensorRef* inputs, u
 
 // Host inputs go through pinned staging (or straight from the caller's memory when there is
 // none); device inputs are device-to-device copies.
-OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs) {
+OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs, const IoBinding* bound) {
   const auto& d = Driver();
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const OrtcTensorRef& t = inputs[i];
-    if (!t.byte_size) continue;
+    if (!t.byte_size || (bound && bound->inputs[i])) continue;
     const CUdeviceptr dst = buffers_[inputs_[i]].ptr;
     if (t.location == ORTC_MEMORY_DEVICE) {
       ORTC_CU(
@@ -320,11 +328,11 @@ OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs) {
   return ORTC_PLUGIN_OK;
 }
 
-OrtcPluginStatus GraphInstance::CopyOutputs(const OrtcTensorRef* outputs) {
+OrtcPluginStatus GraphInstance::CopyOutputs(const OrtcTensorRef* outputs, const IoBinding* bound) {
   const auto& d = Driver();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const OrtcTensorRef& t = outputs[i];
-    if (!t.byte_size) continue;
+    if (!t.byte_size || (bound && bound->outputs[i])) continue;
     const CUdeviceptr src = buffers_[outputs_[i]].ptr;
     if (t.location == ORTC_MEMORY_DEVICE) {
       ORTC_CU(
@@ -355,6 +363,68 @@ OrtcPluginStatus GraphInstance::Execute() {
   return IssueSteps(steps_, lib_, name_);
 }
 
+void GraphInstance::ChooseRunBinding(const OrtcTensorRef* inputs, const OrtcTensorRef* outputs) {
+  auto device = [](const OrtcTensorRef& t) -> DeviceAddress {
+    return t.location == ORTC_MEMORY_DEVICE ? reinterpret_cast<uintptr_t>(t.data) : 0;
+  };
+  bool any = false;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    offered_.inputs[i] = device(inputs[i]);
+    offered_in_bytes_[i] = inputs[i].byte_size;
+    any = any || offered_.inputs[i];
+  }
+  for (size_t j = 0; j < outputs_.size(); ++j) {
+    offered_.outputs[j] = device(outputs[j]);
+    offered_out_bytes_[j] = outputs[j].byte_size;
+    any = any || offered_.outputs[j];
+  }
+  if (!any) {
+    std::fill(bound_run_.inputs.begin(), bound_run_.inputs.end(), 0);
+    std::fill(bound_run_.outputs.begin(), bound_run_.outputs.end(), 0);
+    return;
+  }
+  ChooseBinding(io_touches_, offered_, offered_in_bytes_, offered_out_bytes_, &bound_run_);
+}
+
+OrtcPluginStatus GraphInstance::VariantFor(const IoBinding& binding, BoundVariant** out) {
+  for (auto& v : variants_) {
+    if (v->binding == binding) {
+      *out = v.get();
+      return ORTC_PLUGIN_OK;
+    }
+  }
+  // A generation loop binds one cache buffer (in place) or two that take turns; a few more
+  // cover callers that reallocate, without holding plans for every address ever seen.
+  constexpr size_t kMaxVariants = 4;
+  if (variants_.size() == kMaxVariants) variants_.erase(variants_.begin());
+  auto v = std::make_unique<BoundVariant>();
+  v->binding = binding;
+  std::vector<DeviceAddress> addresses;
+  for (const auto& b : buffers_) addresses.push_back(b.ptr);
+  addresses = BoundAddresses(*program_, addresses, inputs_, outputs_, binding);
+  std::vector<BufferView> buffers = buffers_;
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].ptr = addresses[i];
+  ORTC_PLUGIN_TRY(PlanSteps(buffers, &v->steps));
+  // Captured only when the instance's own steps were: the same steps against other addresses.
+  if (graph_.ready()) {
+    std::string why;
+    if (!v->graph.Capture(
+            stream_, [&] { return IssueSteps(v->steps, lib_, name_); }, &why))
+      ClearError();  // runs of this binding issue the steps on the stream
+  }
+  variants_.push_back(std::move(v));
+  *out = variants_.back().get();
+  return ORTC_PLUGIN_OK;
+}
+
+OrtcPluginStatus GraphInstance::ExecuteBound(const BoundVariant& v) {
+  if (v.graph.ready()) {
+    ORTC_CU(Driver().cuGraphLaunch(v.graph.exec(), stream_));
+    return ORTC_PLUGIN_OK;
+  }
+  return IssueSteps(v.steps, lib_, name_);
+}
+
 OrtcPluginStatus GraphInstance::ExecuteProfiled(const OrtcTensorRef* inputs,
                                                 const OrtcTensorRef* outputs) {
   size_t mark = 0;
@@ -379,8 +449,16 @@ OrtcPluginStatus GraphInstance::Run(const OrtcTensorRef* inputs, uint32_t num_in
   ScopedContext scope(dev_->context);
   if (!scope.ok()) return Fail(ORTC_PLUGIN_EP_FAIL, "cannot make the CUDA context current");
   OrtcPluginStatus st = ORTC_PLUGIN_OK;
+  // Profiled runs time the steps as loaded, copies included.
+  if (!options_.profiling) ChooseRunBinding(inputs, outputs);
   if (options_.profiling) {
     st = ExecuteProfiled(inputs, outputs);
+  } else if (!bound_run_.empty()) {
+    BoundVariant* v = nullptr;
+    st = VariantFor(bound_run_, &v);
+    if (st == ORTC_PLUGIN_OK) st = CopyInputs(inputs, &bound_run_);
+    if (st == ORTC_PLUGIN_OK) st = ExecuteBound(*v);
+    if (st == ORTC_PLUGIN_OK) st = CopyOutputs(outputs, &bound_run_);
   } else {
     st = CopyInputs(inputs);
     if (st == ORTC_PLUGIN_OK) st = Execute();

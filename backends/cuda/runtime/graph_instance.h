@@ -3,6 +3,9 @@
 // staging, shared weights, cuDNN and cuBLASLt plans bound to the instance's stream, and, unless
 // disabled, a CUDA graph of all steps. A run is then: input copies, one graph launch (or the
 // steps in order), output copies, one synchronisation. Runs are serialised on the instance.
+// Device-resident inputs and outputs (a KV cache between generation steps) are bound in place
+// of the graph's own IO buffers where io_binding.h allows: the steps are planned and captured
+// once more against those addresses (a few bindings kept), and the run copies none of them.
 #pragma once
 
 #include <memory>
@@ -13,6 +16,7 @@
 #include "cuda_graph.h"
 #include "device_memory.h"
 #include "host_staging.h"
+#include "io_binding.h"
 #include "load_options.h"
 #include "step_profile.h"
 #include "steps.h"
@@ -34,12 +38,25 @@ class GraphInstance {
   GraphInstance() = default;
   OrtcPluginStatus ResolveBuffers(const OrtcGraphLoadInfo& info);
   OrtcPluginStatus LoadModule(const OrtcGraphLoadInfo& info);
-  OrtcPluginStatus PlanSteps();
+  // The program's steps against `buffers` (the instance's own, or a binding's).
+  OrtcPluginStatus PlanSteps(const std::vector<BufferView>& buffers, std::vector<Step>* steps);
   OrtcPluginStatus PrepareExecution();
+  // The steps (and their graph) for a binding of device-resident IO: found, or planned and
+  // captured now.
+  struct BoundVariant {
+    IoBinding binding;
+    std::vector<Step> steps;
+    CapturedGraph graph;
+  };
+  OrtcPluginStatus VariantFor(const IoBinding& binding, BoundVariant** out);
+  // The run's binding in bound_run_ (empty when no input or output is in device memory).
+  void ChooseRunBinding(const OrtcTensorRef* inputs, const OrtcTensorRef* outputs);
+  OrtcPluginStatus ExecuteBound(const BoundVariant& v);
   OrtcPluginStatus CheckRunArguments(const OrtcTensorRef* inputs, uint32_t num_inputs,
                                      const OrtcTensorRef* outputs, uint32_t num_outputs) const;
-  OrtcPluginStatus CopyInputs(const OrtcTensorRef* inputs);
-  OrtcPluginStatus CopyOutputs(const OrtcTensorRef* outputs);
+  // Copies every input / output that `bound` (when given) does not bind.
+  OrtcPluginStatus CopyInputs(const OrtcTensorRef* inputs, const IoBinding* bound = nullptr);
+  OrtcPluginStatus CopyOutputs(const OrtcTensorRef* outputs, const IoBinding* bound = nullptr);
   void FinishHostOutputs(const OrtcTensorRef* outputs);
   OrtcPluginStatus Execute();
   OrtcPluginStatus ExecuteProfiled(const OrtcTensorRef* inputs, const OrtcTensorRef* outputs);
@@ -60,6 +77,11 @@ class GraphInstance {
   std::string staging_reason_;  // why copies use the caller's memory
   std::vector<Step> steps_;
   CapturedGraph graph_;
+  IoTouches io_touches_;
+  // Per-run scratch, sized at load so that a run allocates nothing.
+  IoBinding offered_, bound_run_;
+  std::vector<uint64_t> offered_in_bytes_, offered_out_bytes_;
+  std::vector<std::unique_ptr<BoundVariant>> variants_;  // oldest first
   std::string stream_reason_;  // why runs issue the steps instead of launching a graph
   StepProfile profile_;
   std::mutex mu_;
