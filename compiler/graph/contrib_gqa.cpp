@@ -1,9 +1,10 @@
 // Expansion of com.microsoft GroupQueryAttention (GenAI's decoder exports), with the semantics of
-// ONNX Runtime's contrib op documentation and CPU kernel for one sequence (batch 1): the past
-// cache's first seqlens_k + 1 - S rows, then the new keys and values, form the present cache
-// (max(past rows, total_sequence_length) rows, zeros after the valid ones); each query row
-// attends causally to it, query head h reading key/value head h / (num_heads / kv_num_heads);
-// optional rotary embedding of q and k at their positions.
+// ONNX Runtime's contrib op documentation and CPU kernel, each sequence b of the batch with its
+// own length: the past cache's first seqlens_k[b] + 1 - S rows (none when that is negative: a
+// prompt), then the new keys and values, form the present cache (max(past rows,
+// total_sequence_length) rows, zeros after the valid ones); each query row attends causally to
+// it, query head h reading key/value head h / (num_heads / kv_num_heads); optional rotary
+// embedding of q and k at their positions.
 #include <cmath>
 
 #include "graph/contrib_expansions.h"
@@ -17,8 +18,8 @@ using T = onnx::TensorProto;
 
 // GroupQueryAttention(query, key?, value?, past_key?, past_value?, seqlens_k,
 // total_sequence_length, cos_cache?, sin_cache?, ...) -> output, present_key, present_value.
-// query [1, S, N * H] (or packed [1, S, (N + 2 KV) * H] without key and value), key and value
-// [1, S, KV * H], past and present [1, KV, T, H].
+// query [B, S, N * H] (or packed [B, S, (N + 2 KV) * H] without key and value), key and value
+// [B, S, KV * H], seqlens_k [B], past and present [B, KV, T, H].
 Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   if (!v.Has(0) || !v.Has(5) || !v.Has(6))
     return v.Invalid("needs query, seqlens_k and total_sequence_length");
@@ -47,10 +48,6 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
     if (!v.force()) return Status::Ok();  // shapes may come in a later round
     return v.Unsupported("query of unknown rank or width", "give static shapes with --input-shape");
   }
-  if (q.Dim(0) > 1)
-    return v.Unsupported("batch " + std::to_string(q.Dim(0)) +
-                             " (each row's own length, seqlens_k, is supported for one sequence)",
-                         "run one sequence at a time (batch 1)");
   const int64_t packed_width = v.Has(1) ? heads : heads + 2 * kv_heads;
   if (q.Dim(2) % packed_width != 0) return v.Invalid("the query width does not fit the heads");
   const int64_t head = q.Dim(2) / packed_width;
@@ -61,15 +58,6 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   Emitter& e = x->Begin(t);
 
   std::string query = v.In(0), key = v.In(1), value = v.In(2);
-  if (q.Dim(0) != 1) {
-    // A batch decided at run time must be 1: the query is reshaped to [1, S, width], which
-    // fails at run time for a larger batch rather than mixing its rows.
-    const std::string shape = e.Op("Concat",
-                                   {e.Int64s("one_row", {1}), e.DimOf(query, 1, false, "rows_of_q"),
-                                    e.Int64s("width", {q.Dim(2)})},
-                                   "batch_one_shape", {IntAttribute("axis", 0)});
-    query = e.Op("Reshape", {query, shape}, "batch_one");
-  }
   if (!v.Has(1)) {
     auto parts = e.Split(query, -1, {heads * head, kv_heads * head, kv_heads * head}, 3, "qkv");
     query = parts[0], key = parts[1], value = parts[2];
@@ -83,17 +71,22 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
   // total_sequence_length only sizes the present cache), then past .. past + S - 1.
   const std::string seq = e.DimOf(query, 1, true, "seq_len");
   const std::string total = e.Reshape(e.Cast(v.In(6), T::INT64, "total_int64"), {}, "total");
-  // Values derived from seqlens_k are kept 2-D or more ([1, 1]): device work, where 0-D and 1-D
+  // Values derived from seqlens_k are kept 2-D or more ([B, 1]): device work, where 0-D and 1-D
   // integers count as shape arithmetic and stay on the CPU.
-  const std::string seqlen = e.Reshape(e.Cast(v.In(5), T::INT64, "seqlen_int64"), {1, 1}, "seqlen");
+  const std::string seqlen =
+      e.Reshape(e.Cast(v.In(5), T::INT64, "seqlen_int64"), {-1, 1}, "seqlen");
   const std::string past =
-      e.Op("Sub", {e.Op("Add", {seqlen, e.ScalarOf("plus_one", T::INT64, 1)}, "valid"), seq},
-           "past_len");  // [1, 1]
+      e.Op("Max",
+           {e.Op("Sub", {e.Op("Add", {seqlen, e.ScalarOf("plus_one", T::INT64, 1)}, "valid"), seq},
+                 "new_start"),
+            e.ScalarOf("no_rows", T::INT64, 0)},
+           "past_len");                                                     // [B, 1]
+  const std::string past4 = e.Reshape(past, {-1, 1, 1, 1}, "past_len_4d");  // over the cache
   const std::string rows =
       e.Op("Range", {e.ScalarOf("zero", T::INT64, 0), seq, e.ScalarOf("one", T::INT64, 1)}, "rows");
-  const std::string positions = e.Op("Add", {past, rows}, "positions");  // [1, S]
+  const std::string positions = e.Op("Add", {past, rows}, "positions");  // [B, S]
   if (rotary) {
-    auto table = [&](size_t input, const std::string& tag) {  // [1, 1, S, H / 2]
+    auto table = [&](size_t input, const std::string& tag) {  // [B, 1, S, H / 2]
       return e.Unsqueeze(
           e.Op("Gather", {v.In(input), positions}, tag + "_rows", {IntAttribute("axis", 0)}), {1},
           tag);
@@ -127,7 +120,7 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
               e.Unsqueeze(spare, {0}, tag + "_pad_rows"), e.Int64s(tag + "_pads_tail", {0})},
              tag + "_pads", {IntAttribute("axis", 0)});
     const std::string padded = e.Op("Pad", {v.In(past_input), pads}, tag + "_padded");
-    const std::string offset = e.Op("Sub", {row_index, past}, tag + "_offset");  // [1, 1, L, 1]
+    const std::string offset = e.Op("Sub", {row_index, past4}, tag + "_offset");  // [B, 1, L, 1]
     // New row r - past_len at row r, as a one-hot [L, S] product: exact (one term of 1 each),
     // and no integer gather (zero rows where no new row lands).
     const std::string one_hot = e.Cast(
@@ -136,7 +129,7 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
     const std::string placed = e.Op("MatMul", {one_hot, fresh}, tag + "_placed");
     const std::string kept =
         e.Op("Where",
-             {e.Op("Less", {row_index, past}, tag + "_is_past"), padded, e.Scalar(tag + "_z", 0)},
+             {e.Op("Less", {row_index, past4}, tag + "_is_past"), padded, e.Scalar(tag + "_z", 0)},
              tag + "_kept");
     return e.Op("Add", {kept, placed}, tag, {}, v.Out(out));
   };
@@ -171,10 +164,10 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x) {
                                 {e.ScalarOf("key_zero", T::INT64, 0), v.Has(3) ? cache_rows : seq,
                                  e.ScalarOf("key_one", T::INT64, 1)},
                                 "key_positions");
-  const std::string visible =
-      e.Op("LessOrEqual",
-           {e.Unsqueeze(keys, {0}, "key_row"), e.Reshape(positions, {-1, 1}, "query_column")},
-           "visible");  // [S, T]
+  const std::string visible = e.Op(
+      "LessOrEqual",
+      {e.Reshape(keys, {1, 1, 1, -1}, "key_row"), e.Unsqueeze(positions, {1, 3}, "query_column")},
+      "visible");  // [B, 1, S, T]
   const std::string lowest =
       e.Scalar("lowest", t == T::FLOAT16 ? -65504.0 : -3.4028234663852886e38);
   const std::string probs = e.Op("Softmax", {e.Op("Where", {visible, scores, lowest}, "masked")},

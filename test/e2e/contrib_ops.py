@@ -95,8 +95,8 @@ def check_cuda(ortc, emulator, models, work, spec, precisions):
         raise SystemExit(f"FAILED: CUDA compile of {name}\n{r.stdout}")
     for precision in precisions:
         args = [emulator, model, "--precision", precision]
-        for name, value in spec.get("input_values", {}).items():
-            args += ["--input-value", f"{name}={value}"]
+        for fixed, value in spec.get("input_values", {}).items():
+            args += ["--input-value", f"{fixed}={value}"]
         for k, i in spec["inputs"].items():
             if k in spec.get("input_values", {}):
                 continue

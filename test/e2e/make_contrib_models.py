@@ -411,33 +411,40 @@ def matmul_nbits(out, manifest):
 
 
 def group_query_attention(out, manifest):
-    """com.microsoft GroupQueryAttention as GenAI's decoders write it, one sequence: a prefill
-    without past; a decode step with a past cache and rotary embedding; packed QKV over a past
-    buffer longer than its valid rows; a fixed-size cache (seqlens_k says how many rows are
-    valid)."""
+    """com.microsoft GroupQueryAttention as GenAI's decoders write it: a prefill without past; a
+    decode step with a past cache and rotary embedding; packed QKV over a past buffer longer than
+    its valid rows; a fixed-size cache (seqlens_k says how many rows are valid); and batches of
+    two sequences, each with its own valid length (a prefill, a decode step, a fixed-size
+    cache)."""
     KV, D, positions = 1, 16, 32  # ONNX Runtime's rotary wants heads of a multiple of 16
     inv = 1.0 / 10000 ** (np.arange(D // 2, dtype=np.float64) / (D // 2))
     ang = np.arange(positions)[:, None] * inv[None, :]
-    # (name, new rows, past buffer rows, valid past rows, rotary, packed QKV, fixed size): a fixed
-    # size cache is a decode step over a buffer of the maximum context, total_sequence_length
-    # that maximum and seqlens_k the valid length, as a graph compiled once for every step sees.
-    cases = (("gqa_prefill", S, 0, 0, False, False, False),
-             ("gqa_decode_rotary", 1, S - 1, S - 1, True, False, False),
-             ("gqa_packed_past_buffer", 3, 12, 5, False, True, False),
-             ("gqa_fixed_size_cache", 1, 16, 5, True, False, True))
+    # (name, new rows, past buffer rows, valid past rows of each sequence, rotary, packed QKV,
+    # fixed size): a fixed size cache is a decode step over a buffer of the maximum context,
+    # total_sequence_length that maximum and seqlens_k the valid lengths, as a graph compiled
+    # once for every step sees.
+    cases = (("gqa_prefill", S, 0, (0,), False, False, False),
+             ("gqa_decode_rotary", 1, S - 1, (S - 1,), True, False, False),
+             ("gqa_packed_past_buffer", 3, 12, (5,), False, True, False),
+             ("gqa_fixed_size_cache", 1, 16, (5,), True, False, True),
+             ("gqa_batch2_prefill", S, 0, (0, 0), True, False, False),
+             ("gqa_batch2_decode_rotary", 1, 12, (5, 11), True, False, False),
+             ("gqa_batch2_fixed_size_cache", 1, 16, (3, 9), True, False, True))
     for name, q_len, buffer, valid, rotary, packed, fixed in cases:
         m = Model(name)
-        total = buffer if fixed else valid + q_len
+        b = len(valid)
+        total = buffer if fixed else max(valid) + q_len
         if packed:
-            inputs = [m.input("qkv", [1, q_len, (N + 2 * KV) * D]), "", ""]
+            inputs = [m.input("qkv", [b, q_len, (N + 2 * KV) * D]), "", ""]
         else:
-            inputs = [m.input("q", [1, q_len, N * D]), m.input("k", [1, q_len, KV * D]),
-                      m.input("v", [1, q_len, KV * D])]
+            inputs = [m.input("q", [b, q_len, N * D]), m.input("k", [b, q_len, KV * D]),
+                      m.input("v", [b, q_len, KV * D])]
         if buffer:
-            inputs += [m.input("past_key", [1, KV, buffer, D]), m.input("past_value", [1, KV, buffer, D])]
+            inputs += [m.input("past_key", [b, KV, buffer, D]), m.input("past_value", [b, KV, buffer, D])]
         else:
             inputs += ["", ""]
-        inputs += [m.input("seqlens_k", [1], TensorProto.INT32, np.array([valid + q_len - 1], np.int32)),
+        seqlens = np.array([v + q_len - 1 for v in valid], np.int32)
+        inputs += [m.input("seqlens_k", [b], TensorProto.INT32, seqlens),
                    m.input("total_sequence_length", [], TensorProto.INT32, np.array(total, np.int32))]
         attrs = dict(num_heads=N, kv_num_heads=KV)
         if rotary:
