@@ -352,8 +352,10 @@ int LowerAttentionToGemms(SubgraphIr* ir, int* decode_kept) {
   int lowered = 0;
   *decode_kept = 0;
   for (auto& op : ir->ops) {
-    if (!op.removed && op.op_type == "FusedAttention" && DecodeShaped(op)) ++*decode_kept;
-    if (op.removed || op.op_type != "FusedAttention" || DecodeShaped(op)) {
+    const bool attention = !op.removed && op.op_type == "FusedAttention";
+    const bool decode = attention && DecodeShaped(op);
+    *decode_kept += decode;
+    if (!attention || decode) {
       ops.push_back(std::move(op));
       continue;
     }

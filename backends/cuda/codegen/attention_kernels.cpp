@@ -168,6 +168,22 @@ std::string BaseOf(const View4& v) {
          IntLiteral(v.strides[1]);
 }
 
+std::string MaskScore(const OpDesc& op, const Shapes& s, const std::string& var,
+                      const std::string& row, const std::string& key, const std::string& indent) {
+  std::string mask, cond;
+  if (Present(op, kMask))
+    mask = indent + var + " += " +
+           LoadExpr(op.inputs[kMask].dtype, "in3[" + Index("mbase", s.mask, row, key) + "]") +
+           ";\n";
+  if (Present(op, kCond)) {
+    const bool keep_if_true = IntAttr(op, "keep_if_true", 1) != 0;
+    cond = indent + "if ((in4[" + Index("cbase", s.cond, row, key) +
+           "] != 0) != " + (keep_if_true ? "true" : "false") + ") " + var + " = " +
+           FloatLiteral(FloatAttr(op, "fill", 0.0f)) + ";\n";
+  }
+  return IntAttr(op, "mask_after_where", 0) != 0 ? cond + mask : mask + cond;
+}
+
 }  // namespace attention
 
 using namespace attention;
@@ -231,8 +247,6 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   const int64_t tile_floats = kKeyTile * (kstride + vstride);
   const int64_t merge_floats = (P - 1) * R * (DV + 2);
   const float scale = FloatAttr(op, "scale", 1.0f);
-  const bool keep_if_true = IntAttr(op, "keep_if_true", 1) != 0;
-  const float fill = FloatAttr(op, "fill", 0.0f);
   const int32_t qt = op.inputs[kQ].dtype, kt = op.inputs[kK].dtype, vt = op.inputs[kV].dtype;
   const int32_t ot = op.outputs[0].dtype;
   const std::string keys = IntLiteral(s.keys);
@@ -284,20 +298,7 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
     << "      for (int d = 0; d < " << D << "; ++d) score += qr[d] * ktile[j * " << kstride
     << " + d];\n"
     << "      score *= " << FloatLiteral(scale) << ";\n";
-  const bool mask_last = IntAttr(op, "mask_after_where", 0) != 0;
-  auto add_mask = [&] {
-    if (!Present(op, kMask)) return;
-    c << "      score += "
-      << LoadExpr(op.inputs[kMask].dtype, "in3[" + Index("mbase", s.mask, "row", "k0 + j") + "]")
-      << ";\n";
-  };
-  if (!mask_last) add_mask();
-  if (Present(op, kCond)) {
-    c << "      if ((in4[" << Index("cbase", s.cond, "row", "k0 + j")
-      << "] != 0) != " << (keep_if_true ? "true" : "false") << ") score = " << FloatLiteral(fill)
-      << ";\n";
-  }
-  if (mask_last) add_mask();
+  c << MaskScore(op, s, "score", "row", "k0 + j", "      ");
   // Online softmax: rescale what was summed when the running maximum grows; a score of -inf
   // adds nothing (also when every score so far is -inf).
   c << "      if (score == " << FloatLiteral(-INFINITY) << ") continue;\n"

@@ -39,6 +39,12 @@ std::string Index(const std::string& base, const View4& v, const std::string& ro
 // with `b` and `h` the kernel's variables.
 std::string BaseOf(const View4& v);
 
+// Kernel text applying the op's additive mask and Where condition to the score `var` of query
+// row `row` and key `key` (expressions), in the model's order (the mask before the Where, or
+// after it with mask_after_where); each statement on its own line after `indent`.
+std::string MaskScore(const OpDesc& op, const Shapes& s, const std::string& var,
+                      const std::string& row, const std::string& key, const std::string& indent);
+
 // The decode kernel (decode_attention_kernels.cpp): a few query rows against many keys.
 Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& op,
                                          const Shapes& s);

@@ -54,8 +54,6 @@ Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& 
                            std::to_string(kDecodeMaxKeys) + " keys");
   const int64_t D = s.head_dim, DV = s.value_dim, P = kThreads / DV;
   const float scale = FloatAttr(op, "scale", 1.0f);
-  const bool keep_if_true = IntAttr(op, "keep_if_true", 1) != 0;
-  const float fill = FloatAttr(op, "fill", 0.0f);
   const int32_t ot = op.outputs[0].dtype;
   const std::string keys = IntLiteral(s.keys), minus_inf = FloatLiteral(-INFINITY);
   auto load = [&](size_t i, const std::string& index) {
@@ -87,17 +85,7 @@ Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& 
     << "    for (int d = 0; d < " << D << "; ++d) sc += qs[d] * "
     << load(kK, Index("kbase", s.k, "j", "d")) << ";\n"
     << "    sc *= " << FloatLiteral(scale) << ";\n";
-  const bool mask_last = IntAttr(op, "mask_after_where", 0) != 0;
-  auto add_mask = [&] {
-    if (Present(op, kMask))
-      c << "    sc += " << load(kMask, Index("mbase", s.mask, "row", "j")) << ";\n";
-  };
-  if (!mask_last) add_mask();
-  if (Present(op, kCond))
-    c << "    if ((in4[" << Index("cbase", s.cond, "row", "j")
-      << "] != 0) != " << (keep_if_true ? "true" : "false") << ") sc = " << FloatLiteral(fill)
-      << ";\n";
-  if (mask_last) add_mask();
+  c << MaskScore(op, s, "sc", "row", "j", "    ");
   c << "    score[j] = sc;\n"
     << "    if (sc > peak) peak = sc;\n"
     << "  }\n"

@@ -308,7 +308,7 @@ OrtcPluginStatus GraphInstance::CheckRunArguments(const OrtcTensorRef* inputs, u
 }
 
 // Host inputs go through pinned staging (or straight from the caller's memory when there is
-// none); device inputs are device-to-device copies.
+// none); device inputs not bound into the program (io_binding.h) are device-to-device copies.
 OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs, const IoBinding* bound) {
   const auto& d = Driver();
   for (size_t i = 0; i < inputs_.size(); ++i) {
