@@ -44,6 +44,7 @@ OrtErrorCode ToOrtErrorCode(StatusCode code) {
     case StatusCode::kModelRequiresCompilation:
       return ORT_MODEL_REQUIRES_COMPILATION;
     case StatusCode::kIoError:
+    case StatusCode::kOutOfMemory:
       return ORT_FAIL;
   }
   return ORT_FAIL;

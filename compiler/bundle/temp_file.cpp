@@ -6,54 +6,16 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <array>
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <random>
 #include <string_view>
 
+#include "format/temp_registry.h"
+
 namespace ortc::bundle {
 namespace {
-
-// Live temp paths, kept in fixed storage so the signal handler can read them safely. A slot is
-// claimed, then its path written, then published: the handler reads only published paths.
-constexpr int kSlots = 64;
-constexpr size_t kPathMax = 4096;
-std::array<std::array<char, kPathMax>, kSlots> g_paths;
-std::array<std::atomic<bool>, kSlots> g_claimed;
-std::array<std::atomic<bool>, kSlots> g_published;
-
-int Register(const std::string& path) {
-  if (path.size() >= kPathMax) return -1;
-  for (int i = 0; i < kSlots; ++i) {
-    bool expected = false;
-    if (g_claimed[i].compare_exchange_strong(expected, true)) {
-      std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
-      g_published[i].store(true, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;
-}
-
-void Unregister(const std::string& path) {
-  for (int i = 0; i < kSlots; ++i) {
-    if (g_published[i] && path == g_paths[i].data()) {
-      g_published[i] = false;
-      g_claimed[i] = false;
-    }
-  }
-}
-
-extern "C" void RemoveTempFilesAndDie(int sig) {
-  for (int i = 0; i < kSlots; ++i) {
-    if (g_published[i].load(std::memory_order_acquire)) ::unlink(g_paths[i].data());
-  }
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
 
 Status Errno(const std::string& what, const std::filesystem::path& p) {
   return IoError(what + " " + p.string() + ": " + std::strerror(errno));
@@ -85,10 +47,6 @@ int RenameNoReplace(const char* from, const char* to) {
 
 }  // namespace
 
-void InstallTempFileCleanup() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, RemoveTempFilesAndDie);
-}
-
 Result<std::unique_ptr<TempFile>> TempFile::Create(const std::filesystem::path& final_path) {
   auto f = std::unique_ptr<TempFile>(new TempFile());
   f->final_ = final_path;
@@ -98,11 +56,11 @@ Result<std::unique_ptr<TempFile>> TempFile::Create(const std::filesystem::path& 
   f->temp_ = dir / ("." + final_path.filename().string() + std::string(kTempMarker) + HostTag() +
                     "-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
   // Registered before it exists: a signal between the two must not leave the file behind.
-  Register(f->temp_.string());
+  format::RegisterTempPath(f->temp_.string());
   f->fd_ = ::open(f->temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (f->fd_ < 0) {
     const Status s = Errno("cannot create", f->temp_);
-    Unregister(f->temp_.string());
+    format::UnregisterTempPath(f->temp_.string());
     f->committed_ = true;  // nothing to remove
     return s;
   }
@@ -113,7 +71,7 @@ TempFile::~TempFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) {
     ::unlink(temp_.c_str());
-    Unregister(temp_.string());
+    format::UnregisterTempPath(temp_.string());
   }
 }
 
@@ -175,7 +133,7 @@ Status TempFile::Commit(Mode mode) {
     return Errno("cannot rename onto", final_);
   }
   committed_ = true;
-  Unregister(temp_.string());
+  format::UnregisterTempPath(temp_.string());
   std::filesystem::path dir = final_.parent_path();
   if (dir.empty()) dir = ".";
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -46,9 +46,6 @@ class TempFile {
   std::filesystem::path temp_, final_;
 };
 
-// Installs the signal handlers that remove live temporary files. Call once from main().
-void InstallTempFileCleanup();
-
 // Deletes the temporary files in `folder` left by writers of this host that no longer run
 // (killed with SIGKILL, or a crash). Files of live processes and of other hosts (a shared
 // network folder) are left alone. Returns the paths removed.

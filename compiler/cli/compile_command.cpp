@@ -13,6 +13,7 @@
 #include "cli/report_error.h"
 #include "compile/bundle_manifest.h"
 #include "compile/compile_driver.h"
+#include "compile/publish_lock.h"
 #include "format/context_binary_reader.h"
 #include "graph/input_shapes.h"
 #include "kernels/onednn_conv.h"
@@ -207,18 +208,38 @@ int Run(CompileArgs& args) {
   o.progress = [&](const std::string& phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
   };
-  bundle::InstallTempFileCleanup();
+  if (!args.bundle.empty()) {
+    // The manifest goes with the files it lists, under the folder's publish lock: the old one
+    // is removed before the first rename, the new one written after the last. A compile killed
+    // in between leaves no manifest (check DIR says so) rather than one of other files.
+    const std::filesystem::path manifest =
+        std::filesystem::path(args.bundle) / compile::kBundleManifestName;
+    o.before_publish = [manifest]() -> Status {
+      std::error_code ec;
+      std::filesystem::remove(manifest, ec);
+      if (ec)
+        return IoError(manifest.string() + ": cannot remove the old manifest: " + ec.message());
+      return Status::Ok();
+    };
+    o.after_publish = [&args, &o](const compile::CompileReport& published) {
+      const nlohmann::json tools{
+          {"ortc", kCompiler}, {"oneDNN", exec::OneDnnVersion()}, {"context_binary_format", "1.0"}};
+      return compile::WriteBundleManifest(args.bundle, published, o, tools)
+          .WithContext("writing the bundle manifest");
+    };
+  }
   auto report = compile::Compile(o);
   progress.Finish();
   if (!report.ok()) return Fail(args, report.status());
-  if (!args.bundle.empty()) {
-    const nlohmann::json tools{
-        {"ortc", kCompiler}, {"oneDNN", exec::OneDnnVersion()}, {"context_binary_format", "1.0"}};
-    Status m = compile::WriteBundleManifest(args.bundle, *report, o, tools);
-    if (!m.ok()) return Fail(args, m.WithContext("writing the bundle manifest"));
+  if (!args.bundle.empty() && report->up_to_date &&
+      !std::filesystem::exists(std::filesystem::path(args.bundle) / compile::kBundleManifestName)) {
+    // Up to date but without a manifest (a compile killed before writing it): write it now.
+    const compile::PublishLock lock(args.bundle);
+    if (Status m = o.after_publish(*report); !m.ok()) return Fail(args, m);
+  }
+  if (!args.bundle.empty())
     report->files.push_back(
         {std::filesystem::path(args.bundle) / compile::kBundleManifestName, "bundle_manifest", 0});
-  }
   if (args.json) {
     std::cout << ReportText(ReportJson(*report)) << "\n";
   } else if (!args.quiet) {
@@ -250,7 +271,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "Compile the one model at several input shapes as a weight-sharing group, as "
       "NAME:input=dims,... (repeatable): <model>_<NAME>_ctx.onnx per profile, one binary per "
       "backend, each weight once. For an LLM's prefill and decode steps; --input-shape gives "
-      "the shapes they share");
+      "the shapes they share. With --share-weights and several models, NAME is a model of the "
+      "group (its file name without .onnx) and the profile that model's own shapes");
   cmd->add_option(
       "-o,--output", args->output,
       "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
@@ -293,7 +315,11 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile prefill.onnx decode.onnx --share-weights -o out/   # 2 ctx models + 1 bin\n"
       "  ortc compile llm.onnx --ep cuda,cpu --shape-profile prefill:input_ids=1x128 \\\n"
       "      --shape-profile decode:input_ids=1x1 --input-shape attention_mask=1x512,... -o "
-      "out/\n\n"
+      "out/\n"
+      "  ortc compile prefill.onnx decode.onnx --share-weights --ep cuda,cpu \\\n"
+      "      --shape-profile prefill:input_ids=1x16,attention_mask=1x16,position_ids=1x16 \\\n"
+      "      --shape-profile decode:input_ids=1x1,attention_mask=1x512,position_ids=1x1 \\\n"
+      "      --input-shape past_key_0=1x8x511x64,...   # a 512-position sliding window\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +
       std::string(kExitCodeHelp));
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });

@@ -63,7 +63,6 @@ int Run(const TuneArgs& a) {
   o.warmup = a.warmup;
   o.seed = a.seed;
   if (!a.quiet && !a.json) o.progress = [](const std::string& p) { std::cerr << p << "...\n"; };
-  bundle::InstallTempFileCleanup();
   auto r = tune::Tune(o);
   if (!r.ok()) return fail(r.status());
   s = WriteCache(a.output, backends::TuningCacheJson(r->cache));

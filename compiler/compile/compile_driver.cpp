@@ -17,6 +17,7 @@
 #include "context_binary_format.h"
 #include "emit/ctx_model_writer.h"
 #include "format/ep_context.h"
+#include "format/temp_registry.h"
 #include "graph/model.h"
 #include "loader/compatibility_info.h"
 #include "partition/partitioner.h"
@@ -38,6 +39,14 @@ std::string Stem(const fs::path& p) {
   std::string name = p.filename().string();
   if (name.size() > 5 && name.ends_with(".onnx")) name.resize(name.size() - 5);
   return name;
+}
+
+// In a group of several models, the --shape-profile that names this model (by its stem).
+const CompileOptions::ShapeProfile* ProfileNamed(const CompileOptions& o, const std::string& stem) {
+  if (o.more_models.empty()) return nullptr;
+  for (const auto& p : o.shape_profiles)
+    if (p.name == stem) return &p;
+  return nullptr;
 }
 
 bool HasEpContextNodes(const graph::Model& m) {
@@ -193,6 +202,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       const auto& profile = o.shape_profiles[i];
       job.stem += "_" + profile.name;
       for (const auto& [name, dims] : profile.shapes) job.input_shapes[name] = dims;
+    } else if (const auto* profile = ProfileNamed(o, job.stem)) {  // this model's own shapes
+      for (const auto& [name, dims] : profile->shapes) job.input_shapes[name] = dims;
     }
     if (group) {
       if (!o.output.empty() && fs::exists(o.output, ec) && !fs::is_directory(o.output, ec)) {
@@ -265,11 +276,14 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     ORTC_RETURN_IF_ERROR(PrepareJob(o, order, group, &job, &report.phase_seconds));
   // In a group each --input-shape applies to the models that have that input; one that no
   // model has is a typo. A profile's shapes name inputs of its model.
-  for (size_t i = 0; i < profile_names.size(); ++i)
-    for (const auto& [name, dims] : o.shape_profiles[i].shapes)
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto* profile =
+        profile_names.empty() ? ProfileNamed(o, jobs[i].stem) : &o.shape_profiles[i];
+    for (const auto& [name, dims] : profile ? profile->shapes : graph::InputShapes{})
       if (!jobs[i].model->applied_input_shapes.count(name))
-        return InvalidArgument("--shape-profile " + profile_names[i] + " names '" + name +
+        return InvalidArgument("--shape-profile " + profile->name + " names '" + name +
                                "', which the model has no input of");
+  }
   for (const auto& [name, dims] : o.input_shapes) {
     bool used = false;
     for (const auto& job : jobs) used = used || job.model->applied_input_shapes.count(name);
@@ -524,6 +538,11 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   std::vector<fs::path> published;
   // Every file of this compile lands while no other compile publishes into the folder.
   const PublishLock lock(first_ctx.parent_path());
+  // Ctrl-C, SIGTERM or SIGHUP from here on waits for the last rename (the process then dies of
+  // it): a signal between the renames would leave a binary without its ctx model, or beside an
+  // older one.
+  const format::TerminationSignalsHeld held;
+  if (o.before_publish) ORTC_RETURN_IF_ERROR(o.before_publish());
   auto publish = [&](bundle::TempFile& f) -> Status {
     Status s = f.Commit(mode);
     if (s.ok()) {
@@ -547,6 +566,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     report.files.push_back({jobs[i].ctx_path, "ctx_model", ctx_sizes[i]});
     report.models.push_back(jobs[i].summary);
   }
+  if (o.after_publish) ORTC_RETURN_IF_ERROR(o.after_publish(report));
   // A binary of another backend under this model's name is from an earlier compile (a CUDA
   // bundle recompiled for the CPU alone): the new ctx models do not use it. Said, not removed:
   // it may be what the user still ships.
@@ -573,10 +593,31 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
 Result<CompileReport> Compile(const CompileOptions& o) {
   std::vector<fs::path> sources = {o.model};
   sources.insert(sources.end(), o.more_models.begin(), o.more_models.end());
-  if (!o.shape_profiles.empty()) {
-    if (sources.size() != 1)
+  if (!o.shape_profiles.empty() && sources.size() > 1) {
+    // A group of several models: each profile is one model's own shapes (its file name
+    // without .onnx), for models whose inputs share names at different shapes (an LLM's prefill
+    // and decode graphs).
+    if (!o.share_weights)
       return InvalidArgument(
-          "--shape-profile compiles one model at several shapes; give one model");
+          "--shape-profile with several models needs --share-weights (each profile then names a "
+          "model of the group)");
+    std::set<std::string> stems, named;
+    for (const auto& src : sources) stems.insert(Stem(src));
+    for (const auto& p : o.shape_profiles) {
+      if (!named.insert(p.name).second)
+        return InvalidArgument("--shape-profile " + p.name + " is given twice");
+      if (!stems.count(p.name)) {
+        std::string list;
+        for (const auto& stem : stems) list += (list.empty() ? "" : ", ") + stem;
+        return InvalidArgument("--shape-profile " + p.name +
+                               ": with several models, a profile names a model of the group by "
+                               "its file name without .onnx (" +
+                               list + ")");
+      }
+    }
+    return CompileGroup(o, sources, {});
+  }
+  if (!o.shape_profiles.empty()) {
     if (o.shape_profiles.size() < 2)
       return InvalidArgument("give at least two --shape-profile (e.g. prefill and decode)");
     std::vector<std::string> names;
@@ -603,6 +644,14 @@ Result<CompileReport> Compile(const CompileOptions& o) {
       if (o.node_name_prefixes.size() != sources.size())
         return InvalidArgument("give --node-name-prefix once per model");
       one.node_name_prefixes = {o.node_name_prefixes[&src - &sources[0]]};
+    }
+    if (o.after_publish) {  // what it describes is every model published so far
+      one.after_publish = [&](const CompileReport& published) {
+        CompileReport so_far = all;
+        so_far.files.insert(so_far.files.end(), published.files.begin(), published.files.end());
+        so_far.models.insert(so_far.models.end(), published.models.begin(), published.models.end());
+        return o.after_publish(so_far);
+      };
     }
     auto r = CompileGroup(one, {src}, {});
     if (!r.ok()) return r.status().WithContext(src.string());

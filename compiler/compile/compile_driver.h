@@ -15,6 +15,8 @@
 
 namespace ortc::compile {
 
+struct CompileReport;
+
 struct CompileOptions {
   std::filesystem::path model;
   // Further models. With share_weights they form a weight-sharing group: one ctx model each and
@@ -51,6 +53,11 @@ struct CompileOptions {
   bool if_changed = false;
   // Called as work progresses: phase name, done and total units (bytes while writing).
   std::function<void(const std::string& phase, int64_t done, int64_t total)> progress;
+  // Called while the output folder's publish lock is held, before this compile's first rename
+  // and after its last: a file that must describe the published set (a bundle's manifest) is
+  // written there, so no other compile into the folder comes between the two.
+  std::function<Status()> before_publish;
+  std::function<Status(const CompileReport& published)> after_publish;
 };
 
 struct WrittenFile {

@@ -26,6 +26,22 @@ onnx::ModelProto ModelShell(const onnx::ModelProto& src) {
   return m;
 }
 
+// Writes `inferred` into a graph output's declared shape where the declaration has no size
+// (no shape, or symbolic dims) and `inferred` is static of the same rank; declared sizes stay.
+void StaticOutputShape(const graph::Shape& inferred, onnx::ValueInfoProto* out) {
+  if (!inferred.rank_known || !inferred.is_static()) return;
+  auto* tensor = out->mutable_type()->mutable_tensor_type();
+  if (tensor->has_shape() && tensor->shape().dim_size() != static_cast<int>(inferred.dims.size()))
+    return;
+  if (!tensor->has_shape()) {
+    for (size_t i = 0; i < inferred.dims.size(); ++i) tensor->mutable_shape()->add_dim();
+  }
+  for (int i = 0; i < tensor->shape().dim_size(); ++i) {
+    auto* dim = tensor->mutable_shape()->mutable_dim(i);
+    if (!dim->has_dim_value()) dim->set_dim_value(inferred.dims[i].value);
+  }
+}
+
 }  // namespace
 
 Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
@@ -93,6 +109,13 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
     prop->set_value(graph::InputValuesMetadata(model.fixed_inputs));
   }
   *dst->mutable_output() = src.output();
+  // Outputs the source left symbolic ([batch, total_sequence]) get the static shapes that
+  // --input-shape and shape inference gave them, so the ctx model says what it produces.
+  for (auto& out_vi : *dst->mutable_output()) {
+    const int v = g.FindValue(out_vi.name());
+    if (v >= 0 && out_vi.type().has_tensor_type())
+      StaticOutputShape(g.values[v].info.shape, &out_vi);
+  }
   for (const auto& vi : src.value_info()) {
     if (live_values.count(vi.name())) *dst->add_value_info() = vi;
   }

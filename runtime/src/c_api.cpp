@@ -16,11 +16,13 @@ static_assert(static_cast<int>(ortc::StatusCode::kInvalidArgument) == ORTC_INVAL
               static_cast<int>(ortc::StatusCode::kEpFail) == ORTC_EP_FAIL &&
               static_cast<int>(ortc::StatusCode::kModelRequiresCompilation) ==
                   ORTC_MODEL_REQUIRES_COMPILATION &&
-              static_cast<int>(ortc::StatusCode::kIoError) == ORTC_IO_ERROR);
+              static_cast<int>(ortc::StatusCode::kIoError) == ORTC_IO_ERROR &&
+              static_cast<int>(ortc::StatusCode::kOutOfMemory) == ORTC_OUT_OF_MEMORY);
 
 namespace {
 
 using ortc::c_api::Invalid;
+using ortc::c_api::Thrown;
 using ortc::c_api::ToC;
 
 const ortc::TensorInfo* InfoAt(const std::vector<ortc::TensorInfo>& infos, size_t i) {
@@ -38,7 +40,7 @@ OrtcStatus* CreateSession(const char* what, OrtcSession** out, Make make) {
     *out = new OrtcSession{std::move(s).value()};
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string(what) + ": " + e.what());
+    return Thrown(std::string(what), e);
   }
 }
 
@@ -70,7 +72,7 @@ OrtcStatus* ortc_session_options_create(OrtcSessionOptions** out) {
     return nullptr;
   } catch (const std::exception& e) {
     *out = nullptr;
-    return Invalid(std::string("ortc_session_options_create: ") + e.what());
+    return Thrown("ortc_session_options_create", e);
   }
 }
 void ortc_session_options_release(OrtcSessionOptions* o) {
@@ -105,7 +107,7 @@ OrtcStatus* ortc_session_options_set_device_json(OrtcSessionOptions* o, const ch
     o->options.device = o->device.get();
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_options_set_device_json: ") + e.what());
+    return Thrown("ortc_session_options_set_device_json", e);
   }
 }
 OrtcStatus* ortc_session_options_set_context_file_path(OrtcSessionOptions* o, const char* path) {
@@ -147,7 +149,7 @@ OrtcStatus* ortc_session_end_profiling(const OrtcSession* s, const char* path) {
   try {
     return ToC(s->session->EndProfiling(path));
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_end_profiling: ") + e.what());
+    return Thrown("ortc_session_end_profiling", e);
   }
 }
 
@@ -248,7 +250,7 @@ OrtcStatus* ortc_session_run_outputs(const OrtcSession* s, const char* const* na
     for (size_t i = 0; i < r->size(); ++i) outputs[i] = new OrtcTensor{(*r)[i]};
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_run: ") + e.what());
+    return Thrown("ortc_session_run", e);
   }
 }
 
@@ -286,7 +288,7 @@ OrtcStatus* ortc_session_run_bound(const OrtcSession* s, const char* const* in_n
     }
     return ToC(s->session->RunBound(feeds, bound).status());
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_run_bound: ") + e.what());
+    return Thrown("ortc_session_run_bound", e);
   }
 }
 

@@ -1,5 +1,5 @@
 // The C API's device memory and generation calls: thin wrappers over Session::AllocateDevice,
-// Session::CopyToHost and GenerateGreedy that never let an exception cross.
+// Session::CopyToHost, Session::CopyBytes and GenerateGreedy that never let an exception cross.
 #include <climits>
 #include <string>
 #include <vector>
@@ -8,6 +8,7 @@
 #include "ortc/generate.h"
 
 using ortc::c_api::Invalid;
+using ortc::c_api::Thrown;
 using ortc::c_api::ToC;
 
 namespace {
@@ -37,7 +38,7 @@ OrtcStatus* ortc_session_allocate_device(const OrtcSession* s, const char* name,
     *out = new OrtcTensor{std::move(t).value()};
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_allocate_device: ") + e.what());
+    return Thrown("ortc_session_allocate_device", e);
   }
 }
 
@@ -51,7 +52,17 @@ OrtcStatus* ortc_session_copy_to_host(const OrtcSession* s, const OrtcTensor* de
     *out = new OrtcTensor{std::move(t).value()};
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_session_copy_to_host: ") + e.what());
+    return Thrown("ortc_session_copy_to_host", e);
+  }
+}
+
+OrtcStatus* ortc_session_copy_bytes(const OrtcSession* s, OrtcTensor* dst, size_t dst_offset,
+                                    const OrtcTensor* src, size_t src_offset, size_t bytes) {
+  if (!s || !dst || !src) return Invalid("ortc_session_copy_bytes: NULL argument");
+  try {
+    return ToC(s->session->CopyBytes(&dst->tensor, dst_offset, src->tensor, src_offset, bytes));
+  } catch (const std::exception& e) {
+    return Thrown("ortc_session_copy_bytes", e);
   }
 }
 
@@ -82,7 +93,7 @@ OrtcStatus* ortc_generate_greedy(const OrtcSession* prefill, const OrtcSession* 
     }
     return nullptr;
   } catch (const std::exception& e) {
-    return Invalid(std::string("ortc_generate_greedy: ") + e.what());
+    return Thrown("ortc_generate_greedy", e);
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <new>
 #include <string>
 
 #include "ortc/ortc_c.h"
@@ -31,6 +32,14 @@ inline OrtcStatus* ToC(const ortc::Status& s) {
 
 inline OrtcStatus* Invalid(const std::string& m) {
   return ToC(ortc::InvalidArgument(m));
+}
+
+// What a call threw, as a status that never lets the exception cross: ORTC_OUT_OF_MEMORY for a
+// failed allocation, ORTC_INVALID_ARGUMENT otherwise.
+inline OrtcStatus* Thrown(const std::string& call, const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e))
+    return ToC(ortc::OutOfMemory(call + ": out of memory"));
+  return Invalid(call + ": " + e.what());
 }
 
 }  // namespace ortc::c_api

@@ -1,5 +1,6 @@
 // Device memory at the session's edges: which inputs and outputs only one backend graph touches
 // (found once at load), and the Session calls that allocate such memory and copy it back.
+#include <cstring>
 #include <set>
 
 #include "exec/plugin_node.h"
@@ -113,22 +114,56 @@ Result<Tensor> Session::AllocateDevice(const std::string& name) const {
                           std::move(owner));
 }
 
+namespace {
+
+// The backend library whose device memory MemoryLocation::kCudaDevice names, among the graphs
+// of this session, or nullptr.
+const plugin::BackendLibrary* CudaLibrary(const std::map<std::string, DeviceValue>& values) {
+  for (const auto& [name, value] : values)
+    if (value.library->name() == "cuda") return value.library.get();
+  return nullptr;
+}
+
+int32_t PluginLocation(const Tensor& t) {
+  return t.location() == MemoryLocation::kHost ? ORTC_MEMORY_HOST : ORTC_MEMORY_DEVICE;
+}
+
+}  // namespace
+
 Result<Tensor> Session::CopyToHost(const Tensor& device_tensor) const {
   if (device_tensor.location() == MemoryLocation::kHost || !device_tensor.is_tensor())
     return InvalidArgument("CopyToHost takes a device tensor");
-  for (const auto& [name, value] : impl_->device_values) {
-    (void)name;
-    const auto& library = value.library;
-    if (library->name() != "cuda") continue;  // MemoryLocation::kCudaDevice is CUDA's memory
-    Tensor host = Tensor::AllocateUninitialized(device_tensor.dtype(), device_tensor.shape());
-    ORTC_RETURN_IF_ERROR(library->StatusOf(
-        library->table()->copy_memory(library->table(), host.mutable_raw(), ORTC_MEMORY_HOST,
-                                      device_tensor.raw(), ORTC_MEMORY_DEVICE,
-                                      device_tensor.byte_size()),
-        "copying a device tensor to the host"));
-    return host;
+  Tensor host = Tensor::AllocateUninitialized(device_tensor.dtype(), device_tensor.shape());
+  ORTC_RETURN_IF_ERROR(CopyBytes(&host, 0, device_tensor, 0, device_tensor.byte_size()));
+  return host;
+}
+
+Status Session::CopyBytes(Tensor* dst, size_t dst_offset, const Tensor& src, size_t src_offset,
+                          size_t bytes) const {
+  for (const Tensor* t : {static_cast<const Tensor*>(dst), &src})
+    if (!t->is_tensor() || t->dtype() == DataType::kString || t->empty())
+      return InvalidArgument("CopyBytes takes numeric tensors");
+  if (dst_offset > dst->byte_size() || bytes > dst->byte_size() - dst_offset ||
+      src_offset > src.byte_size() || bytes > src.byte_size() - src_offset)
+    return InvalidArgument("CopyBytes: " + std::to_string(bytes) + " bytes at offsets " +
+                           std::to_string(src_offset) + " -> " + std::to_string(dst_offset) +
+                           " pass the end of a tensor (" + std::to_string(src.byte_size()) +
+                           " and " + std::to_string(dst->byte_size()) + " bytes)");
+  if (bytes == 0) return Status::Ok();
+  auto* to = static_cast<char*>(dst->mutable_raw());
+  if (!to) return InvalidArgument("CopyBytes: the destination is a read-only view");
+  const auto* from = static_cast<const char*>(src.raw());
+  if (dst->location() == MemoryLocation::kHost && src.location() == MemoryLocation::kHost) {
+    std::memmove(to + dst_offset, from + src_offset, bytes);
+    return Status::Ok();
   }
-  return InvalidArgument("no graph of this session runs on the device that holds the tensor");
+  const plugin::BackendLibrary* library = CudaLibrary(impl_->device_values);
+  if (!library)
+    return InvalidArgument("no graph of this session runs on the device that holds the tensor");
+  return library->StatusOf(
+      library->table()->copy_memory(library->table(), to + dst_offset, PluginLocation(*dst),
+                                    from + src_offset, PluginLocation(src), bytes),
+      "copying " + std::to_string(bytes) + " bytes of device memory");
 }
 
 }  // namespace ortc

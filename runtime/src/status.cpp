@@ -21,6 +21,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "MODEL_REQUIRES_COMPILATION";
     case StatusCode::kIoError:
       return "IO_ERROR";
+    case StatusCode::kOutOfMemory:
+      return "OUT_OF_MEMORY";
   }
   return "UNKNOWN";
 }

@@ -14,6 +14,11 @@ runs on each family (FAMILIES):
 3. The pair compiled as one `--share-weights` group for the CPU (two ctx models, one binary,
    every weight stored once: the decode model adds no bytes) gives the same tokens, and the JSON
    report has the fields schemas/cli_reports.md lists.
+   The pair at static shapes with a padded cache (the prefill at the prompt's length, the decode
+   step with a past of 63 rows and a mask of 64, each model's shapes a --shape-profile naming
+   it; one group): one compiled decode graph serves every step (the runtime keeps the valid
+   rows first and moves each appended row to the first free one) and gives the same tokens;
+   asking past the cache is an error.
 4. The GenAI form, compiled for the CPU: the same tokens as ONNX Runtime, starting from empty
    caches. Llama: GroupQueryAttention with rotary, SimplifiedLayerNormalization,
    SkipSimplifiedLayerNormalization, MatMulNBits 4-bit weights (its own weights). GPT-2:
@@ -26,8 +31,8 @@ runs on each family (FAMILIES):
    profiles (--shape-profile prefill / decode: two ctx models, one binary, each weight once): one
    compiled decode graph serves every step and gives the same tokens; asking past the cache is
    an error.
-5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step, the
-   GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
+5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step with a
+   growing and with a padded cache, the GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
    node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), every
    attention recognised (the decode steps' as decode kernels; the Llama family's rotations as
    rotary ops in both forms), and its CUDA program agrees with the CPU runtime in the host
@@ -39,11 +44,13 @@ runs on each family (FAMILIES):
    group, one CUDA binary), run by `ortc
    generate` with the emulator backend plugin (the CUDA programs executed on the host, "device"
    memory being host memory): ONNX Runtime's 32 tokens at fp32, with the cache kept in device
-   memory from the prefill to the last step ("kv_cache": "device").
+   memory from the prefill to the last step ("kv_cache": "device"). The same for the Hugging
+   Face pair with a padded cache, compiled for --ep cuda,cpu as one group (one CUDA group each).
 8. The same generation through the real CUDA plugin and the stand-in CUDA libraries (which
    record every call and count the bytes each copy moves): one CUDA graph launch per token,
    across the bus only the ids, mask and positions in and the logits out, never the cache, no
-   device-to-device copy of it either (bound into the captured graphs), and
+   device-to-device copy of it either (bound into the captured graphs) but, for the padded
+   cache, each new row moved once from the end of the present to the first free row, and
    the group's weights uploaded once for the prefill and decode sessions together.
 Usage: generate_kv.py ORTC_BINARY WORK_DIR [EMULATOR_BINARY EMULATOR_PLUGIN_DIR [STANDIN_DIR]]
 Exit 77 (skip) when onnxruntime-node is not installed.
@@ -229,6 +236,42 @@ def compile_fixed_profiles(ortc, work, fam, ep, extra):
     return {name: os.path.join(out, f"{fam.stem}_genai_{name}_ctx.onnx") for name in rows}, report
 
 
+def compile_padded_pair(ortc, work, fam, ep, extra):
+    """The Hugging Face pair at static shapes, a padded cache: the prefill at PROMPTS[0]'s length,
+    the decode step with a past of FIXED - 1 rows (its present FIXED) and a mask of FIXED, each
+    model's shapes given by a --shape-profile that names it, as one --share-weights group (two
+    ctx models, one binary per backend, the decode model adding no weight). Returns
+    ({"prefill" | "decode": ctx model}, the compile's report)."""
+    prefill, decode = fam.path(work, "prefill"), fam.path(work, "decode")
+    n = len(PROMPTS[0])
+    rows = {"input_ids": 1, "position_ids": 1}
+    decode_shapes = {k: [1, r] for k, r in rows.items()} | {"attention_mask": [1, FIXED]} | cache_shapes(decode, FIXED - 1)
+    profiles = {f"{fam.stem}_prefill": {k: [1, n] for k in ("input_ids", "attention_mask", "position_ids")},
+                f"{fam.stem}_decode": decode_shapes}
+    out = os.path.join(work, f"{fam.stem}_padded_{ep.replace(',', '_')}")
+    args = [ortc, "compile", prefill, decode, "--share-weights", "--ep", ep, "-o", out + "/", "--json"] + extra
+    for name, shapes in profiles.items():
+        args += ["--shape-profile", name + ":" + ",".join(f"{k}=" + "x".join(map(str, d)) for k, d in shapes.items())]
+    report = json.loads(run(args).stdout)
+    kinds = sorted(f["kind"] for f in report["files"])
+    assert kinds.count("ctx_model") == 2 and kinds.count("context_binary") == 1, report["files"]
+    assert report["models"][1]["new_unique_bytes"] <= 0.01 * report["models"][0]["new_unique_bytes"], report["models"]
+    return {k: os.path.join(out, f"{fam.stem}_{k}_ctx.onnx") for k in ("prefill", "decode")}, report
+
+
+def check_padded_cpu(ortc, work, fam, want):
+    """Check 3b: the pair at static shapes with a padded cache, compiled for the CPU: one compiled
+    decode graph serves every step and gives ONNX Runtime's tokens; past the cache is an error."""
+    ctx, _ = compile_padded_pair(ortc, work, fam, "cpu", [])
+    got = ortc_generate(ortc, ctx["prefill"], ctx["decode"], PROMPTS[0])
+    assert got["tokens"] == want, f"{fam.name} padded cache: {got['tokens']} != ONNX Runtime's {want}"
+    full = run([ortc, "generate", ctx["prefill"], ctx["decode"], "--prompt-ids", ",".join(map(str, PROMPTS[0])),
+                "--max-new-tokens", str(FIXED)], ok=False)
+    assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
+    print(f"{fam.name} pair at static shapes with a padded cache of {FIXED - 1} rows (one compiled decode graph "
+          f"for every step, prefill and decode one group): {NEW_TOKENS} tokens equal to ONNX Runtime's")
+
+
 def check_cuda(ortc, emulator, work, fam):
     """Check 5: each graph at one decode step's shapes (prompt of CUDA_PROMPT, then a step at
     CUDA_PROMPT + 1): one CUDA group, and the emulator against the CPU runtime at fp32 and fp16.
@@ -242,6 +285,7 @@ def check_cuda(ortc, emulator, work, fam):
     prefill, decode, genai = (fam.path(work, k) for k in ("prefill", "decode", "genai"))
     graphs = ((prefill, step(prefill, CUDA_PROMPT, CUDA_PROMPT, 0)),
               (decode, step(decode, 1, CUDA_PROMPT + 1, CUDA_PROMPT)),
+              (decode, step(decode, 1, FIXED, FIXED - 1)),  # a padded cache
               (genai, step(genai, 1, CUDA_PROMPT + 1, CUDA_PROMPT)),
               (genai, step(genai, 1, FIXED, FIXED)))
     for model, shapes in graphs:
@@ -292,9 +336,15 @@ def host_bytes(model):
     return total
 
 
-def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_bytes):
-    """Check 8: the stand-in's record of a whole `ortc generate` through the real plugin."""
-    report_path = os.path.join(work, f"{fam.stem}_standin_report.json")
+def padded_rows_bytes(decode, rows):
+    """Bytes of `rows` rows of every cache of a decode model (float32, [1, heads, past, head size])."""
+    return sum(d[1] * rows * d[3] * 4 for n, d in model_inputs(decode).items() if n.startswith("past"))
+
+
+def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_bytes, moved_rows=0):
+    """Check 8: the stand-in's record of a whole `ortc generate` through the real plugin.
+    `moved_rows`: the cache rows the runtime moves device to device (a padded cache's new rows)."""
+    report_path = os.path.join(work, f"{fam.stem}_{os.path.basename(decode)}_standin_report.json")
     env = dict(os.environ, LD_LIBRARY_PATH=standin_dir, ORTC_STANDIN_SM="80", ORTC_STANDIN_REPORT=report_path)
     env.pop("ORTC_BACKEND_PATH", None)  # the real plugin, next to the ortc binary
     prompt = PROMPTS[0]
@@ -317,32 +367,51 @@ def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_by
     assert calls.get("bytes:HtoD") == want_in, (calls.get("bytes:HtoD"), want_in)
     assert calls.get("bytes:DtoH") == want_out, (calls.get("bytes:DtoH"), want_out)
     # The cache is bound into the captured graphs (the expanded GroupQueryAttention reads the
-    # past before it writes the present): not one byte copied device to device either.
-    assert calls.get("bytes:DtoD", 0) == 0, calls.get("bytes:DtoD")
-    print(f"{fam.name} through the real CUDA plugin (stand-in libraries): {NEW_TOKENS} graph launches for "
-          f"{NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and {want_out} out (logits); "
-          f"the cache stayed on the device, bound in place (0 bytes copied device to device); weights "
-          f"uploaded once for both sessions ({uploaded} bytes of {weight_bytes} distinct)")
+    # past before it writes the present): no byte copied device to device but a padded cache's
+    # new rows, each moved once from where the graph appended it to the first free row.
+    moved = padded_rows_bytes(decode, moved_rows)
+    assert calls.get("bytes:DtoD", 0) == moved, (calls.get("bytes:DtoD"), moved)
+    print(f"{fam.name} {os.path.basename(decode)} through the real CUDA plugin (stand-in libraries): "
+          f"{NEW_TOKENS} graph launches for {NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and "
+          f"{want_out} out (logits); the cache stayed on the device, bound into the graphs ({moved} bytes "
+          f"copied device to device: {moved_rows} new rows); weights uploaded once for both sessions "
+          f"({uploaded} bytes of {weight_bytes} distinct)")
 
 
-def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want):
-    """Check 7 (and 8 with the stand-in libraries): `ortc generate` through the CUDA programs of
-    the prefill and decode profiles, compiled as one group for --ep cuda,cpu."""
-    prompt = PROMPTS[0]
-    ctx, report = compile_fixed_profiles(ortc, work, fam, "cuda,cpu",
-                                         ["--max-partitions", "1", "--target-arch", "sm_80"])
-    prefill, decode = ctx["prefill"], ctx["decode"]
+def generate_on_plugin(ortc, plugin_dir, prefill, decode, prompt, want, what):
+    """`ortc generate` with the CUDA programs run by the emulator plugin: ONNX Runtime's tokens,
+    the cache in device memory for every step."""
     env = dict(os.environ, ORTC_BACKEND_PATH=plugin_dir)
     r = subprocess.run([ortc, "generate", prefill, decode, "--prompt-ids", ",".join(map(str, prompt)),
                         "--max-new-tokens", str(NEW_TOKENS), "--json"], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     got = json.loads(r.stdout)
-    assert got["tokens"] == want, f"{fam.name} through the CUDA programs: {got['tokens']} != ONNX Runtime's {want}"
+    assert got["tokens"] == want, f"{what} through the CUDA programs: {got['tokens']} != ONNX Runtime's {want}"
     assert got["kv_cache"] == "device", got
-    print(f"{fam.name} GenAI form through the compiled CUDA programs (emulated): {NEW_TOKENS} tokens equal "
-          f"to ONNX Runtime's, the cache in device memory for every step")
+    print(f"{what} through the compiled CUDA programs (emulated): {NEW_TOKENS} tokens equal to ONNX Runtime's, "
+          "the cache in device memory for every step")
+
+
+def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want, pair_want):
+    """Check 7 (and 8 with the stand-in libraries): `ortc generate` through the CUDA programs of
+    the GenAI model's prefill and decode profiles, compiled as one group for --ep cuda,cpu, and
+    of the Hugging Face pair with a padded cache, compiled as one group."""
+    prompt = PROMPTS[0]
+    cuda = ["--max-partitions", "1", "--target-arch", "sm_80"]
+    ctx, report = compile_fixed_profiles(ortc, work, fam, "cuda,cpu", cuda)
+    generate_on_plugin(ortc, plugin_dir, ctx["prefill"], ctx["decode"], prompt, want, f"{fam.name} GenAI form")
     if standin_dir:
-        check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, report["weights"]["unique_bytes"])
+        check_standin_calls(ortc, standin_dir, work, fam, ctx["prefill"], ctx["decode"],
+                            report["weights"]["unique_bytes"])
+
+    ctx, report = compile_padded_pair(ortc, work, fam, "cuda,cpu", cuda)
+    for b in report["backends"]:  # each graph one CUDA group, nothing on the CPU
+        assert (b["groups"], b["nodes"] == 0) == ((2, False) if b["name"] == "cuda" else (0, True)), report["backends"]
+    generate_on_plugin(ortc, plugin_dir, ctx["prefill"], ctx["decode"], prompt, pair_want,
+                       f"{fam.name} Hugging Face pair with a padded cache")
+    if standin_dir:  # the prompt's rows after the prefill, then one row a decode step
+        check_standin_calls(ortc, standin_dir, work, fam, ctx["prefill"], ctx["decode"],
+                            report["weights"]["unique_bytes"], moved_rows=len(prompt) + NEW_TOKENS - 1)
 
 
 def check_misuse(ortc, work, fam):
@@ -366,11 +435,12 @@ def main(ortc, work, emulator=None, plugin_dir=None, standin_dir=None):
     for fam in FAMILIES:
         run(["/usr/bin/python3", os.path.join(HERE, fam.script), work, "--seed", str(SEED)])
         pair_tokens = check_pair(ortc, work, fam)
+        check_padded_cpu(ortc, work, fam, pair_tokens[0])
         genai_tokens = check_genai(ortc, work, fam, pair_tokens)
         if cuda:
             cuda = check_cuda(ortc, emulator, work, fam)
         if cuda and plugin_dir:
-            check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, genai_tokens[0])
+            check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, genai_tokens[0], pair_tokens[0])
         check_misuse(ortc, work, fam)
     return 0
 

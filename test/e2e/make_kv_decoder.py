@@ -6,8 +6,8 @@ axes and the same weights (same names and bytes, so `--share-weights` stores the
 
 The architecture: token embedding; per layer RMSNorm, q/k/v projections, rotary embedding
 (rotate-half form, cos/sin tables gathered by position_ids), grouped-query attention (key/value
-heads repeated with Unsqueeze/Expand/Reshape), a causal and padding mask built from position_ids
-and attention_mask, softmax attention, output projection and residual, RMSNorm, SwiGLU MLP and
+heads repeated with Unsqueeze/Expand/Reshape), a causal mask over cache slots (transformers'
+cache_position: past length + 0..S-1) and a padding mask from attention_mask, softmax attention, output projection and residual, RMSNorm, SwiGLU MLP and
 residual; final RMSNorm and an untied LM head.
 
 Inputs:  input_ids [B, S] int64, attention_mask [B, P + S] int64, position_ids [B, S] int64,
@@ -114,12 +114,18 @@ def build(with_past, p):
     # Rotary tables at each token's position: [B, 1, S, D].
     cos = g.op("Unsqueeze", [g.op("Gather", ["cos", "position_ids"]), g.const("ax1", np.array([1]))])
     sin = g.op("Unsqueeze", [g.op("Gather", ["sin", "position_ids"]), "ax1"])
-    # Mask [B, 1, S, T]: key j visible to the query at position p when j <= p and the attention
-    # mask keeps j; additive 0 or the float32 lowest.
+    # Mask [B, 1, S, T] as transformers builds it: key j visible to the query in cache slot c
+    # when j <= c and the attention mask keeps j; additive 0 or the float32 lowest. The query's
+    # slots are the cache's next ones (past length + 0..S-1, transformers' cache_position), not
+    # its position_ids, so a cache with masked rows (padding) keeps the causal rule right.
     total = g.op("Shape", ["attention_mask"], start=1, end=2)
     key_pos = g.op("Range", [g.const("izero", np.array(0)), g.op("Squeeze", [total, "zero1"]), g.const("ione", np.array(1))])
+    past_len = (g.op("Squeeze", [g.op("Shape", ["past_key_0"], start=2, end=3), "zero1"]) if with_past
+                else "izero")
+    rows = g.op("Squeeze", [g.op("Shape", ["input_ids"], start=1, end=2), "zero1"])
+    slots = g.op("Range", [past_len, g.op("Add", [past_len, rows]), "ione"])
     causal = g.op("LessOrEqual", [g.op("Reshape", [key_pos, g.const("shape_keys", np.array([1, 1, 1, -1]))]),
-                                  g.op("Unsqueeze", ["position_ids", g.const("ax13", np.array([1, 3]))])])
+                                  g.op("Reshape", [slots, g.const("shape_slots", np.array([1, 1, -1, 1]))])])
     keep = g.op("Cast", [g.op("Unsqueeze", ["attention_mask", g.const("ax12", np.array([1, 2]))])], to=TensorProto.BOOL)
     mask = g.op("Where", [g.op("And", [causal, keep]), "fzero", "masked"])
     for i in range(LAYERS):

@@ -10,7 +10,13 @@ build=$2
 work=$3
 src=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$work" && mkdir -p "$work"
-"$src/scripts/pack_runtime" "$work/ortc-runtime.tar.gz" "$build"
+# Run from outside the repository, the output named relative to there: the script resolves it
+# against the caller's folder and, with no build folder given, uses the repository's build/.
+if [ "$(realpath "$build")" = "$src/build" ]; then
+  (cd "$work" && "$src/scripts/pack_runtime" ortc-runtime.tar.gz)
+else
+  (cd "$work" && "$src/scripts/pack_runtime" ortc-runtime.tar.gz "$(realpath "$build")")
+fi
 device=$(mktemp -d)
 trap 'rm -rf "$device"' EXIT
 tar -C "$device" -xzf "$work/ortc-runtime.tar.gz"

@@ -8,6 +8,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loader/cpu_program_validator_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format/mapped_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format/sha256_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format/temp_registry_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate/past_input_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp

@@ -6,7 +6,14 @@
 // One model with past inputs may serve as both (ONNX Runtime GenAI's form): the prefill then
 // starts from empty caches (batch 1, length 0). A model compiled with a static attention_mask
 // [1, M] and caches of M rows (a fixed-size cache, one compiled graph for every step) gets the
-// mask padded with zeros to M and its caches passed back whole. Where a backend graph alone
+// mask padded with zeros to M and its caches passed back whole. A decode model compiled at
+// static shapes whose present has one row more than its past ([1, H, W, D] -> [1, H, W + 1, D],
+// the Hugging Face form with the cache concatenated inside the graph) has a padded cache: the
+// past's valid rows come first and the rest are masked (attention_mask [1, W + 1]: ones for the
+// valid rows and the new token, zeros between), and after each step the row the graph appended
+// is moved to the first free row. That needs the model's causal rule over cache slots (key
+// slot <= the query's slot, past length + i, as transformers builds it from cache_position),
+// not over position_ids, and attention_mask honoured for every key. Where a backend graph alone
 // reads the decode step's past input and writes the present outputs of both graphs (a
 // fixed-size cache compiled for CUDA), the cache lives in device memory (Session::AllocateDevice)
 // from the prefill to the last step, updated in place.

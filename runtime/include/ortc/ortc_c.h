@@ -33,7 +33,8 @@ typedef enum {
   ORTC_NOT_IMPLEMENTED = 4,
   ORTC_EP_FAIL = 5,
   ORTC_MODEL_REQUIRES_COMPILATION = 6,
-  ORTC_IO_ERROR = 7
+  ORTC_IO_ERROR = 7,
+  ORTC_OUT_OF_MEMORY = 8
 } OrtcCode;
 
 typedef struct OrtcStatus OrtcStatus;
@@ -158,6 +159,11 @@ OrtcStatus* ortc_session_allocate_device(const OrtcSession* session, const char*
 /* A host copy (owned) of a tensor from ortc_session_allocate_device. */
 OrtcStatus* ortc_session_copy_to_host(const OrtcSession* session, const OrtcTensor* device_tensor,
                                       OrtcTensor** out);
+/* Copies `bytes` from byte src_offset of `src` to byte dst_offset of `dst` (host tensors or
+ * tensors of ortc_session_allocate_device, either way or device to device), returning when the
+ * bytes are there; a range past a tensor's end is an error and moves nothing. */
+OrtcStatus* ortc_session_copy_bytes(const OrtcSession* session, OrtcTensor* dst, size_t dst_offset,
+                                    const OrtcTensor* src, size_t src_offset, size_t bytes);
 
 /* Greedy generation over a prefill and a decode session with a KV cache (ortc/generate.h says
  * which models fit: Hugging Face's past_* / present_* form, or ONNX Runtime GenAI's one model for

@@ -171,6 +171,12 @@ class Session {
   Result<Tensor> AllocateDevice(const std::string& name) const;
   // A host copy of a device tensor of one of this session's backends.
   Result<Tensor> CopyToHost(const Tensor& device_tensor) const;
+  // Copies `bytes` from byte `src_offset` of `src` to byte `dst_offset` of `dst`, each a host
+  // tensor or a device tensor of this session's backend, either way or device to device;
+  // returns when the bytes are there. For moving part of a device tensor without a host round
+  // trip (a cache's rows). Fails when a range passes the end of its tensor.
+  Status CopyBytes(Tensor* dst, size_t dst_offset, const Tensor& src, size_t src_offset,
+                   size_t bytes) const;
 
   // With enable_profiling: writes every event recorded since the session was created (or since
   // the last EndProfiling) to `path` as a Chrome trace (a JSON array of "X" events, the format

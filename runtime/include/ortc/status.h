@@ -19,6 +19,7 @@ enum class StatusCode {
   kEpFail,
   kModelRequiresCompilation,
   kIoError,
+  kOutOfMemory,  // an allocation failed: the model or its inputs need more memory than there is
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -57,6 +58,9 @@ inline Status NotImplemented(std::string m) {
 }
 inline Status IoError(std::string m) {
   return {StatusCode::kIoError, std::move(m)};
+}
+inline Status OutOfMemory(std::string m) {
+  return {StatusCode::kOutOfMemory, std::move(m)};
 }
 
 // Either a value or a non-ok Status.

@@ -128,8 +128,8 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
     try {
       arena = AcquireBuffer(static_cast<size_t>(g.arena_bytes), false);
     } catch (const std::bad_alloc&) {
-      return InvalidArgument("cannot allocate the " + std::to_string(g.arena_bytes) +
-                             "-byte arena");
+      return OutOfMemory("cannot allocate the " + std::to_string(g.arena_bytes) +
+                         "-byte arena of this run");
     }
   }
   for (size_t v = 0; v < n; ++v) {
@@ -190,11 +190,11 @@ Result<std::vector<Tensor>> Execute(const ExecGraph& g, const std::vector<Tensor
     try {
       s = op.kernel(ctx);
     } catch (const std::bad_alloc&) {
-      s = InvalidArgument("out of memory allocating an output (shape too large?)");
+      s = OutOfMemory("out of memory allocating an output (shape too large?)");
     } catch (const MalformedNode& e) {
       s = InvalidGraph(e.what());
     } catch (const TensorTooLarge& e) {
-      s = InvalidArgument(e.what());
+      s = OutOfMemory(e.what());  // more than the session lets one tensor take
     } catch (const std::exception& e) {
       s = InvalidArgument(std::string("kernel failed: ") + e.what());
     }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "format/temp_registry.h"
+
 namespace ortc::format {
 
 Status WriteFileAtomically(const std::filesystem::path& path,
@@ -13,6 +15,7 @@ Status WriteFileAtomically(const std::filesystem::path& path,
   std::filesystem::path temp = path;
   temp += ".ortc-tmp-" + std::to_string(::getpid());
   bool ok = false;
+  RegisterTempPath(temp.string());  // a signal while it is written removes it
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     ok = out && write(out);
@@ -21,8 +24,9 @@ Status WriteFileAtomically(const std::filesystem::path& path,
   }
   std::error_code ec;
   if (ok) std::filesystem::rename(temp, path, ec);
+  if (!ok || ec) std::filesystem::remove(temp, ec);
+  UnregisterTempPath(temp.string());
   if (!ok || ec) {
-    std::filesystem::remove(temp, ec);
     return Status(StatusCode::kIoError,
                   "cannot write " + path.string() + " (disk full or not writable?)");
   }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "format/path_inside.h"
+
 namespace ortc::format {
 namespace {
 
@@ -131,26 +133,12 @@ void AddEpContextOpset(onnx::ModelProto* model) {
 Result<std::filesystem::path> ResolveContextBinary(const std::filesystem::path& dir,
                                                    const std::string& rel_text,
                                                    const std::string& node) {
-  const std::filesystem::path rel(rel_text);
   if (rel_text.empty())
     return InvalidGraph("EPContext node '" + node + "' names no context binary");
-  if (rel.is_absolute())
+  if (std::filesystem::path(rel_text).is_absolute())
     return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
                         "' is absolute; it must be relative to the model");
-  for (const auto& part : rel) {
-    if (part == "..")
-      return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
-                          "' leaves the model's folder");
-  }
-  std::error_code ec;
-  const std::filesystem::path base =
-      std::filesystem::weakly_canonical(dir.empty() ? std::filesystem::path(".") : dir, ec);
-  const std::filesystem::path full = std::filesystem::weakly_canonical(base / rel, ec);
-  auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-  if (bi != base.end())
-    return InvalidGraph("EPContext node '" + node + "': ep_cache_context '" + rel_text +
-                        "' resolves outside the model's folder");
-  return full;
+  return ResolveInside(dir, rel_text, "EPContext node '" + node + "': ep_cache_context");
 }
 
 }  // namespace ortc::format

@@ -1,7 +1,13 @@
 // Greedy generation: the prefill run, then one decode run per new token with the previous
-// step's present_* outputs passed back as past_* inputs. A fixed-size cache that backend graphs
-// alone read and write stays in device memory for the whole generation: only the token, mask
-// and positions go in and the logits come out.
+// step's present_* outputs passed back as past_* inputs. A cache of static shape that backend
+// graphs alone read and write stays in device memory for the whole generation: only the token,
+// mask and positions go in and the logits come out. Three cache forms:
+// - growing (run-time shapes): the present fed back whole as the next past;
+// - fixed-size (ONNX Runtime GenAI's shared buffer): past and present of one shape, the mask
+//   zero after the valid rows;
+// - padded (the Hugging Face form compiled at static shapes): a past of W rows, the valid ones
+//   first and the rest masked; the graph appends the new token after all W rows, and the
+//   runtime moves that row to the first free one.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -28,6 +34,12 @@ bool IsPast(const TensorInfo& in) {
 
 // A cache input of no rows yet: batch 1, every other run-time size 0 (the cache's length); a
 // fixed-size cache (every size static) is zeros, its rows marked invalid by the mask.
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 Result<Tensor> EmptyCache(const TensorInfo& in) {
   std::vector<int64_t> shape = in.shape;
   int dynamic = 0;
@@ -58,9 +70,12 @@ int64_t FixedMaskLength(const Session& s) {
 
 // The feeds every step has: the new tokens, the mask over every position so far (ones, then
 // zeros up to a fixed-size cache's length), their positions.
+// A fixed-size cache's mask is zero after the valid positions; a padded cache's is zero
+// between its valid rows and the new tokens, which the graph appends after its whole past.
 Result<std::vector<std::pair<std::string, Tensor>>> TokenFeeds(const Session& s,
                                                                const std::vector<int64_t>& tokens,
-                                                               int64_t first_position) {
+                                                               int64_t first_position,
+                                                               bool padded) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{"input_ids", Int64Row(tokens)}};
   const int64_t total = first_position + static_cast<int64_t>(tokens.size());
   for (const auto& in : s.inputs())
@@ -77,7 +92,12 @@ Result<std::vector<std::pair<std::string, Tensor>>> TokenFeeds(const Session& s,
                            "compile with a longer attention_mask and cache");
   if (HasInput(s, "attention_mask")) {
     std::vector<int64_t> mask(static_cast<size_t>(fixed > 0 ? fixed : total), 0);
-    std::fill(mask.begin(), mask.begin() + total, 1);
+    if (padded) {  // the cache's valid rows, then masked free rows, then the new tokens
+      std::fill(mask.begin(), mask.begin() + first_position, 1);
+      std::fill(mask.end() - static_cast<int64_t>(tokens.size()), mask.end(), 1);
+    } else {
+      std::fill(mask.begin(), mask.begin() + total, 1);
+    }
     feeds.emplace_back("attention_mask", Int64Row(mask));
   }
   if (HasInput(s, "position_ids")) {
@@ -122,13 +142,32 @@ bool DeviceResident(const Session& prefill, const Session& decode, const std::st
   return true;
 }
 
+// The axis along which a decode step's present grows its past by one row, when both have
+// static shapes that differ there alone (the Hugging Face form compiled at static shapes: a
+// padded cache); -1 otherwise.
+int PaddedAxis(const TensorInfo& past, const TensorInfo& present) {
+  if (!StaticShape(past) || !StaticShape(present) || past.shape.size() != present.shape.size() ||
+      past.dtype != present.dtype)
+    return -1;
+  int axis = -1;
+  for (size_t i = 0; i < past.shape.size(); ++i) {
+    if (past.shape[i] == present.shape[i]) continue;
+    if (axis >= 0 || present.shape[i] != past.shape[i] + 1) return -1;
+    axis = static_cast<int>(i);
+  }
+  return axis;
+}
+
 // One cache (a past input and the present outputs that feed it). A device-resident cache has
 // one device buffer, updated in place when the graph that reads the past writes the present
-// too (the graph reads its inputs first), else two that take turns.
+// too (the graph reads its inputs first), else two that take turns. A padded cache keeps its
+// valid rows first in the past buffer: after each step the present's new rows move after them.
 struct CacheSlot {
   Tensor feed;                  // what the next step reads as its past input
   std::vector<Tensor> buffers;  // device memory; empty for a host cache
   bool in_place = false;
+  int padded_axis = -1;                    // >= 0: a padded cache, its rows along this axis
+  Tensor prefill_present, decode_present;  // its bound present buffers (unset: host outputs)
 
   // The device buffer a step writes the present into.
   const Tensor& Target() const {
@@ -139,17 +178,54 @@ struct CacheSlot {
 
 using Caches = std::map<std::string, CacheSlot>;  // by past input name
 
+// Stores a step's new rows of a padded cache (the last `rows` of `present` along `axis`) in
+// the past buffer after its `valid` rows, where the next step reads them; rows past the
+// buffer's end are dropped (the context is then full and the next step refused). One copy per
+// block of the dimensions before the axis (each head's rows are contiguous).
+Status StoreNewRows(const Session& s, const Tensor& present, int64_t rows, Tensor* past,
+                    int64_t valid, int axis) {
+  const auto& from = present.shape();
+  const auto& to = past->shape();
+  bool same = from.size() == to.size() && present.dtype() == past->dtype() && rows <= from[axis];
+  for (size_t i = 0; same && i < to.size(); ++i)
+    same = static_cast<int>(i) == axis || from[i] == to[i];
+  if (!same)
+    return InvalidArgument("a present output of shape " + ShapeText(from) +
+                           " does not match the decode graph's past of shape " + ShapeText(to));
+  const int64_t n = std::min(rows, to[axis] - valid);
+  if (n <= 0) return Status::Ok();
+  int64_t outer = 1, row_bytes = static_cast<int64_t>(ElementSize(past->dtype()));
+  for (int i = 0; i < axis; ++i) outer *= to[i];
+  for (size_t i = axis + 1; i < to.size(); ++i) row_bytes *= to[i];
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t src_row = o * from[axis] + from[axis] - rows, dst_row = o * to[axis] + valid;
+    ORTC_RETURN_IF_ERROR(s.CopyBytes(past, static_cast<size_t>(dst_row * row_bytes), present,
+                                     static_cast<size_t>(src_row * row_bytes),
+                                     static_cast<size_t>(n * row_bytes)));
+  }
+  return Status::Ok();
+}
+
 // Runs a step: the past inputs the session has, present outputs of device caches written into
-// their device buffers, host ones kept as the next past; returns the logits (host memory).
-Result<Tensor> Step(const Session& s, std::vector<std::pair<std::string, Tensor>> feeds,
+// their device buffers, host ones kept as the next past (padded caches: their new rows stored);
+// returns the logits (host memory).
+// `valid` and `rows`: the cache rows before the step and the step's new ones (the tokens).
+Result<Tensor> Step(const Session& s, const Session& decode, bool is_prefill, int64_t valid,
+                    int64_t rows, std::vector<std::pair<std::string, Tensor>> feeds,
                     Caches* caches) {
   for (const auto& [name, slot] : *caches)
     if (Find(s.inputs(), name)) feeds.emplace_back(name, slot.feed);
   std::vector<std::pair<std::string, Tensor>> bound;
   for (const auto& o : s.outputs()) {
     auto it = caches->find(PastInputFor(o.name));
-    if (it != caches->end() && !it->second.buffers.empty())
-      bound.emplace_back(o.name, it->second.Target());
+    if (it == caches->end()) continue;
+    const CacheSlot& slot = it->second;
+    if (slot.padded_axis >= 0) {
+      const Tensor& target = is_prefill ? slot.prefill_present : slot.decode_present;
+      if (!target.empty()) bound.emplace_back(o.name, target);
+    } else if (!slot.buffers.empty()) {
+      bound.emplace_back(o.name, slot.Target());
+    }
   }
   auto out = s.RunBound(feeds, bound);
   if (!out.ok()) return out.status();
@@ -161,7 +237,12 @@ Result<Tensor> Step(const Session& s, std::vector<std::pair<std::string, Tensor>
       logits = (*out)[i];
       have_logits = true;
     } else if (std::string past = PastInputFor(name); !past.empty()) {
-      (*caches)[past].feed = (*out)[i];
+      CacheSlot& slot = (*caches)[past];
+      if (slot.padded_axis >= 0)
+        ORTC_RETURN_IF_ERROR(
+            StoreNewRows(decode, (*out)[i], rows, &slot.feed, valid, slot.padded_axis));
+      else
+        slot.feed = (*out)[i];
     }
   }
   if (!have_logits) return InvalidArgument("the model has no output named 'logits'");
@@ -177,6 +258,33 @@ std::string PresentFor(const Session& s, const std::string& past) {
   return "";
 }
 
+// A padded cache's buffers: the past zero-filled (its free rows are masked),
+// in device memory where a backend graph alone reads it, and the present outputs bound to
+// device buffers where backend graphs alone write them at static shapes.
+Status MakePadded(const Session& prefill, const Session& decode, const TensorInfo& past,
+                  const std::string& present_prefill, const TensorInfo& present_decode,
+                  CacheSlot* slot) {
+  if (past.device.empty()) {
+    slot->feed = Tensor::Allocate(past.dtype, past.shape);
+  } else {
+    auto buffer = decode.AllocateDevice(past.name);
+    if (!buffer.ok()) return buffer.status();
+    slot->feed = *buffer;
+  }
+  if (!present_decode.device.empty()) {
+    auto buffer = decode.AllocateDevice(present_decode.name);
+    if (!buffer.ok()) return buffer.status();
+    slot->decode_present = *buffer;
+  }
+  const TensorInfo* pp = Find(prefill.outputs(), present_prefill);
+  if (pp && !pp->device.empty() && StaticShape(*pp)) {
+    auto buffer = prefill.AllocateDevice(present_prefill);
+    if (!buffer.ok()) return buffer.status();
+    slot->prefill_present = *buffer;
+  }
+  return Status::Ok();
+}
+
 // Every cache of the decode graph: device buffers where DeviceResident allows, the prefill's
 // starting value (empty caches) where the prefill takes past inputs.
 Result<Caches> MakeCaches(const Session& prefill, const Session& decode, bool* all_on_device) {
@@ -187,7 +295,13 @@ Result<Caches> MakeCaches(const Session& prefill, const Session& decode, bool* a
     CacheSlot slot;
     const std::string present_p = PresentFor(prefill, in.name);
     const std::string present_d = PresentFor(decode, in.name);
-    if (DeviceResident(prefill, decode, in.name, present_p, present_d)) {
+    const TensorInfo* present_info = Find(decode.outputs(), present_d);
+    slot.padded_axis = present_info ? PaddedAxis(in, *present_info) : -1;
+    if (slot.padded_axis >= 0) {
+      ORTC_RETURN_IF_ERROR(MakePadded(prefill, decode, in, present_p, *present_info, &slot));
+      *all_on_device = *all_on_device && slot.feed.location() != MemoryLocation::kHost &&
+                       !slot.decode_present.empty() && !slot.prefill_present.empty();
+    } else if (DeviceResident(prefill, decode, in.name, present_p, present_d)) {
       const TensorInfo* pd = Find(decode.outputs(), present_d);
       const TensorInfo* pp = Find(prefill.outputs(), present_p);
       const TensorInfo* prefill_past = Find(prefill.inputs(), in.name);
@@ -212,6 +326,10 @@ Result<Caches> MakeCaches(const Session& prefill, const Session& decode, bool* a
   for (const auto& in : prefill.inputs()) {
     if (!IsPast(in)) continue;
     CacheSlot& slot = caches[in.name];
+    if (slot.padded_axis >= 0)
+      return InvalidArgument("the decode model's cache '" + in.name +
+                             "' is padded (its present has one row more than its past, at static "
+                             "shapes); give a prefill model without past inputs");
     if (!slot.buffers.empty() && !in.device.empty() && in.shape == slot.buffers[0].shape()) {
       slot.feed = slot.buffers.back();  // zero-filled by AllocateDevice
       continue;
@@ -261,10 +379,18 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
   auto made = MakeCaches(prefill, decode, &r.cache_on_device);
   if (!made.ok()) return made.status();
   Caches cache = std::move(made).value();
+  const bool padded = std::any_of(cache.begin(), cache.end(),
+                                  [](const auto& c) { return c.second.padded_axis >= 0; });
+  if (padded && !std::all_of(cache.begin(), cache.end(),
+                             [](const auto& c) { return c.second.padded_axis >= 0; }))
+    return InvalidArgument(
+        "some caches of the decode model are padded (a present of one row more than the past, "
+        "at static shapes) and some are not; compile every cache the same way");
   auto start = Clock::now();
-  auto first_feeds = TokenFeeds(prefill, prompt, 0);
+  auto first_feeds = TokenFeeds(prefill, prompt, 0, padded);
   if (!first_feeds.ok()) return first_feeds.status();
-  auto logits = Step(prefill, std::move(*first_feeds), &cache);
+  auto logits = Step(prefill, decode, true, 0, static_cast<int64_t>(prompt.size()),
+                     std::move(*first_feeds), &cache);
   if (!logits.ok()) return Status(logits.status().code(), "prefill: " + logits.status().message());
   auto token = ArgmaxLast(*logits);
   if (!token.ok()) return token.status();
@@ -277,9 +403,9 @@ Result<GenerationResult> GenerateGreedy(const Session& prefill, const Session& d
   int64_t length = static_cast<int64_t>(prompt.size());
   start = Clock::now();
   while (static_cast<int>(r.tokens.size()) < options.max_new_tokens && !stop(r.tokens.back())) {
-    auto feeds = TokenFeeds(decode, {r.tokens.back()}, length);
+    auto feeds = TokenFeeds(decode, {r.tokens.back()}, length, padded);
     if (!feeds.ok()) return feeds.status();
-    logits = Step(decode, std::move(*feeds), &cache);
+    logits = Step(decode, decode, false, length, 1, std::move(*feeds), &cache);
     if (!logits.ok())
       return Status(logits.status().code(), "decode step " + std::to_string(r.decode_steps + 1) +
                                                 ": " + logits.status().message());

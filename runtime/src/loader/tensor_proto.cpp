@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "exec/shape_limit.h"
+#include "format/path_inside.h"
 
 namespace ortc::loader {
 namespace {
@@ -50,21 +51,9 @@ Result<int64_t> ElementCount(const onnx::TensorProto& p) {
 }
 
 Result<fs::path> Inside(const fs::path& base, const std::string& location) {
-  fs::path rel(location);
-  if (location.empty() || rel.is_absolute())
+  if (location.empty() || fs::path(location).is_absolute())
     return InvalidGraph("external data location '" + location + "' must be a relative path");
-  for (const auto& part : rel) {
-    if (part == "..")
-      return InvalidGraph("external data location '" + location + "' leaves the model's folder");
-  }
-  std::error_code ec;
-  const fs::path b = fs::weakly_canonical(base.empty() ? fs::path(".") : base, ec);
-  const fs::path full = fs::weakly_canonical(b / rel, ec);
-  auto [bi, fi] = std::mismatch(b.begin(), b.end(), full.begin(), full.end());
-  if (bi != b.end())
-    return InvalidGraph("external data location '" + location +
-                        "' resolves outside the model's folder");
-  return full;
+  return format::ResolveInside(base, location, "external data location");
 }
 
 }  // namespace

@@ -14,10 +14,20 @@ Result<BundleCheck> VerifyBundle(const fs::path& dir) {
   const fs::path path = dir / kBundleManifestName;
   if (Status s = format::CheckRegularFile(path); s.code() == StatusCode::kIoError) return s;
   std::ifstream in(path);
-  if (!in)
+  if (!in) {
+    // A compile writes the manifest after its models, under its publish lock: ctx models
+    // without one are a compile that was killed between the two (or not a --bundle folder).
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().filename().string().ends_with("_ctx.onnx"))
+        return NoSuchFile(path.string() +
+                          ": no bundle manifest beside the ctx models: the compile that wrote "
+                          "them did not finish (it was killed or failed before writing the "
+                          "manifest); rerun it with --bundle DIR");
     return NoSuchFile(path.string() +
                       ": no bundle manifest (write bundles with ortc compile "
                       "--bundle DIR)");
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   BundleCheck out;

@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitIo = 5,           // reading or writing files failed
   kExitMismatch = 6,     // `ortc verify`: outputs differ beyond the tolerances
   kExitBackend = 7,      // a driver, library or toolchain a backend needs is missing or failed
+  kExitOutOfMemory = 8,  // an allocation failed
 };
 
 inline int ExitCodeFor(const Status& s) {
@@ -30,6 +31,8 @@ inline int ExitCodeFor(const Status& s) {
       return kExitUnsupported;
     case StatusCode::kEpFail:
       return kExitBackend;
+    case StatusCode::kOutOfMemory:
+      return kExitOutOfMemory;
     default:  // INVALID_GRAPH and anything unlisted
       return kExitBadModel;
   }
@@ -39,6 +42,7 @@ inline constexpr const char* kExitCodeHelp =
     "Exit codes: 0 success, 2 bad command line, 3 invalid model, 4 model not supported as asked\n"
     "(no backend for a node, too many partitions, a binary this device cannot run, recompilation\n"
     "required), 5 file not found or I/O error, 6 verify found outputs beyond tolerance, 7 a\n"
-    "driver, library or toolchain a backend needs is missing or failed (no CUDA driver, NVRTC).";
+    "driver, library or toolchain a backend needs is missing or failed (no CUDA driver, NVRTC),\n"
+    "8 out of memory (the model or its inputs need more memory than the machine can allocate).";
 
 }  // namespace ortc::cli

@@ -119,7 +119,13 @@ void AddGenerateCommand(CLI::App& app, int* exit_code) {
                   "  ortc compile prefill.onnx decode.onnx --share-weights -o bundle/\n"
                   "  ortc generate bundle/prefill_ctx.onnx bundle/decode_ctx.onnx "
                   "--prompt-ids 1,2,3 --max-new-tokens 64\n"
-                  "  ortc generate prefill.onnx decode.onnx --prompt-ids 1,2,3 --json\n\n") +
+                  "  ortc generate prefill.onnx decode.onnx --prompt-ids 1,2,3 --json\n"
+                  "\nCaches: growing (run-time shapes); fixed-size (past and present of one static "
+                  "shape, ONNX\nRuntime GenAI's form); padded (the decode step compiled with a "
+                  "past of W rows and a\npresent of W + 1, e.g. --shape-profile "
+                  "decode:attention_mask=1x512,... with past_*=1xHx511xD:\none decode graph for "
+                  "every step up to W + 1 positions). Static caches of CUDA graphs stay\nin device "
+                  "memory from the prefill to the last step.\n\n") +
       kExitCodeHelp);
   cmd->callback([a, exit_code] { *exit_code = Generate(*a); });
 }

@@ -14,6 +14,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/runtime_commands.h"
+#include "format/temp_registry.h"
 
 namespace ortc::cli {
 
@@ -113,6 +114,9 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
   // A file-size limit (ulimit -f) makes the write that crosses it fail with EFBIG, which the
   // writers report and clean up after, instead of SIGXFSZ killing the process mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Ctrl-C, SIGTERM or SIGHUP removes every temporary file a command has in flight (compile's
+  // outputs, run's .npy files, profiles, reports) before the process dies of the signal.
+  format::InstallTempFileCleanup();
   // The commands run inside parse(); whatever they fail to turn into a Status ends here, as an
   // error and an exit code instead of std::terminate.
   try {
@@ -125,9 +129,11 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
     std::cerr << "error: IO_ERROR: " << e.what() << "\n";
     return kExitIo;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: INVALID_GRAPH: out of memory: the model or its inputs need more memory "
-                 "than this machine can allocate\n";
-    return kExitBadModel;
+    // Whatever an allocation anywhere in a command could not get: its own code, so a CI job can
+    // tell "needs a bigger machine" from a bad model or a bad command line.
+    const Status oom =
+        OutOfMemory("the model or its inputs need more memory than this machine can allocate");
+    return json ? Finish(ReportError(true, oom)) : ReportError(false, oom);
   } catch (const std::exception& e) {
     std::cerr << "error: INVALID_GRAPH: " << e.what() << "\n";
     return kExitBadModel;

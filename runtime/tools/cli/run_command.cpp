@@ -128,6 +128,7 @@ int Run(const RunArgs& a) {
     if (!r.ok()) return Fail(a, r.status());
     lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
   }
+  std::vector<std::string> written;  // per output, the file that holds it (with --output-dir)
   if (!a.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(a.output_dir, ec);
@@ -142,6 +143,7 @@ int Run(const RunArgs& a) {
                      ? io::WriteTensorFile(path, value, (*session)->outputs()[i].name)
                      : io::WriteContainerFile(path, value, (*session)->outputs()[i].name);
       if (!s.ok()) return Fail(a, s);
+      written.push_back(path.string());
     }
   }
   if (!a.profile.empty()) {
@@ -179,6 +181,7 @@ int Run(const RunArgs& a) {
                               {"dtype", DataTypeName(t.dtype())},
                               {"kind", t.is_sequence() ? "sequence" : "empty optional"},
                               {"length", t.items().size()}});
+      if (i < written.size()) j["outputs"].back()["file"] = written[i];
       continue;
     }
     double sum = 0, mn = INFINITY, mx = -INFINITY;
@@ -194,6 +197,9 @@ int Run(const RunArgs& a) {
                             {"mean", t.elements() ? sum / static_cast<double>(t.elements()) : 0},
                             {"min", mn},
                             {"max", mx}});
+    // Names a file system cannot hold, or that collide once made safe, get other file names:
+    // the report says which file holds which output.
+    if (i < written.size()) j["outputs"].back()["file"] = written[i];
   }
   if (!lat.empty())
     j["latency_ms"] = {{"p50", Percentile(lat, 0.5)},

@@ -265,9 +265,10 @@ Status ReportedError(const nlohmann::json& report) {
   const auto& e = report["error"];
   const std::string name = e.value("code", "INVALID_GRAPH");
   StatusCode code = StatusCode::kInvalidGraph;
-  for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kNoSuchFile,
-                       StatusCode::kInvalidGraph, StatusCode::kNotImplemented, StatusCode::kEpFail,
-                       StatusCode::kModelRequiresCompilation, StatusCode::kIoError})
+  for (StatusCode c :
+       {StatusCode::kInvalidArgument, StatusCode::kNoSuchFile, StatusCode::kInvalidGraph,
+        StatusCode::kNotImplemented, StatusCode::kEpFail, StatusCode::kModelRequiresCompilation,
+        StatusCode::kIoError, StatusCode::kOutOfMemory})
     if (StatusCodeName(c) == name) code = c;
   return Status(code, e.value("message", "verification failed"));
 }

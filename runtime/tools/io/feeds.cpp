@@ -142,9 +142,9 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
   }
   if (const uint64_t available = AvailableMemoryBytes();
       available > 0 && generated_bytes > available / 2)
-    return InvalidArgument("the generated inputs would take " + GiB(generated_bytes) +
-                           ", more than half the memory available (" + GiB(available) +
-                           "): give smaller --input-shape or the data with --input");
+    return OutOfMemory("the generated inputs would take " + GiB(generated_bytes) +
+                       ", more than half the memory available (" + GiB(available) +
+                       "): give smaller --input-shape or the data with --input");
   std::mt19937_64 rng(seed);
   for (const auto& g : generated)
     feeds.push_back({g.info->name, RandomTensor(g.info->dtype, g.shape, rng)});

@@ -433,6 +433,23 @@ TEST_CASE("a declared input too large to generate is refused before allocating",
   CHECK(Ortc("run " + model + " --input-shape x=3x4").exit_code == 0);
 }
 
+TEST_CASE("running out of memory is its own exit code, 8, with the cause", "[cli][hostile]") {
+  TempDir dir;
+  // Tile [1, 4] by [1, 2^26]: a 1 GiB output from a 16-byte input, under physical memory (so
+  // max_tensor_bytes lets it through) but over a 1 GiB address-space limit.
+  ModelBuilder m;
+  m.Input("x", {1, 4}).IntInitializer("reps", {1, int64_t{1} << 26});
+  m.Node("Tile", {"x", "reps"}, {"y"}).Output("y");
+  const std::string model = Save(dir, "tile.onnx", m);
+  for (const std::string json : {"", " --json"}) {
+    auto r = RunOrtcWith("ulimit -v 1048576; timeout 60", "run " + model + json, true);
+    INFO(r.out);
+    CHECK(r.exit_code == 8);
+    CHECK_THAT(r.out, Catch::Contains("OUT_OF_MEMORY") && Catch::Contains("out of memory"));
+  }
+  CHECK_THAT(Ortc("--help").out, Catch::Contains("8 out of memory"));
+}
+
 TEST_CASE("window attributes of 0 are refused before ONNX shape inference divides by them",
           "[cli][hostile]") {
   TempDir dir;
@@ -583,6 +600,31 @@ TEST_CASE("inspect refuses the context binary paths run refuses", "[cli][hostile
     CHECK_THAT(r.out, Catch::Contains(reason));
   }
   CHECK(Ortc("inspect " + ctx).exit_code == 0);
+
+  // A NUL byte would cut the path where the file system reads it: "relu_cpu.bin\0junk" names
+  // relu_cpu.bin to open() but is another string to everything else.
+  const std::string nul = rewrite("nul", std::string("relu_cpu.bin\0junk", 17));
+  fs::copy_file(bin, dir / "nul" / "relu_cpu.bin");
+  // A symbolic link loop is named as one (an I/O failure, exit 5), not as a path outside.
+  fs::create_directories(dir / "loop");
+  fs::copy_file(ctx, dir / "loop" / "relu_ctx.onnx");
+  fs::create_symlink("loop_b", dir / "loop" / "loop_a");
+  fs::create_symlink("loop_a", dir / "loop" / "loop_b");
+  fs::create_symlink("loop_a", dir / "loop" / "relu_cpu.bin");
+  const std::string loop = (dir / "loop" / "relu_ctx.onnx").string();
+  for (const auto& [model, reason, code] :
+       {std::tuple{nul, "contains a NUL byte", 3}, std::tuple{loop, "symbolic link loop", 5}}) {
+    for (const std::string cmd : {"run ", "check "}) {
+      auto r = Ortc(cmd + model);
+      INFO(cmd << model << "\n" << r.out);
+      CHECK(r.exit_code == code);
+      CHECK_THAT(r.out, Catch::Contains(reason));
+    }
+    auto r = Ortc("inspect " + model + " --json");
+    INFO(r.out);
+    CHECK(r.exit_code > 0);
+    CHECK_THAT(r.out, Catch::Contains(reason));
+  }
 }
 
 TEST_CASE("output files are written whole or not at all", "[cli][hostile]") {

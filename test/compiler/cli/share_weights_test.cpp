@@ -246,5 +246,50 @@ TEST_CASE("shape profiles compile one model at several shapes as one group", "[s
   auto models = RunOrtc("compile " + model + " " + model +
                         " --shape-profile a:x=2x64 --shape-profile b:x=1x64 --json");
   CHECK(models.exit_code == 2);
-  CHECK_THAT(models.out, Catch::Contains("give one model"));
+  CHECK_THAT(models.out, Catch::Contains("needs --share-weights"));
+}
+
+TEST_CASE("in a group, a shape profile named after a model gives that model its shapes",
+          "[share]") {
+  TempDir dir;
+  // An LLM's prefill and decode graphs: inputs of the same name at different shapes.
+  for (const char* name : {"prefill", "decode"}) {
+    ModelBuilder m;
+    m.Input("x", {-1, 64}).Initializer("W", {64, 64}, RandomFloats(7, 4096));
+    m.Node("MatMul", {"x", "W"}, {"y"}).Output("y");
+    m.Save(dir / (std::string(name) + ".onnx"));
+  }
+  const std::string models =
+      (dir / "prefill.onnx").string() + " " + (dir / "decode.onnx").string() + " --share-weights";
+  fs::create_directories(dir / "out");
+  auto r = RunOrtc("compile " + models +
+                   " --shape-profile prefill:x=8x64 --shape-profile decode:x=1x64 -o " +
+                   (dir / "out").string() + " --json");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(FilesIn(dir / "out") ==
+        std::vector<std::string>{"decode_ctx.onnx", "prefill_cpu.bin", "prefill_ctx.onnx"});
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"]["unique_bytes"] == 64 * 64 * 4);
+  for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"prefill", 8}, {"decode", 1}}) {
+    auto s = Session::Create(dir / "out" / (name + "_ctx.onnx"));
+    REQUIRE(s.ok());
+    CHECK((*s)->inputs()[0].shape == std::vector<int64_t>{rows, 64});
+    // The output the source left at [?, 64] is declared at the shape the profile gives it.
+    CHECK((*s)->outputs()[0].shape == std::vector<int64_t>{rows, 64});
+  }
+
+  auto stranger = RunOrtc(
+      "compile " + models + " --shape-profile prefill:x=8x64 --shape-profile other:x=1x64", true);
+  CHECK(stranger.exit_code == 2);
+  CHECK_THAT(stranger.out, Catch::Contains("names a model of the group by its file name"));
+  CHECK_THAT(stranger.out, Catch::Contains("decode, prefill"));
+  auto unknown = RunOrtc("compile " + models + " --shape-profile decode:nosuch=1x64", true);
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("'nosuch', which the model has no input of"));
+  auto twice = RunOrtc(
+      "compile " + models + " --shape-profile decode:x=2x64 --shape-profile decode:x=1x64", true);
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.out, Catch::Contains("given twice"));
+  CHECK(FilesIn(dir / "out").size() == 3);  // the refused compiles wrote nothing
 }

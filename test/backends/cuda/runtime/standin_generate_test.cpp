@@ -156,6 +156,42 @@ TEST_CASE("stand-in: AllocateDevice gives zeroed device memory that CopyToHost r
   CHECK_FALSE(s->CopyToHost(Tensor::Allocate(DataType::kFloat, {2})).ok());
 }
 
+TEST_CASE("stand-in: CopyBytes moves part of a device tensor, every direction, bounds checked") {
+  REQUIRE(Probe().ok());
+  TempDir dir;
+  auto s = Open(Compile(FixedCacheStep(), dir.path(), "kv_step"));
+  auto a = s->AllocateDevice("present_key_0");
+  auto b = s->AllocateDevice("past_key_0");
+  REQUIRE((a.ok() && b.ok()));
+  const int64_t n = a->elements();
+  Tensor host = Tensor::Allocate(DataType::kFloat, {n});
+  for (int64_t i = 0; i < n; ++i) host.mutable_data<float>()[i] = static_cast<float>(i + 1);
+  const size_t f = sizeof(float);
+  const size_t dtod = Probe().Count("bytes:DtoD");
+  // Host to device whole, then elements 2..5 of a to elements 10..13 of b, device to device.
+  REQUIRE(s->CopyBytes(&*a, 0, host, 0, n * f).ok());
+  REQUIRE(s->CopyBytes(&*b, 10 * f, *a, 2 * f, 4 * f).ok());
+  CHECK(Probe().Count("bytes:DtoD") == dtod + 4 * f);
+  auto back = s->CopyToHost(*b);
+  REQUIRE(back.ok());
+  for (int64_t i = 0; i < n; ++i)
+    CHECK(back->data<float>()[i] == (i >= 10 && i < 14 ? static_cast<float>(i - 8 + 1) : 0.f));
+  // Device to host at an offset, and host to host.
+  Tensor out = Tensor::Allocate(DataType::kFloat, {4});
+  REQUIRE(s->CopyBytes(&out, f, *b, 11 * f, 2 * f).ok());
+  CHECK(out.data<float>()[1] == 4.f);
+  CHECK(out.data<float>()[2] == 5.f);
+  REQUIRE(s->CopyBytes(&out, 0, host, 0, f).ok());
+  CHECK(out.data<float>()[0] == 1.f);
+
+  // A range past either end is refused before anything moves.
+  auto past_end = s->CopyBytes(&*b, (n - 1) * f, *a, 0, 2 * f);
+  REQUIRE_FALSE(past_end.ok());
+  CHECK_THAT(past_end.message(), Catch::Contains("pass the end of a tensor"));
+  CHECK_FALSE(s->CopyBytes(&*b, 0, *a, n * f, 1).ok());
+  CHECK(Probe().Count("bytes:DtoD") == dtod + 4 * f);
+}
+
 TEST_CASE("stand-in: values a CPU kernel reads or writes are not device values") {
   REQUIRE(Probe().ok());
   TempDir dir;
@@ -215,6 +251,15 @@ TEST_CASE("stand-in: the C API keeps a cache on the device and generates") {
   CHECK(st == nullptr);
   CHECK(ortc_tensor_byte_size(host) == ortc_tensor_byte_size(cache));
   CHECK(std::memcmp(ortc_tensor_data(host), cache_data, ortc_tensor_byte_size(host)) == 0);
+  // The cache's first float into the host copy's second, device to host at offsets.
+  static_cast<float*>(cache_data)[0] = 7.5f;
+  st = ortc_session_copy_bytes(session, host, sizeof(float), cache, 0, sizeof(float));
+  CHECK(st == nullptr);
+  CHECK(static_cast<const float*>(ortc_tensor_data(host))[1] == 7.5f);
+  st = ortc_session_copy_bytes(session, host, ortc_tensor_byte_size(host), cache, 0, 1);
+  REQUIRE(st != nullptr);
+  CHECK_THAT(ortc_status_message(st), Catch::Contains("pass the end"));
+  ortc_status_release(st);
   ortc_tensor_release(host);
   ortc_tensor_release(cache);
 

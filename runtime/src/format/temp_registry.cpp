@@ -1,0 +1,79 @@
+#include "format/temp_registry.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstring>
+
+namespace ortc::format {
+namespace {
+
+// Fixed storage the handler can read safely. A slot is claimed, its path written, then
+// published: the handler reads only published paths.
+constexpr int kSlots = 64;
+constexpr size_t kPathMax = 4096;
+std::array<std::array<char, kPathMax>, kSlots> g_paths;
+std::array<std::atomic<bool>, kSlots> g_claimed;
+std::array<std::atomic<bool>, kSlots> g_published;
+std::atomic<int> g_held{0};     // TerminationSignalsHeld scopes alive
+std::atomic<int> g_pending{0};  // a signal that arrived while held
+
+void RemoveAll() {
+  for (int i = 0; i < kSlots; ++i)
+    if (g_published[i].load(std::memory_order_acquire)) ::unlink(g_paths[i].data());
+}
+
+void Die(int sig) {
+  RemoveAll();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+extern "C" void OnTerminationSignal(int sig) {
+  if (g_held.load() > 0) {
+    int none = 0;
+    g_pending.compare_exchange_strong(none, sig);
+    return;
+  }
+  Die(sig);
+}
+
+}  // namespace
+
+void RegisterTempPath(const std::string& path) {
+  if (path.size() >= kPathMax) return;
+  for (int i = 0; i < kSlots; ++i) {
+    bool expected = false;
+    if (g_claimed[i].compare_exchange_strong(expected, true)) {
+      std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
+      g_published[i].store(true, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+void UnregisterTempPath(const std::string& path) {
+  for (int i = 0; i < kSlots; ++i) {
+    if (g_published[i] && path == g_paths[i].data()) {
+      g_published[i] = false;
+      g_claimed[i] = false;
+    }
+  }
+}
+
+void InstallTempFileCleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, OnTerminationSignal);
+}
+
+TerminationSignalsHeld::TerminationSignalsHeld() {
+  ++g_held;
+}
+
+TerminationSignalsHeld::~TerminationSignalsHeld() {
+  if (--g_held == 0)
+    if (const int sig = g_pending.exchange(0)) Die(sig);
+}
+
+}  // namespace ortc::format

@@ -1,0 +1,32 @@
+// The temporary files a process has in flight, kept where a signal handler can read them, so
+// that SIGINT, SIGTERM or SIGHUP removes them before the process dies: no command leaves a
+// half-written file behind (a killed SIGKILL writer's files go with the next writer's cleanup).
+// And a window in which those signals wait: a compile's publish (several renames that belong
+// together) completes before the process dies of one.
+#pragma once
+
+#include <string>
+
+namespace ortc::format {
+
+// Adds or removes a path of a temporary file (the handler unlinks every registered path). At
+// most 64 at once; a path of 4096 bytes or more is not registered.
+void RegisterTempPath(const std::string& path);
+void UnregisterTempPath(const std::string& path);
+
+// Installs the handler for SIGINT, SIGTERM and SIGHUP: remove the registered files, then die of
+// the signal as before (exit status 128 + signal).
+void InstallTempFileCleanup();
+
+// While one lives, those signals are held: the handler notes the first and returns; at the end
+// of the scope, a noted signal removes the registered files and kills the process. Holds across
+// every thread of the process (a flag, not a signal mask).
+class TerminationSignalsHeld {
+ public:
+  TerminationSignalsHeld();
+  ~TerminationSignalsHeld();
+  TerminationSignalsHeld(const TerminationSignalsHeld&) = delete;
+  TerminationSignalsHeld& operator=(const TerminationSignalsHeld&) = delete;
+};
+
+}  // namespace ortc::format
