@@ -1,7 +1,8 @@
 # `cmake --install`: the ortc compiler, the runtime-only ortc-run, libortc_runtime.so with its
 # headers, the backend plugins (lib/ortc/backends/, where the runtime looks for them), a CMake
-# package (find_package(ortc) -> ortc::runtime) and a pkg-config file (ortc.pc). Two components:
-# "compiler" (ortc) and "runtime" (the rest, what a device needs; scripts/pack_runtime).
+# package (find_package(ortc) -> ortc::runtime), a pkg-config file (ortc.pc) and the Python
+# package. Three components: "compiler" (ortc), "python" (the Python package) and "runtime" (the
+# rest, what a device needs; scripts/pack_runtime).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -26,6 +27,12 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ortcConfigVersion.c
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ortcConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ortcConfigVersion.cmake DESTINATION ${ORTC_CMAKE_DIR})
+
+# The Python bindings (python/README.md): pure Python, one copy for every Python 3 version. In
+# <libdir>/python3/site-packages/ortc they find libortc_runtime.so.0 in <libdir> and the command
+# in <prefix>/bin; that folder is on no interpreter's default path (PYTHONPATH names it).
+install(DIRECTORY python/ortc DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/site-packages
+  COMPONENT python PATTERN __pycache__ EXCLUDE)
 
 configure_file(cmake/ortc.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ortc.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ortc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
