@@ -25,8 +25,18 @@ void RemoveAll() {
     if (g_published[i].load(std::memory_order_acquire)) ::unlink(g_paths[i].data());
 }
 
+// Said on stderr with write(2), the one output call a signal handler may make.
+void SayInterrupted(int sig) {
+  const char* text = sig == SIGINT    ? "\nortc: interrupted (SIGINT)\n"
+                     : sig == SIGTERM ? "\nortc: terminated (SIGTERM)\n"
+                                      : "\nortc: hung up (SIGHUP)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
 void Die(int sig) {
   RemoveAll();
+  SayInterrupted(sig);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -69,6 +79,10 @@ void InstallTempFileCleanup() {
 
 TerminationSignalsHeld::TerminationSignalsHeld() {
   ++g_held;
+}
+
+int HeldSignal() {
+  return g_pending.load();
 }
 
 TerminationSignalsHeld::~TerminationSignalsHeld() {

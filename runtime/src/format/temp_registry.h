@@ -21,6 +21,8 @@ void InstallTempFileCleanup();
 // While one lives, those signals are held: the handler notes the first and returns; at the end
 // of the scope, a noted signal removes the registered files and kills the process. Holds across
 // every thread of the process (a flag, not a signal mask).
+// A long loop under a hold (a benchmark) polls HeldSignal() to stop early and report what it
+// has before the hold ends.
 class TerminationSignalsHeld {
  public:
   TerminationSignalsHeld();
@@ -28,5 +30,8 @@ class TerminationSignalsHeld {
   TerminationSignalsHeld(const TerminationSignalsHeld&) = delete;
   TerminationSignalsHeld& operator=(const TerminationSignalsHeld&) = delete;
 };
+
+// The signal that arrived during a hold and waits for its end, or 0.
+int HeldSignal();
 
 }  // namespace ortc::format

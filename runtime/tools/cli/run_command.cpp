@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -17,6 +19,7 @@
 #include "cli/report_error.h"
 
 #include "cli/runtime_commands.h"
+#include "format/temp_registry.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
@@ -121,8 +124,12 @@ int Run(const RunArgs& a) {
     auto r = (*session)->Run(*feeds);
     if (!r.ok()) return Fail(a, r.status());
   }
+  // Ctrl-C (or SIGTERM, SIGHUP) during a benchmark ends it early: the runs so far are reported
+  // (marked interrupted), then the process dies of the signal as it would have.
+  std::optional<format::TerminationSignalsHeld> held;
+  if (a.bench > 0) held.emplace();
   std::vector<double> lat;
-  for (int i = 0; i < a.bench; ++i) {
+  for (int i = 0; i < a.bench && !format::HeldSignal(); ++i) {
     const auto s = Clock::now();
     auto r = (*session)->Run(*feeds);
     if (!r.ok()) return Fail(a, r.status());
@@ -206,8 +213,15 @@ int Run(const RunArgs& a) {
                        {"p90", Percentile(lat, 0.9)},
                        {"p99", Percentile(lat, 0.99)},
                        {"runs", lat.size()}};
+  const int interrupted = format::HeldSignal();
+  if (interrupted)
+    j["interrupted"] = {{"signal", interrupted == SIGINT    ? "SIGINT"
+                                   : interrupted == SIGTERM ? "SIGTERM"
+                                                            : "SIGHUP"},
+                        {"runs_done", lat.size()},
+                        {"runs_asked", a.bench}};
   if (a.json) {
-    std::cout << ReportText(j) << "\n";
+    std::cout << ReportText(j) << std::endl;
     return kExitOk;
   }
   for (const auto& in : j["inputs"]) {
@@ -239,10 +253,13 @@ int Run(const RunArgs& a) {
   }
   if (!a.profile.empty()) std::cout << "profile written to " << a.profile << "\n";
   if (j.contains("latency_ms")) {
-    std::cout << "latency over " << a.bench << " runs: p50 " << j["latency_ms"]["p50"]
+    std::cout << "latency over " << lat.size() << " runs: p50 " << j["latency_ms"]["p50"]
               << " ms, p90 " << j["latency_ms"]["p90"] << " ms, p99 " << j["latency_ms"]["p99"]
-              << " ms\n";
+              << " ms";
+    if (interrupted) std::cout << " (interrupted after " << lat.size() << " of " << a.bench << ")";
+    std::cout << "\n";
   }
+  std::cout.flush();  // before a held signal ends the process
   return kExitOk;
 }
 

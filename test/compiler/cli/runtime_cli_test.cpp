@@ -328,3 +328,31 @@ TEST_CASE("ortc run writes every output to a file of its own, whatever the names
   for (int i = 0; i < 6; ++i)
     CHECK(relu->data<float>()[i] == std::max(-neg->data<float>()[i], 0.f));
 }
+
+TEST_CASE("ortc run --bench stopped by Ctrl-C reports the runs done, then dies of the signal",
+          "[cli][run]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+  m.Save(dir / "relu.onnx");
+  const std::string run = "run " + (dir / "relu.onnx").string() + " --bench 1000000000";
+  // SIGINT after 3 s, well into a benchmark that would take hours.
+  const std::string after = "timeout --preserve-status -s INT 3";
+  auto json = ortc::test::RunOrtcWith(after, run + " --json", false);
+  CHECK(json.exit_code == 130);  // 128 + SIGINT: it still dies of the signal
+  INFO(json.out);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j.contains("interrupted"));
+  CHECK(j["interrupted"]["signal"] == "SIGINT");
+  CHECK(j["interrupted"]["runs_asked"] == 1000000000);
+  const int64_t done = j["interrupted"]["runs_done"].get<int64_t>();
+  CHECK(done > 0);
+  CHECK(done < 1000000000);
+  CHECK(j["latency_ms"]["runs"] == done);
+
+  auto text = ortc::test::RunOrtcWith(after, run, true);
+  INFO(text.out);
+  CHECK(text.exit_code == 130);
+  CHECK_THAT(text.out,
+             Catch::Contains("interrupted after") && Catch::Contains("ortc: interrupted (SIGINT)"));
+}
