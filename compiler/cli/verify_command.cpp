@@ -13,12 +13,14 @@
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "compile/compile_driver.h"
+#include "format/temp_registry.h"
 #include "graph/input_shapes.h"
 #include "graph/model.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
+#include "registry.h"
 
 namespace ortc::cli {
 namespace {
@@ -100,16 +102,24 @@ int Run(VerifyArgs a) {
   std::random_device rd;
   const fs::path work = fs::temp_directory_path() / ("ortc-verify-" + std::to_string(rd()));
   fs::create_directories(work);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{work};
   compile::CompileOptions o;
   o.model = a.model;
   o.output = work / "model_ctx.onnx";
+  // The folder and what the compile publishes in it go on return and on Ctrl-C alike (the
+  // signal handler removes registered files, then registered folders left empty).
+  std::vector<std::string> scratch = {work.string(), o.output.string()};
+  for (const auto* b : backends::AllBackends())
+    scratch.push_back(compile::BinPath(o.output, std::string(b->name())).string());
+  for (const auto& p : scratch) format::RegisterTempPath(p);
+  struct Cleanup {
+    fs::path dir;
+    std::vector<std::string> registered;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      for (const auto& p : registered) format::UnregisterTempPath(p);
+    }
+  } cleanup{work, scratch};
   Status flags = ApplyCompileFlags(a.compile, &o);
   if (!flags.ok()) return ReportError(a.json, flags, {}, kExitUsage);
   auto compiled = compile::Compile(o);

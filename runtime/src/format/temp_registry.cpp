@@ -20,9 +20,12 @@ std::array<std::atomic<bool>, kSlots> g_published;
 std::atomic<int> g_held{0};     // TerminationSignalsHeld scopes alive
 std::atomic<int> g_pending{0};  // a signal that arrived while held
 
+// Files first, then folders (a registered folder is removed once the files in it are gone).
 void RemoveAll() {
   for (int i = 0; i < kSlots; ++i)
     if (g_published[i].load(std::memory_order_acquire)) ::unlink(g_paths[i].data());
+  for (int i = 0; i < kSlots; ++i)
+    if (g_published[i].load(std::memory_order_acquire)) ::rmdir(g_paths[i].data());
 }
 
 // Said on stderr with write(2), the one output call a signal handler may make.

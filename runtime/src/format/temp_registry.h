@@ -9,8 +9,9 @@
 
 namespace ortc::format {
 
-// Adds or removes a path of a temporary file (the handler unlinks every registered path). At
-// most 64 at once; a path of 4096 bytes or more is not registered.
+// Adds or removes a path of a temporary file or folder (the handler unlinks every registered
+// file, then removes every registered folder left empty). At most 64 at once; a path of 4096
+// bytes or more is not registered.
 void RegisterTempPath(const std::string& path);
 void UnregisterTempPath(const std::string& path);
 

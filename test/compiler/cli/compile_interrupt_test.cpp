@@ -168,3 +168,37 @@ TEST_CASE("of concurrent compiles with --error-if-output-exists exactly one writ
     CHECK_FALSE(HasTempFile(out));
   }
 }
+
+TEST_CASE("Ctrl-C during verify removes its scratch folder", "[compile][interrupt]") {
+  // verify compiles into a folder of its own under TMPDIR; SIGINT once that folder holds the
+  // compile's temporary binary must leave no trace of it.
+  TempDir dir;
+  MakeSlowModel(dir);
+  const fs::path tmp = dir / "tmp";
+  fs::create_directories(tmp);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("TMPDIR", tmp.c_str(), 1);
+    const std::string model = (dir / "slow.onnx").string();
+    execl(ORTC_BINARY, ORTC_BINARY, "verify", model.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto scratch_holds_temp = [&] {
+    for (const auto& d : fs::directory_iterator(tmp))
+      if (d.is_directory() && HasTempFile(d.path())) return true;
+    return false;
+  };
+  bool seen = false;
+  for (int i = 0; i < 20000 && !seen; ++i) {
+    seen = scratch_holds_temp();
+    if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  REQUIRE(seen);  // caught while compiling into its folder
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGINT);
+  CHECK(fs::is_empty(tmp));
+}
