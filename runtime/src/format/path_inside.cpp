@@ -9,7 +9,10 @@ namespace fs = std::filesystem;
 
 Result<fs::path> ResolveInside(const fs::path& dir, const std::string& rel_text,
                                const std::string& subject) {
-  const std::string quoted = subject + " '" + rel_text + "'";
+  std::string shown = rel_text;  // a NUL printed raw would cut the message where it is read
+  for (size_t at = shown.find('\0'); at != std::string::npos; at = shown.find('\0', at + 2))
+    shown.replace(at, 1, "\\0");
+  const std::string quoted = subject + " '" + shown + "'";
   // A NUL would cut the path where the file system reads it: another file than the one named.
   if (rel_text.find('\0') != std::string::npos)
     return InvalidGraph(quoted + " contains a NUL byte");

@@ -625,6 +625,8 @@ TEST_CASE("inspect refuses the context binary paths run refuses", "[cli][hostile
     CHECK(r.exit_code > 0);
     CHECK_THAT(r.out, Catch::Contains(reason));
   }
+  // The message shows the NUL as \0 rather than cutting the text there.
+  CHECK_THAT(Ortc("run " + nul).out, Catch::Contains("'relu_cpu.bin\\0junk'"));
 }
 
 TEST_CASE("output files are written whole or not at all", "[cli][hostile]") {
