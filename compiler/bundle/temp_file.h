@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "format/temp_names.h"
 #include "ortc/status.h"
 
 namespace ortc::bundle {
@@ -46,12 +47,8 @@ class TempFile {
   std::filesystem::path temp_, final_;
 };
 
-// Deletes the temporary files in `folder` left by writers of this host that no longer run
-// (killed with SIGKILL, or a crash). Files of live processes and of other hosts (a shared
-// network folder) are left alone. Returns the paths removed.
-std::vector<std::filesystem::path> RemoveStaleTempFiles(const std::filesystem::path& folder);
-
-// Whether `name` is a temporary file name TempFile makes.
-bool IsTempFileName(const std::string& name);
+// Temporary names and the removal of dead writers' files: format/temp_names.h.
+using format::IsTempFileName;
+using format::RemoveStaleTempFiles;
 
 }  // namespace ortc::bundle

@@ -1,4 +1,4 @@
-// WriteFileAtomically: temp file "<path>.ortc-tmp-<pid>", then rename.
+// WriteFileAtomically: a temporary file beside the final one (format/temp_names.h), then rename.
 #include "format/atomic_write.h"
 
 #include <unistd.h>
@@ -6,14 +6,14 @@
 #include <fstream>
 #include <string>
 
+#include "format/temp_names.h"
 #include "format/temp_registry.h"
 
 namespace ortc::format {
 
 Status WriteFileAtomically(const std::filesystem::path& path,
                            const std::function<bool(std::ostream&)>& write) {
-  std::filesystem::path temp = path;
-  temp += ".ortc-tmp-" + std::to_string(::getpid());
+  const std::filesystem::path temp = TempPathFor(path);
   bool ok = false;
   RegisterTempPath(temp.string());  // a signal while it is written removes it
   {

@@ -19,6 +19,7 @@
 #include "cli/report_error.h"
 
 #include "cli/runtime_commands.h"
+#include "format/temp_names.h"
 #include "format/temp_registry.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
@@ -136,12 +137,16 @@ int Run(const RunArgs& a) {
     lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
   }
   std::vector<std::string> written;  // per output, the file that holds it (with --output-dir)
+  std::vector<std::string> removed_temp_files;
   if (!a.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(a.output_dir, ec);
     if (ec)
       return Fail(a,
                   IoError("cannot make the output folder " + a.output_dir + ": " + ec.message()));
+    // Temporary files of earlier runs killed mid-write (SIGKILL) go now.
+    for (const auto& p : format::RemoveStaleTempFiles(a.output_dir))
+      removed_temp_files.push_back(p.string());
     const std::vector<std::string> files = OutputFileNames((*session)->outputs());
     for (size_t i = 0; i < outs->size(); ++i) {
       const fs::path path = fs::path(a.output_dir) / (files[i] + "." + a.output_format);
@@ -180,6 +185,7 @@ int Run(const RunArgs& a) {
     j["inputs"].push_back(std::move(in));
   }
   if (!a.profile.empty()) j["profile"] = a.profile;
+  if (!removed_temp_files.empty()) j["removed_temp_files"] = removed_temp_files;
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Tensor& t = (*outs)[i];

@@ -22,9 +22,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// 1 GiB of weights in a sparse external file: the compile takes long enough to be caught.
-void MakeSlowModel(const TempDir& dir) {
-  const int64_t per = 64ll << 20, count = 16;  // 16 x 64 MiB
+// `count` x 64 MiB of weights in a sparse external file (1 GiB by default): the compile takes
+// long enough to be caught.
+void MakeSlowModel(const TempDir& dir, int64_t count = 16) {
+  const int64_t per = 64ll << 20;
   { std::ofstream(dir / "w.data", std::ios::binary); }
   fs::resize_file(dir / "w.data", static_cast<uintmax_t>(per * count));
   ModelBuilder b;
@@ -173,7 +174,7 @@ TEST_CASE("Ctrl-C during verify removes its scratch folder", "[compile][interrup
   // verify compiles into a folder of its own under TMPDIR; SIGINT once that folder holds the
   // compile's temporary binary must leave no trace of it.
   TempDir dir;
-  MakeSlowModel(dir);
+  MakeSlowModel(dir, 4);  // verify also runs the model twice: 256 MiB keeps it short
   const fs::path tmp = dir / "tmp";
   fs::create_directories(tmp);
   const pid_t pid = fork();
@@ -190,13 +191,19 @@ TEST_CASE("Ctrl-C during verify removes its scratch folder", "[compile][interrup
     return false;
   };
   bool seen = false;
-  for (int i = 0; i < 20000 && !seen; ++i) {
+  int status = 0;
+  // Until the temporary binary shows, or verify ends (then it was too quick to catch: a failure).
+  for (int i = 0; i < 240000 && !seen; ++i) {
     seen = scratch_holds_temp();
-    if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (!seen && waitpid(pid, &status, WNOHANG) == pid) break;
+    if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(250));
+  }
+  if (!seen) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
   }
   REQUIRE(seen);  // caught while compiling into its folder
   kill(pid, SIGINT);
-  int status = 0;
   waitpid(pid, &status, 0);
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGINT);

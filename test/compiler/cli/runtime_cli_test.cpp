@@ -2,8 +2,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "io/tensor_files.h"
 #include "model_builder.h"
@@ -355,4 +359,38 @@ TEST_CASE("ortc run --bench stopped by Ctrl-C reports the runs done, then dies o
   CHECK(text.exit_code == 130);
   CHECK_THAT(text.out,
              Catch::Contains("interrupted after") && Catch::Contains("ortc: interrupted (SIGINT)"));
+}
+
+TEST_CASE("ortc run --output-dir removes temporary files of runs killed mid-write", "[cli][run]") {
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", {1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
+  m.Save(dir / "relu.onnx");
+  fs::create_directories(dir / "out");
+  // .<file>.ortc-tmp-<host>-<pid>-<random> of a run on this host that is gone, and one of this
+  // (live) process, which must stay.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string host(name);
+  for (char& c : host) c = (c == '-' || c == '/' || c == '.') ? '_' : c;
+  const auto temp = [&](pid_t pid) {
+    return dir / "out" / (".y.npy.ortc-tmp-" + host + "-" + std::to_string(pid) + "-77");
+  };
+  { std::ofstream(temp(child)) << "partial"; }
+  { std::ofstream(temp(getpid())) << "in progress"; }
+  auto r = RunOrtc("run " + (dir / "relu.onnx").string() + " --output-dir " +
+                   (dir / "out").string() + " --json");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["removed_temp_files"].size() == 1);
+  CHECK(fs::path(j["removed_temp_files"][0].get<std::string>()).filename() ==
+        temp(child).filename());
+  CHECK_FALSE(fs::exists(temp(child)));
+  CHECK(fs::exists(temp(getpid())));
+  CHECK(fs::exists(dir / "out" / "y.npy"));
 }
