@@ -1,6 +1,9 @@
 // Shared test helpers.
 #include "test_data.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <random>
 #include <stdexcept>
@@ -46,6 +49,21 @@ void SaveProto(const onnx::ModelProto& model, const std::filesystem::path& path)
 
 std::span<const std::byte> BytesOf(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+std::string TempFileName(const std::string& file, long pid) {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string host(name);
+  for (char& c : host) c = (c == '-' || c == '/' || c == '.') ? '_' : c;
+  return "." + file + ".ortc-tmp-" + host + "-" + std::to_string(pid) + "-1234abcd";
+}
+
+long DeadPid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  if (child > 0) waitpid(child, nullptr, 0);
+  return static_cast<long>(child);
 }
 
 }  // namespace ortc::test

@@ -23,5 +23,10 @@ std::vector<std::string> FilesIn(const std::filesystem::path& dir);
 onnx::ModelProto LoadProto(const std::filesystem::path& path);
 void SaveProto(const onnx::ModelProto& model, const std::filesystem::path& path);
 std::span<const std::byte> BytesOf(const std::string& s);
+// The name a writer on this host with process `pid` gives the temporary file of `file`
+// (".<file>.ortc-tmp-<host>-<pid>-<random>"), spelled here independently of ortc's code.
+std::string TempFileName(const std::string& file, long pid);
+// The pid of a process that has exited: a writer that is certainly gone.
+long DeadPid();
 
 }  // namespace ortc::test

@@ -1,7 +1,5 @@
 // Bundles for CI: the provenance a compile records (source sha256, options, compiler),
 // `compile --if-changed`, `check --source`, and `compile --bundle DIR` / `check DIR`.
-#include <sys/wait.h>
-#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -109,17 +107,10 @@ TEST_CASE("compile --if-changed skips only what is up to date", "[bundle]") {
     CHECK(fs::exists(bin));
   }
   SECTION("a killed compile's temporary file goes even when nothing is compiled") {
-    // .<file>.ortc-tmp-<host>-<pid>-<random> of a writer on this host that is gone.
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) _exit(0);
-    waitpid(child, nullptr, 0);
-    char name[256] = {};
-    gethostname(name, sizeof name - 1);
-    std::string host(name);  // as temp file names write it
-    for (char& c : host) c = (c == '-' || c == '/' || c == '.') ? '_' : c;
-    const fs::path stale =
-        dir / "out" / (".m_cpu.bin.ortc-tmp-" + host + "-" + std::to_string(child) + "-1234abcd");
+    // The temporary file of a writer on this host that is gone.
+    const long dead = ortc::test::DeadPid();
+    REQUIRE(dead > 0);
+    const fs::path stale = dir / "out" / ortc::test::TempFileName("m_cpu.bin", dead);
     WriteFile(stale, "partial");
     auto j = CompileJson(base);
     CHECK(j["up_to_date"] == true);

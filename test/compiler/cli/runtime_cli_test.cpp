@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -367,19 +366,11 @@ TEST_CASE("ortc run --output-dir removes temporary files of runs killed mid-writ
   m.Input("x", {1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
   m.Save(dir / "relu.onnx");
   fs::create_directories(dir / "out");
-  // .<file>.ortc-tmp-<host>-<pid>-<random> of a run on this host that is gone, and one of this
-  // (live) process, which must stay.
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) _exit(0);
-  waitpid(child, nullptr, 0);
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::string host(name);
-  for (char& c : host) c = (c == '-' || c == '/' || c == '.') ? '_' : c;
-  const auto temp = [&](pid_t pid) {
-    return dir / "out" / (".y.npy.ortc-tmp-" + host + "-" + std::to_string(pid) + "-77");
-  };
+  // The temporary file of a run on this host that is gone, and one of this (live) process,
+  // which must stay.
+  const long child = ortc::test::DeadPid();
+  REQUIRE(child > 0);
+  const auto temp = [&](long pid) { return dir / "out" / ortc::test::TempFileName("y.npy", pid); };
   { std::ofstream(temp(child)) << "partial"; }
   { std::ofstream(temp(getpid())) << "in progress"; }
   auto r = RunOrtc("run " + (dir / "relu.onnx").string() + " --output-dir " +
