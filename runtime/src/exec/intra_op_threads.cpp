@@ -56,4 +56,20 @@ int CurrentIntraOpThreads() {
   return omp_get_max_threads();
 }
 
+int ThreadsForWork(double multiply_adds) {
+  constexpr double kMultiplyAddsPerThread = 1 << 20;
+  const int most = CurrentIntraOpThreads();
+  const double worth = multiply_adds / kMultiplyAddsPerThread;
+  if (worth >= most) return most;
+  return worth < 1 ? 1 : static_cast<int>(worth);
+}
+
+ScopedIntraOpThreads::ScopedIntraOpThreads(int n) : previous_(omp_get_max_threads()) {
+  if (n >= 1 && n < previous_) omp_set_num_threads(n);
+}
+
+ScopedIntraOpThreads::~ScopedIntraOpThreads() {
+  if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
 }  // namespace ortc::exec

@@ -19,4 +19,26 @@ void UseIntraOpThreads(int n);
 // The thread count the calling thread's parallel work uses now.
 int CurrentIntraOpThreads();
 
+// The threads worth forking for an op of this many multiply-adds (fp32, or the equivalent time
+// of other work): at most CurrentIntraOpThreads(), and one unless each thread gets about a
+// mebi multiply-add (some 40 us on one core). A parallel region pays a fork and a join, and
+// when other processes keep the cores busy, far more: the region waits until every worker has
+// had a core, so a 0.1 ms model forked into regions took 56 ms a run. Below this size the
+// fork saves microseconds at best.
+int ThreadsForWork(double multiply_adds);
+
+// Lowers the calling thread's OpenMP thread count to n for its lifetime (never raises it).
+// oneDNN fixes a primitive's thread count when the primitive is created and forks that many at
+// every execution, so a primitive must be both created and run under the same scope.
+class ScopedIntraOpThreads {
+ public:
+  explicit ScopedIntraOpThreads(int n);
+  ~ScopedIntraOpThreads();
+  ScopedIntraOpThreads(const ScopedIntraOpThreads&) = delete;
+  ScopedIntraOpThreads& operator=(const ScopedIntraOpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace ortc::exec

@@ -38,6 +38,7 @@ struct ConvPlan {
   bool has_packed = false;
   std::vector<int64_t> out_shape;  // of y, in the op's layout
   std::string implementation;      // oneDNN's name for the kernel, e.g. "jit_wino_4x3:avx512_core"
+  int threads = 1;                 // made for this many (ThreadsForWork), and run with as many
   // Set for bf16 convolutions ortc's own Winograd kernel runs; the members above are then unused.
   std::shared_ptr<const WinogradBf16Plan> winograd_bf16;
   mutable std::atomic_flag bound_busy = ATOMIC_FLAG_INIT;
@@ -108,6 +109,7 @@ void Execute(const ConvPlan& plan, BoundArgs& b, const float* x, const void* w, 
 
 Status Run(const ExecOp& op, const ConvPlan& plan, const float* x, const void* w, const float* bias,
            const float* residual, float* y) {
+  const ScopedIntraOpThreads threads(plan.threads);
   try {
     if (plan.winograd_bf16) {
       RunWinogradBf16(*plan.winograd_bf16, x, bias, residual, y);
@@ -240,9 +242,7 @@ std::shared_ptr<void> SharedReorderedWeights(const memory::desc& from_md, void* 
 bool WinogradPays(const ConvGeometry& g, int threads) {
   if (!WinogradCandidate(g)) return false;
   if (threads <= 1 || g.algorithm == ConvAlgorithm::kWinograd) return true;
-  const double macs = static_cast<double>(g.batch) * g.in_channels * g.out_channels * 9 *
-                      static_cast<double>(g.out[0]) * static_cast<double>(g.out[1]);
-  return macs / threads >= 8e6;
+  return ConvMultiplyAdds(g) / threads >= 8e6;
 }
 
 // The primitive for g: Winograd where it pays and this oneDNN has it for the CPU (its f32
@@ -271,6 +271,10 @@ std::shared_ptr<ConvPlan> MakePlan(const ConvGeometry& g, bool has_bias, bool ha
   const dnnl::engine& eng = OneDnnEngine();
   auto plan = std::make_shared<ConvPlan>();
   plan->out_shape = out_shape;
+  // The primitive is made for the threads this convolution is worth (the choice between
+  // Winograd and the direct kernel below reads the same count).
+  plan->threads = ThreadsForWork(ConvMultiplyAdds(g));
+  const ScopedIntraOpThreads scope(plan->threads);
   // bf16 3x3 convolutions with plain constant weights: ortc's Winograd kernel where it pays.
   const int threads = CurrentIntraOpThreads();
   if (constant_w && packed_desc.empty() && WinogradBf16Pays(g, threads)) {
@@ -332,6 +336,14 @@ ConvAlgorithm ParseConvAlgorithm(const std::string& name) {
   if (name == "direct") return ConvAlgorithm::kDirect;
   if (name == "winograd") return ConvAlgorithm::kWinograd;
   return ConvAlgorithm::kAuto;
+}
+
+double ConvMultiplyAdds(const ConvGeometry& g) {
+  double macs = static_cast<double>(g.batch) * g.out_channels *
+                static_cast<double>(g.in_channels / std::max<int64_t>(g.group, 1));
+  for (int64_t k : g.kernel) macs *= static_cast<double>(k);
+  for (int64_t o : g.out) macs *= static_cast<double>(o);
+  return macs;
 }
 
 bool WinogradCandidate(const ConvGeometry& g) {

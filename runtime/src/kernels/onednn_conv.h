@@ -32,6 +32,9 @@ struct ConvGeometry {
   ConvAlgorithm algorithm = ConvAlgorithm::kAuto;
 };
 
+// The multiply-adds one run of g computes (what decides how many threads it is worth).
+double ConvMultiplyAdds(const ConvGeometry& g);
+
 // Whether g has the shape oneDNN's Winograd kernels take and that pays off (float 3x3,
 // stride 1, no dilation, one group, 16 or more input and output channels) and the compiler
 // allowed it. Under kAuto the thread count decides the rest at run time (WinogradPays in

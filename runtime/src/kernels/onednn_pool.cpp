@@ -1,6 +1,7 @@
 // Channels-last pooling through oneDNN: one primitive per input shape, kept on the op.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "exec/intra_op_threads.h"
 #include "kernels/onednn_conv.h"
 #include "kernels/onednn_support.h"
 
@@ -12,7 +13,16 @@ using dnnl::memory;
 struct PoolPlan {
   dnnl::pooling_forward prim;
   memory::desc src, dst, scratch;
+  int threads = 1;  // made for this many (ThreadsForWork), and run with as many
 };
+
+// A window's cells count as multiply-adds: each is a load and a max or an add.
+int PoolThreads(const PoolGeometry& g) {
+  double work = static_cast<double>(g.batch) * static_cast<double>(g.channels);
+  for (int64_t o : g.out) work *= static_cast<double>(o);
+  for (int64_t k : g.kernel) work *= static_cast<double>(k);
+  return ThreadsForWork(work);
+}
 
 memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
@@ -31,6 +41,8 @@ std::shared_ptr<PoolPlan> MakePlan(const PoolGeometry& g) {
     if (!g.max && g.count_include_pad && pads_end[d] != g.pads_end[d]) return nullptr;
   }
   auto plan = std::make_shared<PoolPlan>();
+  plan->threads = PoolThreads(g);
+  const ScopedIntraOpThreads scope(plan->threads);
   using tag = memory::format_tag;
   plan->src =
       memory::desc({g.batch, g.channels, g.in[0], g.in[1]}, memory::data_type::f32, tag::nhwc);
@@ -60,6 +72,7 @@ Status OneDnnPoolNhwc(const ExecOp& op, OneDnnPlanCache* cache, const PoolGeomet
   const auto plan = std::static_pointer_cast<const PoolPlan>(
       FindOrMakePlan(cache, key, [&] { return MakePlan(g); }));
   if (!plan) return Status::Ok();
+  const ScopedIntraOpThreads threads(plan->threads);
   try {
     const dnnl::engine& eng = OneDnnEngine();
     dnnl::stream& s = OneDnnStream();

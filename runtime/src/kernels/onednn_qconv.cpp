@@ -3,6 +3,7 @@
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "exec/intra_op_threads.h"
 #include "kernels/onednn_conv.h"
 #include "kernels/onednn_support.h"
 
@@ -20,7 +21,14 @@ struct QuantizedPlan {
   memory weights;  // reordered once (constant weights) or per run
   memory::desc wei_plain;
   bool constant_weights = false;
+  int threads = 1;  // made for this many (ThreadsForWork), and run with as many
 };
+
+// int8 multiply-adds run about four to one fp32 multiply-add (VNNI), which is what
+// ThreadsForWork counts in.
+int QuantizedConvThreads(const ConvGeometry& g) {
+  return ThreadsForWork(ConvMultiplyAdds(g) / 4);
+}
 
 memory::dims Dims(const std::vector<int64_t>& v) {
   return memory::dims(v.begin(), v.end());
@@ -30,6 +38,8 @@ std::shared_ptr<QuantizedPlan> MakePlan(const ConvGeometry& g, const QuantizedCo
                                         bool has_bias, const int8_t* constant_w) {
   const dnnl::engine& eng = OneDnnEngine();
   auto plan = std::make_shared<QuantizedPlan>();
+  plan->threads = QuantizedConvThreads(g);
+  const ScopedIntraOpThreads scope(plan->threads);
   const ConvTensorDims d = DimsOf(g);
   const dt src_type = q.x_signed ? dt::s8 : dt::u8, dst_type = q.y_signed ? dt::s8 : dt::u8;
   plan->src_plain = memory::desc(d.src, src_type, d.src_tag);
@@ -118,6 +128,7 @@ Status OneDnnQuantizedConv(const ExecOp& op, OneDnnConvCache* cache, const ConvG
     return MakePlan(g, q, bias != nullptr, cache->weights_constant ? w : nullptr);
   }));
   if (!plan) return Status::Ok();
+  const ScopedIntraOpThreads threads(plan->threads);
   try {
     const dnnl::engine& eng = OneDnnEngine();
     dnnl::stream& s = OneDnnStream();
