@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -22,14 +23,17 @@ class Sha256 {
   std::string HexDigest();
 
  private:
-  void Block(const uint8_t* p);
+  void Blocks(const uint8_t* p, size_t count);  // whole 64-byte blocks
   std::array<uint32_t, 8> h_;
   std::array<uint8_t, 64> buffer_{};
   size_t buffered_ = 0;
   uint64_t total_bytes_ = 0;
 };
 
-// The digest of a file's bytes, read in chunks.
-Result<std::string> Sha256OfFile(const std::filesystem::path& path);
+// The digest of a file's bytes, read in chunks. on_bytes, when given, hears after each chunk
+// how many bytes are hashed and how many the file has (a large model takes seconds).
+Result<std::string> Sha256OfFile(
+    const std::filesystem::path& path,
+    const std::function<void(int64_t done, int64_t total)>& on_bytes = {});
 
 }  // namespace ortc::format

@@ -1,10 +1,15 @@
 // SHA-256 against the FIPS 180-4 example digests and sha256sum's answer for a file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "format/sha256.h"
+#include "format/sha256_blocks.h"
 #include "model_builder.h"
 
 using ortc::format::Sha256;
@@ -48,4 +53,23 @@ TEST_CASE("SHA-256 of a file matches sha256sum", "[sha256]") {
   pclose(p);
   CHECK(*d == std::string(out, 64));
   CHECK_FALSE(ortc::format::Sha256OfFile(dir / "absent").ok());
+}
+
+TEST_CASE("SHA-256 with the CPU's SHA extensions computes the portable code's state", "[sha256]") {
+  using namespace ortc::format;
+  if (!Sha256ExtensionsAvailable()) {
+    WARN("this CPU has no SHA extensions: only the portable code runs here");
+    return;
+  }
+  std::mt19937 rng(7);
+  for (size_t blocks : {1, 2, 3, 17, 64}) {
+    std::vector<uint8_t> data(blocks * 64);
+    for (auto& b : data) b = static_cast<uint8_t>(rng());
+    uint32_t portable[8], extensions[8];
+    for (int i = 0; i < 8; ++i) portable[i] = extensions[i] = static_cast<uint32_t>(rng());
+    Sha256BlocksPortable(portable, data.data(), blocks);
+    Sha256BlocksShaNi(extensions, data.data(), blocks);
+    INFO(blocks << " blocks");
+    CHECK(std::equal(portable, portable + 8, extensions));
+  }
 }
