@@ -11,8 +11,8 @@ Status Backend::ValidateOptions(const ProviderOptions& options) const {
   return Status::Ok();
 }
 
-Result<CompiledGraph> Backend::Compile(const graph::Model&, const Subgraph&,
-                                       const ProviderOptions&) const {
+Result<CompiledGraph> Backend::Compile(const graph::Model&, const Subgraph&, const ProviderOptions&,
+                                       const CompileProgress&) const {
   return NotImplemented("backend " + std::string(name()) + " cannot compile yet (" +
                         std::string(status_line()) + ")");
 }

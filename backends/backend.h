@@ -3,6 +3,7 @@
 // Backends register through the explicit list in registry.cpp, in-tree ones statically.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -73,6 +74,10 @@ struct BinaryIdentity {
   std::vector<std::pair<std::string, std::string>> properties;
 };
 
+// Tells the caller how a long compile goes (ortc compile draws it on a terminal): the step
+// under way ("NVRTC sm_90") and how many of the compile's steps are done out of how many.
+using CompileProgress = std::function<void(const std::string& step, int done, int total)>;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -91,7 +96,8 @@ class Backend {
   virtual Status ValidateOptions(const ProviderOptions& options) const;
   virtual BinaryIdentity Identity(const ProviderOptions& options) const { return {}; }
   virtual Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
-                                        const ProviderOptions& options) const;
+                                        const ProviderOptions& options,
+                                        const CompileProgress& progress) const;
   // Tuning (`ortc tune`): option sets that each compile every tunable choice one way (one set
   // per candidate), so timing each compiled variant's steps measures every candidate. Empty:
   // nothing to tune.

@@ -11,6 +11,8 @@ if(TARGET ortc)
   install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT compiler)
 endif()
 install(TARGETS ortc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Both executables need it (runtime/tools/cli/openmp_wait_default.cpp), found through their RPATH.
+install(TARGETS ortc_openmp_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
   runtime/include/ortc/status.h runtime/include/ortc/tensor.h

@@ -26,11 +26,11 @@ def partition_summary(ortc, env, model, inputs, timeout):
     except ValueError:
         return {"error": (r.stderr or r.stdout).strip()[:300]}
     refused = {}
-    for x in rep.get("refused", []):
+    for x in rep.get("refusals", []):
         if x.get("backend") == "cuda":
-            k = f"{x.get('op')}: {x.get('reason')}"
-            refused[k] = refused.get(k, 0) + 1
-    return {"groups": {b["name"]: b.get("groups") for b in rep.get("backends", [])},
+            k = f"{'/'.join(x.get('ops', []))}: {x.get('reason')}"
+            refused[k] = refused.get(k, 0) + x.get("node_count", 0)
+    return {"groups": {b["backend"]: b.get("group_count") for b in rep.get("backends", [])},
             "refused": sorted(refused.items(), key=lambda kv: -kv[1])[:8],
             "dynamic_roots": [x.get("reason") for x in rep.get("dynamic_roots", [])][:4]}
 

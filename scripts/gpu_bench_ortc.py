@@ -175,13 +175,13 @@ def ortc_compile(ortc, env, model, entry, ep, precision, out_dir, target_arch, t
         msg = rep.get("error", {}).get("message") or (r.stderr or r.stdout).strip()
         res["error"] = f"compile exit {r.returncode}: {' '.join(msg.split())[:400]}"
         return res
-    res["backends"] = {b["name"]: {"nodes": b["nodes"], "groups": b["groups"]}
+    res["backends"] = {b["backend"]: {"nodes": b["node_count"], "groups": b["group_count"]}
                        for b in rep.get("backends", [])}
     res["lowering"] = rep.get("lowering")
     res["choices"] = len(rep.get("choices", []))  # tunable steps (`ortc tune` measures them)
     if rep.get("warnings"):
         res["warnings"] = rep["warnings"]
-    res["ctx"] = next((m.get("ctx_model") for m in rep.get("models", []) if m.get("ctx_model")), None)
+    res["ctx"] = next((m["ctx_model"]["path"] for m in rep.get("models", []) if m.get("ctx_model")), None)
     return res
 
 

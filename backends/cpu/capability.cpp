@@ -121,8 +121,10 @@ class Cpu final : public Backend {
     return id;
   }
 
+  // Quick enough (no code generation) to need no progress.
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
-                                const ProviderOptions& options) const override {
+                                const ProviderOptions& options,
+                                const CompileProgress&) const override {
     CpuCompileOptions cpu;
     cpu.precision = CpuPrecision(options);
     cpu.target_isa = TargetIsa(options);

@@ -95,14 +95,18 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
 }
 
 Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgraph& sg,
-                                          const CudaOptions& options) {
+                                          const CudaOptions& options,
+                                          const CompileProgress& progress) {
   auto planned = PlanCudaSubgraph(model, sg, options);
   if (!planned.ok()) return planned.status();
   Plan& plan = planned->plan;
   CompiledGraph out;
   if (!planned->kernels.empty()) {
     const std::string source = codegen::TranslationUnit(planned->kernels);
-    auto images = toolchain::CompileModule(source, options.cubin_archs, options.ptx_arch);
+    auto images = toolchain::CompileModule(source, options.cubin_archs, options.ptx_arch,
+                                           [&](const std::string& target, int done, int total) {
+                                             if (progress) progress("NVRTC " + target, done, total);
+                                           });
     if (!images.ok()) return images.status().WithContext("NVRTC compile of " + sg.name);
     for (auto& image : *images) {
       const std::string name = sg.name + "/" + image.target + (image.is_ptx ? ".ptx" : ".cubin");

@@ -19,7 +19,9 @@ struct PlannedGraph {
 Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph& sg,
                                       const CudaOptions& options);
 
+// NVRTC takes seconds per target architecture: progress hears of each one as it starts.
 Result<CompiledGraph> CompileCudaSubgraph(const graph::Model& model, const Subgraph& sg,
-                                          const CudaOptions& options);
+                                          const CudaOptions& options,
+                                          const CompileProgress& progress = {});
 
 }  // namespace ortc::backends::cuda

@@ -28,10 +28,11 @@ class Cuda final : public Backend {
     return o.ok() ? CudaIdentity(*o) : BinaryIdentity{};
   }
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
-                                const ProviderOptions& options) const override {
+                                const ProviderOptions& options,
+                                const CompileProgress& progress) const override {
     auto o = ParseCudaOptions(options);
     if (!o.ok()) return o.status();
-    return CompileCudaSubgraph(model, subgraph, *o);
+    return CompileCudaSubgraph(model, subgraph, *o, progress);
   }
   std::vector<ProviderOptions> TuningVariants() const override { return CudaTuningVariants(); }
   std::string OptionsWarning(const ProviderOptions& options) const override {

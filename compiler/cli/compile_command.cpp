@@ -11,6 +11,7 @@
 #include "cli/progress.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "compile/bundle_manifest.h"
 #include "compile/compile_driver.h"
 #include "compile/publish_lock.h"
@@ -38,46 +39,53 @@ struct CompileArgs {
 
 constexpr const char* kCompiler = "ortc " ORTC_VERSION_STRING " (commit " ORTC_GIT_COMMIT ")";
 
+nlohmann::json BackendJson(const compile::BackendSummary& b) {
+  nlohmann::json refusals = nlohmann::json::array();
+  for (const auto& r : b.refusals) refusals.push_back(partition::RefusalJson(r));
+  return {{"backend", b.name},     {"compiled", b.compiled},     {"group_count", b.groups},
+          {"node_count", b.nodes}, {"content_id", b.content_id}, {"refusals", std::move(refusals)}};
+}
+
+nlohmann::json WeightsJson(const compile::CompileReport& r) {
+  const double ratio = r.weight_bytes_stored
+                           ? static_cast<double>(r.weight_bytes_added) / r.weight_bytes_stored
+                           : 1.0;
+  return {{"count", r.weights_added},
+          {"bytes", r.weight_bytes_added},
+          {"unique_count", r.weights_stored},
+          {"unique_bytes", r.weight_bytes_stored},
+          {"dedup_ratio", ratio},
+          {"saved_bytes", r.weight_bytes_added - r.weight_bytes_stored}};
+}
+
+// Per model: the weights its graphs use, and the bytes it added to the (shared) binary.
+nlohmann::json ModelJson(const compile::ModelSummary& m) {
+  return {{"source", tools::FileJson(m.source)},
+          {"ctx_model", tools::FileJson(m.ctx_model)},
+          {"source_sha256", m.source_sha256},
+          {"weights",
+           {{"count", m.weights},
+            {"bytes", m.weight_bytes},
+            {"new_unique_bytes", m.new_unique_bytes}}}};
+}
+
 nlohmann::json ReportJson(const compile::CompileReport& r) {
   nlohmann::json j;
   j["ok"] = true;
   j["up_to_date"] = r.up_to_date;
   j["files"] = nlohmann::json::array();
-  for (const auto& f : r.files)
-    j["files"].push_back({{"path", f.path.string()}, {"kind", f.kind}, {"bytes", f.bytes}});
+  for (const auto& f : r.files) {
+    nlohmann::json file = tools::FileJson(f.path);
+    file.update({{"kind", f.kind}, {"bytes", f.bytes}});
+    j["files"].push_back(std::move(file));
+  }
   j["backends"] = nlohmann::json::array();
-  for (const auto& b : r.backends) {
-    nlohmann::json refusals = nlohmann::json::array();
-    for (const auto& [reason, count] : b.refusals)
-      refusals.push_back({{"reason", reason}, {"nodes", count}});
-    j["backends"].push_back({{"name", b.name},
-                             {"groups", b.groups},
-                             {"nodes", b.nodes},
-                             {"compiled", b.compiled},
-                             {"content_id", b.content_id},
-                             {"refusals", refusals}});
-  }
-  const double ratio = r.weight_bytes_stored
-                           ? static_cast<double>(r.weight_bytes_added) / r.weight_bytes_stored
-                           : 1.0;
-  j["weights"] = {{"count", r.weights_added},
-                  {"unique_count", r.weights_stored},
-                  {"bytes", r.weight_bytes_added},
-                  {"unique_bytes", r.weight_bytes_stored},
-                  {"dedup_ratio", ratio},
-                  {"saved_bytes", r.weight_bytes_added - r.weight_bytes_stored}};
-  // Per model: the bytes its graphs use, and what it added to the (shared) binary.
+  for (const auto& b : r.backends) j["backends"].push_back(BackendJson(b));
+  j["weights"] = WeightsJson(r);
   j["models"] = nlohmann::json::array();
-  for (const auto& m : r.models) {
-    j["models"].push_back({{"source", m.source.string()},
-                           {"ctx_model", m.ctx_model.string()},
-                           {"source_sha256", m.source_sha256},
-                           {"weights", m.weights},
-                           {"weight_bytes", m.weight_bytes},
-                           {"new_unique_bytes", m.new_unique_bytes}});
-  }
+  for (const auto& m : r.models) j["models"].push_back(ModelJson(m));
   j["removed_temp_files"] = nlohmann::json::array();
-  for (const auto& f : r.removed_temp_files) j["removed_temp_files"].push_back(f.string());
+  for (const auto& f : r.removed_temp_files) j["removed_temp_files"].push_back(tools::FileJson(f));
   j["lowering"] = r.lowering_stats;
   j["choices"] = nlohmann::json::array();
   for (const auto& c : r.choices) {
@@ -90,7 +98,8 @@ nlohmann::json ReportJson(const compile::CompileReport& r) {
                             {"source", c.choice.source}});
   }
   j["warnings"] = r.warnings;
-  j["seconds"] = r.phase_seconds;
+  j["phases_ms"] = nlohmann::json::object();
+  for (const auto& [phase, ms] : r.phases_ms) j["phases_ms"][phase] = tools::RoundMs(ms);
   return j;
 }
 
@@ -108,8 +117,8 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
     // The main reasons a requested backend left nodes to others (`ortc partition` lists all).
     constexpr size_t kShown = 3;
     for (size_t i = 0; i < b.refusals.size() && i < kShown; ++i) {
-      std::cout << "    refused " << b.refusals[i].second << " node(s): " << b.refusals[i].first
-                << "\n";
+      std::cout << "    refused " << b.refusals[i].nodes.size()
+                << " node(s): " << b.refusals[i].reason << "\n";
     }
     if (b.refusals.size() > kShown) {
       std::cout << "    (" << b.refusals.size() - kShown << " more reasons: see ortc partition)\n";
@@ -137,7 +146,12 @@ void PrintText(const CompileArgs& args, const compile::CompileReport& r) {
     for (const auto& [source, n] : by_source) std::cout << " " << source << "=" << n;
     std::cout << "\n";
   }
-  std::cout << "  time: total " << r.phase_seconds.at("total") << " s\n";
+  // Every phase, so a slow compile shows where its time went.
+  std::cout << "  time: total " << tools::FormatMs(r.phases_ms.at("total")) << " ms (";
+  for (const char* phase : compile::kCompilePhases)
+    std::cout << (phase == compile::kCompilePhases[0] ? "" : ", ") << phase << " "
+              << tools::FormatMs(r.phases_ms.at(phase));
+  std::cout << ")\n";
 }
 
 int Fail(const CompileArgs& args, const Status& s) {
@@ -237,9 +251,12 @@ int Run(CompileArgs& args) {
     const compile::PublishLock lock(args.bundle);
     if (Status m = o.after_publish(*report); !m.ok()) return Fail(args, m);
   }
-  if (!args.bundle.empty())
-    report->files.push_back(
-        {std::filesystem::path(args.bundle) / compile::kBundleManifestName, "bundle_manifest", 0});
+  if (!args.bundle.empty()) {
+    const auto manifest = std::filesystem::path(args.bundle) / compile::kBundleManifestName;
+    std::error_code size_ec;  // written by after_publish: its size is known only now
+    report->files.push_back({manifest, "bundle_manifest",
+                             static_cast<int64_t>(std::filesystem::file_size(manifest, size_ec))});
+  }
   if (args.json) {
     std::cout << ReportText(ReportJson(*report)) << "\n";
   } else if (!args.quiet) {

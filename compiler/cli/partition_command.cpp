@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "graph/model.h"
 #include "partition/partition_report.h"
 #include "partition/partitioner.h"
@@ -48,9 +49,11 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
   return out;
 }
 
-// Prints the error as text, or as JSON when --json was given, and returns the exit code.
+// Prints the error as text, or as JSON when --json was given (the partition when the model
+// loaded, else its path), and returns the exit code.
 int Fail(const PartitionArgs& args, const Status& s, const nlohmann::json* report = nullptr) {
-  return ReportError(args.json, s, report ? *report : nlohmann::json::object());
+  return ReportError(args.json, s,
+                     report ? *report : nlohmann::json{{"model", tools::FileJson(args.model)}});
 }
 
 int Run(const PartitionArgs& args) {

@@ -1,5 +1,6 @@
 // `ortc tune`: measure a model's tunable choices on this machine's GPU and write a tuning cache
 // for `ortc compile --tuning-cache` on machines without one (compiler/tune/tune_driver.h).
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "graph/input_shapes.h"
 #include "graph/input_values.h"
 #include "ortc_git_commit.h"
@@ -27,12 +29,6 @@ struct TuneArgs {
   bool json = false, quiet = false;
 };
 
-std::string Us(double v) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(v < 10 ? 2 : 1) << v << " us";
-  return s.str();
-}
-
 Status WriteCache(const std::string& path, const std::string& text) {
   auto file = bundle::TempFile::Create(path);
   if (!file.ok()) return file.status();
@@ -42,7 +38,8 @@ Status WriteCache(const std::string& path, const std::string& text) {
 }
 
 int Run(const TuneArgs& a) {
-  auto fail = [&](const Status& s) { return ReportError(a.json, s); };
+  const nlohmann::json known{{"model", tools::FileJson(a.model)}};
+  auto fail = [&](const Status& s) { return ReportError(a.json, s, known); };
   tune::TuneOptions o;
   o.backend = a.backend;
   o.compile.model = a.model;
@@ -57,7 +54,7 @@ int Run(const TuneArgs& a) {
   for (const auto& text : a.values) {
     if (s.ok()) s = graph::ParseInputValue(text, &o.compile.input_values);
   }
-  if (!s.ok()) return ReportError(a.json, s, {}, kExitUsage);
+  if (!s.ok()) return ReportError(a.json, s, known, kExitUsage);
   o.shapes = a.shapes;
   o.runs = a.runs;
   o.warmup = a.warmup;
@@ -69,20 +66,25 @@ int Run(const TuneArgs& a) {
   if (!s.ok()) return fail(s.WithContext("writing the tuning cache"));
   const double ratio = r->rule_ms > 0 ? r->tuned_ms / r->rule_ms : 1.0;
   if (a.json) {
-    nlohmann::json j{{"ok", true},
-                     {"cache", a.output},
-                     {"device", r->cache.device},
-                     {"runs", a.runs},
-                     {"changed", r->changed},
-                     {"rule_ms", r->rule_ms},
-                     {"tuned_ms", r->tuned_ms},
-                     {"tuned_vs_rule", ratio},
-                     {"choices", nlohmann::json::array()}};
+    nlohmann::json j = known;
+    j.update({{"ok", true},
+              {"cache", tools::FileJson(a.output)},
+              {"device", r->cache.device},
+              {"runs", a.runs},
+              {"changed", r->changed},
+              {"rule_ms", tools::RoundMs(r->rule_ms)},
+              {"tuned_ms", tools::RoundMs(r->tuned_ms)},
+              {"tuned_vs_rule", ratio},
+              {"choices", nlohmann::json::array()}});
     for (const auto& c : r->choices) {
+      // Device times are microseconds apart: kept to the nanosecond.
+      nlohmann::json median_ms = nlohmann::json::object();
+      for (const auto& [candidate, us] : c.median_us)
+        median_ms[candidate] = std::round(us * 1e3) / 1e6;
       j["choices"].push_back({{"key", c.key},
                               {"choice", c.choice},
                               {"rule_choice", c.rule_choice},
-                              {"median_us", c.median_us},
+                              {"median_ms", median_ms},
                               {"steps", c.steps}});
     }
     std::cout << ReportText(j) << "\n";
@@ -99,7 +101,7 @@ int Run(const TuneArgs& a) {
               << ":";
     std::string sep = " ";
     for (const auto& [candidate, us] : c.median_us) {
-      std::cout << sep << candidate << " " << Us(us);
+      std::cout << sep << candidate << " " << tools::FormatMs(us / 1e3) << " ms";
       sep = ", ";
     }
     std::cout << " -> " << c.choice

@@ -12,6 +12,7 @@
 #include "cli/compile_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "compile/compile_driver.h"
 #include "format/temp_registry.h"
 #include "graph/input_shapes.h"
@@ -94,7 +95,9 @@ Result<std::unique_ptr<Session>> SourceSession(const fs::path& model,
 }
 
 int Run(VerifyArgs a) {
-  auto fail = [&](const Status& s) { return ReportError(a.json, s); };
+  // What is known so far goes with a failure too: the model, then the inputs once fed.
+  nlohmann::json j{{"model", tools::FileJson(a.model)}};
+  auto fail = [&](const Status& s) { return ReportError(a.json, s, j); };
   const std::string precision = a.compile.precision.empty() ? "fp32" : a.compile.precision;
   const auto [rtol, atol] = DefaultTolerance(precision);
   if (a.rtol < 0) a.rtol = rtol;
@@ -121,7 +124,7 @@ int Run(VerifyArgs a) {
     }
   } cleanup{work, scratch};
   Status flags = ApplyCompileFlags(a.compile, &o);
-  if (!flags.ok()) return ReportError(a.json, flags, {}, kExitUsage);
+  if (!flags.ok()) return ReportError(a.json, flags, j, kExitUsage);
   auto compiled = compile::Compile(o);
   if (!compiled.ok()) return fail(compiled.status());
   // An accelerator asked for that took nothing would make the comparison CPU against CPU (the
@@ -131,8 +134,8 @@ int Run(VerifyArgs a) {
     if (!asked || b.groups > 0 || b.name == "cpu") continue;
     std::string why;
     for (size_t i = 0; i < b.refusals.size() && i < 3; ++i)
-      why +=
-          "\n  " + b.refusals[i].first + " (" + std::to_string(b.refusals[i].second) + " node(s))";
+      why += "\n  " + b.refusals[i].reason + " (" + std::to_string(b.refusals[i].nodes.size()) +
+             " node(s))";
     return fail(NotImplemented(
         "backend " + b.name + " compiled no node, so there is nothing of it to verify" +
         (why.empty() ? std::string() : ":" + why) +
@@ -148,6 +151,7 @@ int Run(VerifyArgs a) {
   // Random inputs of a fixed input take its --input-shape.
   auto feeds = io::MakeFeeds((*ctx)->inputs(), a.inputs, a.compile.input_shapes, a.seed);
   if (!feeds.ok()) return fail(feeds.status());
+  j["inputs"] = tools::InputsJson((*ctx)->inputs(), *feeds, a.inputs, a.compile.input_shapes);
   auto got = (*ctx)->Run(*feeds);
   if (!got.ok()) return fail(got.status());
   auto want = (*src)->Run(*feeds);
@@ -162,10 +166,10 @@ int Run(VerifyArgs a) {
     expected[spec.substr(0, eq)] = *t;
   }
   bool all_ok = true;
-  nlohmann::json j{{"rtol", a.rtol},
-                   {"atol", a.atol},
-                   {"precision", precision},
-                   {"outputs", nlohmann::json::array()}};
+  j.update({{"rtol", a.rtol},
+            {"atol", a.atol},
+            {"precision", precision},
+            {"outputs", nlohmann::json::array()}});
   for (size_t i = 0; i < got->size(); ++i) {
     const std::string name = (*ctx)->outputs()[i].name;
     const Diff d = Compare((*got)[i], (*want)[i], a.rtol, a.atol);

@@ -56,7 +56,9 @@ Status WriteBundleManifest(const fs::path& dir, const CompileReport& report,
   auto add = [&](const std::string& rel, const std::string& kind) -> Status {
     if (!listed.insert(rel).second) return Status::Ok();
     const fs::path p = dir / rel;
-    auto digest = format::Sha256OfFile(p);
+    auto digest = format::Sha256OfFile(p, [&](int64_t done, int64_t total) {
+      if (options.progress) options.progress("hash " + rel, done, total);
+    });
     if (!digest.ok()) return digest.status();
     std::error_code ec;
     m["files"].push_back({{"path", rel},

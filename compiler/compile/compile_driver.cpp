@@ -31,9 +31,28 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kProducer = "ortc " ORTC_VERSION_STRING;
 
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
+// Times consecutive phases: each Lap ends one and starts the next, so the phases cover the
+// whole compile and add up to its total.
+class PhaseClock {
+ public:
+  explicit PhaseClock(std::map<std::string, double>* ms) : ms_(ms), start_(Clock::now()) {
+    lap_ = start_;
+    for (const char* phase : kCompilePhases) (*ms_)[phase] += 0;
+  }
+  void Lap(const char* phase) {
+    const auto now = Clock::now();
+    (*ms_)[phase] += Ms(now - lap_);
+    lap_ = now;
+  }
+  void Stop() { (*ms_)["total"] += Ms(lap_ - start_); }
+
+ private:
+  static double Ms(Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  }
+  std::map<std::string, double>* ms_;
+  Clock::time_point start_, lap_;
+};
 
 std::string Stem(const fs::path& p) {
   std::string name = p.filename().string();
@@ -125,8 +144,7 @@ Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Back
 
 // Loads, checks and partitions one model.
 Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Backend*>& order,
-                  bool group, ModelJob* job, std::map<std::string, double>* seconds) {
-  auto t = Clock::now();
+                  bool group, ModelJob* job, PhaseClock* clock) {
   graph::LoadOptions load;
   load.input_shapes = job->input_shapes;
   load.input_values = o.input_values;
@@ -140,12 +158,11 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
                            " already contains EPContext nodes (it is a compiled model); compile "
                            "the source model instead");
   }
-  (*seconds)["load"] += Seconds(t);
-  t = Clock::now();
+  clock->Lap("load");
   job->partition = partition::PartitionGraph(job->model->graph, order);
   ORTC_RETURN_IF_ERROR(
       partition::CheckPartition(job->model->graph, job->partition, o.max_partitions));
-  (*seconds)["partition"] += Seconds(t);
+  clock->Lap("partition");
   job->ep_nodes.assign(job->partition.groups.size(), std::nullopt);
   return Status::Ok();
 }
@@ -153,7 +170,7 @@ Status PrepareJob(const CompileOptions& o, const std::vector<const backends::Bac
 Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs::path>& sources,
                                    const std::vector<std::string>& profile_names) {
   CompileReport report;
-  const auto start = Clock::now();
+  PhaseClock clock(&report.phases_ms);
   auto progress = [&](const std::string& phase, int64_t done, int64_t total) {
     if (o.progress) o.progress(phase, done, total);
   };
@@ -231,7 +248,11 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     }
     ORTC_RETURN_IF_ERROR(folders.Need(job.ctx_path.parent_path()));
     // Once per model: the staleness check, the ctx model and the bundle manifest all use it.
-    auto digest = SourceDigest(job.source);
+    clock.Lap("prepare");
+    auto digest = SourceDigest(job.source, [&](const fs::path& file, int64_t done, int64_t total) {
+      progress("hash " + file.filename().string(), done, total);
+    });
+    clock.Lap("hash");
     if (!digest.ok()) return digest.status();
     job.summary.source = job.source;
     job.summary.ctx_model = job.ctx_path;
@@ -251,6 +272,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
       if (!why.ok()) return why.status();
       fresh = fresh && why->empty();
     }
+    clock.Lap("hash");
     if (fresh) {
       report.up_to_date = true;
       // Nothing to write, but temporary files of killed compiles in these folders still go.
@@ -266,14 +288,15 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
                                 static_cast<int64_t>(fs::file_size(job.ctx_path, size_ec))});
         report.models.push_back(job.summary);
       }
+      clock.Lap("prepare");
+      clock.Stop();
       return report;
     }
   }
 
   // Load and partition every model before writing anything.
   progress("load", 0, 1);
-  for (auto& job : jobs)
-    ORTC_RETURN_IF_ERROR(PrepareJob(o, order, group, &job, &report.phase_seconds));
+  for (auto& job : jobs) ORTC_RETURN_IF_ERROR(PrepareJob(o, order, group, &job, &clock));
   // In a group each --input-shape applies to the models that have that input; one that no
   // model has is a typo. A profile's shapes name inputs of its model.
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -318,7 +341,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     for (auto& removed : bundle::RemoveStaleTempFiles(dir))
       report.removed_temp_files.push_back(std::move(removed));
   }
-  auto t = Clock::now();
+  clock.Lap("prepare");
   int64_t total_weight_bytes = 0, done_weight_bytes = 0;
   for (const auto& job : jobs) {
     for (const auto& grp : job.partition.groups) {
@@ -339,14 +362,10 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         summary.nodes += static_cast<int>(grp.nodes.size());
       }
     }
-    std::map<std::string, int> refused;
-    for (const auto& job : jobs) {
-      for (const auto& r : job.partition.refusals)
-        if (r.backend == b) refused[r.reason]++;
-    }
-    summary.refusals.assign(refused.begin(), refused.end());
-    std::stable_sort(summary.refusals.begin(), summary.refusals.end(),
-                     [](const auto& x, const auto& y) { return x.second > y.second; });
+    std::vector<partition::RefusalGroup> refused;
+    for (const auto& job : jobs) partition::AddRefusals(job.model->graph, job.partition, &refused);
+    for (auto& r : refused)
+      if (r.backend == summary.name) summary.refusals.push_back(std::move(r));
     if (!summary.compiled || summary.groups == 0) {
       report.backends.push_back(summary);
       continue;
@@ -367,7 +386,12 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
         if (grp.backend != b) continue;
         backends::Subgraph sg{job.prefix + grp.name(), grp.nodes, grp.inputs, grp.outputs};
         progress("compile " + sg.name, done_weight_bytes, total_weight_bytes);
-        auto compiled = b->Compile(model, sg, opts);
+        // A backend's own steps (NVRTC, seconds per architecture) replace the byte count.
+        auto compiled = b->Compile(model, sg, opts, [&](const std::string& step, int k, int n) {
+          progress("compile " + sg.name + ": " + step + " (" + std::to_string(k + 1) + "/" +
+                       std::to_string(n) + ")",
+                   0, 1);
+        });
         if (!compiled.ok()) return compiled.status().WithContext("compiling " + sg.name);
         for (const auto& [k, v] : compiled->stats) report.lowering_stats[k] += v;
         for (auto& c : compiled->choices)
@@ -441,7 +465,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     if (!payload) writers.push_back(std::move(writer).value());
     report.backends.push_back(summary);
   }
-  report.phase_seconds["compile"] = Seconds(t);
+  clock.Lap("compile");
   bool any_compiled = false;
   for (const auto& job : jobs) {
     any_compiled = any_compiled || std::any_of(job.ep_nodes.begin(), job.ep_nodes.end(),
@@ -458,8 +482,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     if (!summary.compiled || summary.groups > 0 || !b || b->is_fallback()) continue;
     std::string why = "backend " + summary.name + " compiled no node";
     for (size_t i = 0; i < summary.refusals.size() && i < 2; ++i)
-      why += std::string(i ? "; " : ": ") + summary.refusals[i].first + " (" +
-             std::to_string(summary.refusals[i].second) + " node(s))";
+      why += std::string(i ? "; " : ": ") + summary.refusals[i].reason + " (" +
+             std::to_string(summary.refusals[i].nodes.size()) + " node(s))";
     if (o.error_if_no_nodes_compiled)
       return NotImplemented(why + " (--error-if-no-nodes-compiled)");
     spdlog::warn("{}", why);
@@ -467,7 +491,6 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
   }
 
   // Emit each ctx model (and the external initializers) as temporary files.
-  t = Clock::now();
   progress("emit", 0, 1);
   std::vector<std::unique_ptr<bundle::TempFile>> ctx_files;
   std::vector<int64_t> ctx_sizes;
@@ -529,6 +552,7 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     ctx_sizes.push_back(static_cast<int64_t>(serialized.size()));
   }
 
+  clock.Lap("emit");
   // Binaries first, the ctx models last: a ctx model never points at a bin not yet in place,
   // and a ctx model beside a newer bin (killed between the two) fails its content-id check.
   // With --error-if-output-exists each rename refuses to replace, atomically: of concurrent
@@ -582,8 +606,8 @@ Result<CompileReport> CompileGroup(const CompileOptions& o, const std::vector<fs
     spdlog::warn("{}", why);
     report.warnings.push_back(why);
   }
-  report.phase_seconds["emit"] = Seconds(t);
-  report.phase_seconds["total"] = Seconds(start);
+  clock.Lap("publish");
+  clock.Stop();
   folders.Keep();
   return report;
 }
@@ -666,7 +690,7 @@ Result<CompileReport> Compile(const CompileOptions& o) {
     all.weight_bytes_added += r->weight_bytes_added;
     all.weight_bytes_stored += r->weight_bytes_stored;
     for (const auto& [k, v] : r->lowering_stats) all.lowering_stats[k] += v;
-    for (const auto& [k, v] : r->phase_seconds) all.phase_seconds[k] += v;
+    for (const auto& [k, v] : r->phases_ms) all.phases_ms[k] += v;
     all.choices.insert(all.choices.end(), r->choices.begin(), r->choices.end());
     for (const auto& w : r->warnings) {
       if (std::find(all.warnings.begin(), all.warnings.end(), w) == all.warnings.end())

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "graph/input_shapes.h"
 #include "ortc/status.h"
+#include "partition/partition_report.h"
 
 namespace ortc::compile {
 
@@ -72,8 +73,8 @@ struct BackendSummary {
   int nodes = 0;
   bool compiled = false;  // false: the nodes stay as ONNX nodes in the ctx model
   std::string content_id;
-  // Why this backend turned nodes down (reason, node count), most frequent first.
-  std::vector<std::pair<std::string, int>> refusals;
+  // Why this backend turned nodes down, by reason, most nodes first.
+  std::vector<partition::RefusalGroup> refusals;
 };
 
 struct ModelSummary {
@@ -91,7 +92,8 @@ struct CompileReport {
   int64_t weights_added = 0, weights_stored = 0;
   int64_t weight_bytes_added = 0, weight_bytes_stored = 0;
   std::map<std::string, int> lowering_stats;
-  std::map<std::string, double> phase_seconds;
+  // Milliseconds per phase (kCompilePhases), consecutive so that they add up to "total".
+  std::map<std::string, double> phases_ms;
   bool up_to_date = false;  // --if-changed found nothing to do; files lists the ctx models
   // Temporary files of killed compiles found in the output folders and removed.
   std::vector<std::filesystem::path> removed_temp_files;
@@ -104,6 +106,13 @@ struct CompileReport {
   // Said once per compile, also on stderr (a tuning cache that does not fit, and why).
   std::vector<std::string> warnings;
 };
+
+// The phases of phases_ms, in order: prepare (options, output folders, temporary files of killed
+// compiles), hash (the sources' sha256; with --if-changed, the outputs' staleness check), load,
+// partition, compile (every backend's binary, written to a temporary file), emit (the ctx models
+// and external data, to temporary files), publish (the renames, the bundle manifest).
+inline constexpr const char* kCompilePhases[] = {"prepare", "hash", "load",   "partition",
+                                                 "compile", "emit", "publish"};
 
 Result<CompileReport> Compile(const CompileOptions& options);
 

@@ -1,10 +1,12 @@
 // Text and JSON views of a partition.
 #include "partition/partition_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "cli/report_records.h"
 #include "graph/dynamic_shapes.h"
 #include "partition/dynamic_report.h"
 
@@ -38,12 +40,48 @@ std::string ValueList(const graph::Graph& g, const std::vector<int>& values) {
   return s.empty() ? "-" : s;
 }
 
+std::string OpText(const graph::Node& node) {
+  return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
+}
+
+// used: it took nodes; unused: it could, but took none; unavailable: it cannot compile here.
+std::string BackendStatus(const backends::Backend& b, int groups) {
+  if (!b.can_compile()) return "unavailable";
+  return groups > 0 ? "used" : "unused";
+}
+
 }  // namespace
+
+void AddRefusals(const graph::Graph& g, const Partition& p, std::vector<RefusalGroup>* groups) {
+  for (const auto& r : p.refusals) {
+    const auto& node = g.nodes[r.node];
+    const std::string backend(r.backend->name());
+    auto it = std::find_if(groups->begin(), groups->end(), [&](const RefusalGroup& x) {
+      return x.backend == backend && x.reason == r.reason;
+    });
+    if (it == groups->end()) it = groups->insert(groups->end(), {backend, r.reason, {}, {}});
+    it->nodes.push_back(node.name);
+    const std::string op = OpText(node);
+    if (std::find(it->ops.begin(), it->ops.end(), op) == it->ops.end()) {
+      it->ops.insert(std::upper_bound(it->ops.begin(), it->ops.end(), op), op);
+    }
+  }
+  std::stable_sort(groups->begin(), groups->end(),
+                   [](const auto& x, const auto& y) { return x.nodes.size() > y.nodes.size(); });
+}
+
+nlohmann::json RefusalJson(const RefusalGroup& r) {
+  return {{"backend", r.backend},
+          {"reason", r.reason},
+          {"node_count", r.nodes.size()},
+          {"nodes", r.nodes},
+          {"ops", r.ops}};
+}
 
 nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
   const auto& g = model.graph;
   nlohmann::json j;
-  j["model"] = model.display_name;
+  j["model"] = tools::FileJson(model.display_name);
   j["ir_version"] = model.ir_version;
   nlohmann::json opsets = nlohmann::json::object();
   for (const auto& [domain, version] : model.opsets)
@@ -57,10 +95,11 @@ nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
     for (const auto& grp : p.groups) {
       if (grp.backend == b) nodes += static_cast<int>(grp.nodes.size());
     }
-    j["backends"].push_back({{"name", b->name()},
-                             {"status", b->status_line()},
-                             {"groups", p.CountGroups(b)},
-                             {"nodes", nodes}});
+    j["backends"].push_back({{"backend", b->name()},
+                             {"status", BackendStatus(*b, p.CountGroups(b))},
+                             {"detail", b->status_line()},
+                             {"group_count", p.CountGroups(b)},
+                             {"node_count", nodes}});
   }
   j["groups"] = nlohmann::json::array();
   for (const auto& grp : p.groups) {
@@ -78,15 +117,10 @@ nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
     jg["initializer_bytes"] = grp.initializer_bytes;
     j["groups"].push_back(jg);
   }
-  j["refused"] = nlohmann::json::array();
-  for (const auto& r : p.refusals) {
-    const auto& node = g.nodes[r.node];
-    j["refused"].push_back(
-        {{"node", node.name},
-         {"op", node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type},
-         {"backend", r.backend->name()},
-         {"reason", r.reason}});
-  }
+  std::vector<RefusalGroup> refusals;
+  AddRefusals(g, p, &refusals);
+  j["refusals"] = nlohmann::json::array();
+  for (const auto& r : refusals) j["refusals"].push_back(RefusalJson(r));
   j["unplaced"] = nlohmann::json::array();
   for (int n : p.unplaced) j["unplaced"].push_back(g.nodes[n].name);
   // Nodes evaluated at compile time (shape folding); they are in no group.

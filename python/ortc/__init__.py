@@ -5,7 +5,7 @@ command, run the compiled models with the ortc runtime on numpy arrays.
     import ortc
 
     report = ortc.compile("model.onnx", output="out/")      # `ortc compile --json`, as a dict
-    with ortc.Session(report["models"][0]["ctx_model"]) as session:
+    with ortc.Session(report["models"][0]["ctx_model"]["path"]) as session:
         print(session.inputs, session.outputs)               # names, numpy dtypes, shapes
         y = session.run({"x": np.ones((1, 4), np.float32)})  # {output name: ndarray}
 

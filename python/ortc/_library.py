@@ -84,7 +84,27 @@ def _candidates():
     return found
 
 
+def _bound_openmp_spinning():
+    """Sets the OpenMP spin count ortc's executables use (GOMP_SPINCOUNT=1000), unless the user
+    set one or libgomp is already loaded (it reads the variable once, when it starts).
+
+    With libgomp's default, idle workers spin for milliseconds, and when other processes keep
+    the cores busy a parallel region waits for a whole spin each time its worker shares a core
+    with the thread spinning for it (runtime/tools/cli/openmp_wait_default.cpp has the figures).
+    """
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            if "libgomp" in maps.read():
+                return
+    except OSError:
+        return
+    os.environ["GOMP_SPINCOUNT"] = "1000"
+
+
 def _load():
+    _bound_openmp_spinning()
     tried = []
     for path in _candidates():
         try:

@@ -88,7 +88,7 @@ Outcome CompileCase(const fs::path& model, const fs::path& work, const std::stri
     if (b.name != "cuda") continue;
     *claimed = b.nodes > 0;
     if (refusals)
-      for (const auto& [reason, count] : b.refusals) (*refusals)[reason] = count;
+      for (const auto& r : b.refusals) (*refusals)[r.reason] = static_cast<int>(r.nodes.size());
   }
   return {false, true, ""};
 }

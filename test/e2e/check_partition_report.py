@@ -67,10 +67,10 @@ def main(model_path, report_path):
     placed = [name for g in report["groups"] for name in g["nodes"]]
     assert sorted(placed + folded) == sorted(names), "groups and folding do not cover the nodes exactly once"
     assert report["unplaced"] == []
-    assert sum(b["nodes"] for b in report["backends"]) == report["node_count"]
+    assert sum(b["node_count"] for b in report["backends"]) == report["node_count"]
     check_folded(model, set(folded))
     check_dynamic(model, report, set(placed))
-    assert any(b["name"] == "cuda" and b["groups"] >= 1 for b in report["backends"]), "CUDA took nothing"
+    assert any(b["backend"] == "cuda" and b["group_count"] >= 1 for b in report["backends"]), "CUDA took nothing"
     # Execution order: a group reads only graph inputs and outputs of groups listed before it.
     available = {i.name for i in model.graph.input}
     for g in report["groups"]:
@@ -79,9 +79,10 @@ def main(model_path, report_path):
         available.update(v["name"] for v in g["outputs"])
     graph_outputs = {o.name for o in model.graph.output}
     assert graph_outputs <= available, "a graph output is produced by no group"
-    summary = ", ".join(f"{b['name']} {b['groups']} group(s)/{b['nodes']} node(s)" for b in report["backends"])
+    summary = ", ".join(f"{b['backend']} {b['group_count']} group(s)/{b['node_count']} node(s)"
+                        for b in report["backends"])
     print(f"{model_path.split('/')[-1]}: {len(nodes)} nodes, {len(folded)} folded; {summary}; "
-          f"{len(report['refused'])} refusals; {len(report['dynamic_values'])} dynamic values")
+          f"{sum(r['node_count'] for r in report['refusals'])} refusals; {len(report['dynamic_values'])} dynamic values")
 
 
 if __name__ == "__main__":

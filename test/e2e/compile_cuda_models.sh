@@ -64,7 +64,7 @@ bins = {os.path.basename(f["path"]): f["bytes"] for f in report["files"] if f["k
 cuda_bytes = [v for k, v in bins.items() if k.endswith("_cuda.bin")][0]
 print(f"{name} {precision}: {len(cuda_nodes)} CUDA graph(s), {convs} conv / {gemms} gemm calls, "
       f"{kernels} kernels; cuda.bin {cuda_bytes} B, ctx {files['ctx_model']} B; "
-      f"{report['seconds']['total']:.1f} s")
+      f"{report['phases_ms']['total'] / 1e3:.1f} s")
 PY
     checked=$((checked + 1))
   done

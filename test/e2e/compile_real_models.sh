@@ -43,7 +43,7 @@ files = {f["kind"]: f["bytes"] for f in report["files"]}
 print(f"{os.path.basename(model)}: source {os.path.getsize(model)} B -> ctx {files['ctx_model']} B + bin "
       f"{files['context_binary']} B; weights {w['count']} tensors / {w['bytes']} B -> {w['unique_count']} / "
       f"{w['unique_bytes']} B stored (dedup {w['dedup_ratio']:.3f}x); lowering {report['lowering']}; "
-      f"{report['seconds']['total']:.3f} s")
+      f"{report['phases_ms']['total']:.1f} ms")
 PY
   checked=$((checked + 1))
 done

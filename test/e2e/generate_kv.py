@@ -158,8 +158,8 @@ def check_pair(ortc, work, fam):
     bins = [f for f in report["files"] if f["kind"] == "context_binary"]
     assert len(bins) == 1, report["files"]
     models, weights = report["models"], report["weights"]
-    assert models[1]["new_unique_bytes"] == 0, models
-    assert weights["unique_bytes"] == models[0]["new_unique_bytes"] <= models[0]["weight_bytes"], report
+    assert models[1]["weights"]["new_unique_bytes"] == 0, models
+    assert weights["unique_bytes"] == models[0]["weights"]["new_unique_bytes"] <= models[0]["weights"]["bytes"], report
     print(f"{fam.name} share-weights CPU bundle: 2 ctx models, one binary, weights {weights['count']} "
           f"tensors stored as {weights['unique_count']}")
 
@@ -232,7 +232,7 @@ def compile_fixed_profiles(ortc, work, fam, ep, extra):
     assert kinds.count("ctx_model") == 2 and len(bins) == 1, report["files"]  # all on the first backend
     assert all(os.path.basename(b["path"]).rsplit("_", 1)[0] == f"{fam.stem}_genai" for b in bins), bins
     models = report["models"]  # the decode profile adds only its few shape-specific constants
-    assert models[1]["new_unique_bytes"] <= 0.01 * models[0]["new_unique_bytes"], models
+    assert models[1]["weights"]["new_unique_bytes"] <= 0.01 * models[0]["weights"]["new_unique_bytes"], models
     return {name: os.path.join(out, f"{fam.stem}_genai_{name}_ctx.onnx") for name in rows}, report
 
 
@@ -255,7 +255,7 @@ def compile_padded_pair(ortc, work, fam, ep, extra):
     report = json.loads(run(args).stdout)
     kinds = sorted(f["kind"] for f in report["files"])
     assert kinds.count("ctx_model") == 2 and kinds.count("context_binary") == 1, report["files"]
-    assert report["models"][1]["new_unique_bytes"] <= 0.01 * report["models"][0]["new_unique_bytes"], report["models"]
+    assert report["models"][1]["weights"]["new_unique_bytes"] <= 0.01 * report["models"][0]["weights"]["new_unique_bytes"], report["models"]
     return {k: os.path.join(out, f"{fam.stem}_{k}_ctx.onnx") for k in ("prefill", "decode")}, report
 
 
@@ -298,10 +298,10 @@ def check_cuda(ortc, emulator, work, fam):
             return False
         assert r.returncode == 0, r.stdout
         report = json.loads(r.stdout)
-        cuda = [b for b in report["backends"] if b["name"] == "cuda"][0]
-        cpu = [b for b in report["backends"] if b["name"] == "cpu"][0]
+        cuda = [b for b in report["backends"] if b["backend"] == "cuda"][0]
+        cpu = [b for b in report["backends"] if b["backend"] == "cpu"][0]
         # Everything on CUDA, GenAI's seqlens_k (the int64 mask's row sum) included.
-        assert cuda["groups"] == 1 and cpu["nodes"] == 0 and not cuda["refusals"], (name, report["backends"])
+        assert cuda["group_count"] == 1 and cpu["node_count"] == 0 and not cuda["refusals"], (name, report["backends"])
         low = report["lowering"]
         # Every layer's attention recognised; at a decode step it runs as the decode kernel.
         assert low["fused_attention"] >= 1, (name, low)
@@ -406,7 +406,8 @@ def check_cuda_generation(ortc, plugin_dir, standin_dir, work, fam, want, pair_w
 
     ctx, report = compile_padded_pair(ortc, work, fam, "cuda,cpu", cuda)
     for b in report["backends"]:  # each graph one CUDA group, nothing on the CPU
-        assert (b["groups"], b["nodes"] == 0) == ((2, False) if b["name"] == "cuda" else (0, True)), report["backends"]
+        assert (b["group_count"], b["node_count"] == 0) == ((2, False) if b["backend"] == "cuda" else (0, True)), \
+            report["backends"]
     generate_on_plugin(ortc, plugin_dir, ctx["prefill"], ctx["decode"], prompt, pair_want,
                        f"{fam.name} Hugging Face pair with a padded cache")
     if standin_dir:  # the prompt's rows after the prefill, then one row a decode step

@@ -151,9 +151,9 @@ def partition(report_path):
         problems.append(f"error {r['error']['code']}: {r['error']['message']}")
     if problems:
         refused = {}
-        for x in r.get("refused", []):
+        for x in r.get("refusals", []):
             if x["backend"] == "cuda" and "unknown rank" not in x["reason"] and "dynamic shape" not in x["reason"]:
-                refused.setdefault(f"{x['op']}: {x['reason']}", []).append(x["node"])
+                refused.setdefault(f"{'/'.join(x['ops'])}: {x['reason']}", []).extend(x["nodes"])
         first = "; ".join(f"{k} (x{len(v)}, e.g. {v[0]})" for k, v in list(refused.items())[:4])
         fail(" | ".join(problems) + (f" | CUDA refused: {first}" if first else ""))
     cuda = [g for g in r["groups"] if g["backend"] == "cuda"][0]
@@ -172,7 +172,7 @@ def lowering(report_path):
 def shared_group(report_path):
     r = read_successful_report(report_path)
     models = r["models"]
-    backends = {b["name"]: b for b in r["backends"]}
+    backends = {b["backend"]: b for b in r["backends"]}
     bins = [f for f in r["files"] if f["kind"] == "context_binary"]
     ctx = [f for f in r["files"] if f["kind"] == "ctx_model"]
     problems = []
@@ -180,17 +180,17 @@ def shared_group(report_path):
         problems.append(f"{len(bins)} context binaries, not 1")
     if len(ctx) != len(models):
         problems.append(f"{len(ctx)} ctx models for {len(models)} models")
-    if backends.get("cuda", {}).get("groups") != len(models):
-        problems.append(f"{backends.get('cuda', {}).get('groups')} CUDA groups for {len(models)} models")
-    if backends.get("cpu", {}).get("groups", 0) != 0:
-        problems.append(f"{backends['cpu']['groups']} CPU groups")
+    if backends.get("cuda", {}).get("group_count") != len(models):
+        problems.append(f"{backends.get('cuda', {}).get('group_count')} CUDA groups for {len(models)} models")
+    if backends.get("cpu", {}).get("group_count", 0) != 0:
+        problems.append(f"{backends['cpu']['group_count']} CPU groups")
     w = r["weights"]
-    if w["unique_bytes"] != sum(m["new_unique_bytes"] for m in models):
+    if w["unique_bytes"] != sum(m["weights"]["new_unique_bytes"] for m in models):
         problems.append("the models' new unique bytes do not add up to the stored weights")
     # Every weight the later models share with the first is stored once: what they add is what
     # only they have (the decode graph's few constants of its own).
-    later_new = sum(m["new_unique_bytes"] for m in models[1:])
-    if later_new > 0.01 * sum(m["weight_bytes"] for m in models[1:]):
+    later_new = sum(m["weights"]["new_unique_bytes"] for m in models[1:])
+    if later_new > 0.01 * sum(m["weights"]["bytes"] for m in models[1:]):
         problems.append(f"the later models add {later_new} bytes of weights")
     if problems:
         fail("; ".join(problems))

@@ -382,7 +382,7 @@ def check_next_compile_cleans(slow, out, left, *extra):
     """The compile after a killed one removes the temporary files the killed one left."""
     r = ortc_ok("compile", slow, "-o", out + "/", "--json", *extra)
     report = json.loads(r.stdout)
-    removed = {os.path.basename(p) for p in report["removed_temp_files"]}
+    removed = {os.path.basename(p["path"]) for p in report["removed_temp_files"]}
     require(set(left) <= removed and not temp_files(out),
             f"{described(r)}\nafter a SIGKILL: left {left}, reported removed {sorted(removed)}, "
             f"still there {temp_files(out)}")
@@ -647,9 +647,9 @@ def files_by_values(out, outputs, x):
 
 def report_names_files(report, mapping):
     """The --json report must say which file holds which output (the file names are not the
-    output names): `file` per output (schemas/cli_reports.md)."""
+    output names): `file` per output, a file record (schemas/cli_reports.md)."""
     for entry in report["outputs"]:
-        named = entry.get("file")
+        named = (entry.get("file") or {}).get("path")
         require(named is not None,
                 f"the --json report of `run --output-dir` does not name output {entry['name']!r}'s"
                 f" file (by its values it is {mapping[entry['name']]}); entry: {entry}")

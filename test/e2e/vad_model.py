@@ -94,7 +94,7 @@ def check_cuda(ortc, emulator, models, work):
             return False
         raise SystemExit(f"FAILED: CUDA compile of vad.onnx\n{r.stdout}")
     part = json.loads(run([ortc, "partition", model, "--ep", "cuda,cpu", "--json"]).stdout)
-    reasons = {x["op"]: x["reason"] for x in part["refused"] if x["backend"] == "cuda"}
+    reasons = {op: x["reason"] for x in part["refusals"] if x["backend"] == "cuda" for op in x["ops"]}
     assert "--input-value" in reasons.get("If", ""), f"CUDA's reason for If: {reasons}"
     for tag, (rate, samples) in RATES.items():
         shapes = [f"input=1x{samples}", "state=2x1x128"]
@@ -104,7 +104,7 @@ def check_cuda(ortc, emulator, models, work):
         for g in part["groups"]:
             for n in g["nodes"]:
                 placed[n] = g["backend"]
-        ops = {x["op"]: x["reason"] for x in part["refused"] if x["backend"] == "cuda"}
+        ops = {op: x["reason"] for x in part["refusals"] if x["backend"] == "cuda" for op in x["ops"]}
         assert "If" not in ops and not any(n.startswith("If") for n in placed), "If not resolved"
         assert "recurrent" in ops.get("LSTM", ""), f"CUDA's reason for LSTM: {ops}"
         cuda_ops = sum(1 for b in placed.values() if b == "cuda")

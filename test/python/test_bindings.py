@@ -150,7 +150,15 @@ def main():
     os.environ["ORTC_BINARY"] = ortc_binary
     os.environ["ORTC_LIBRARY"] = library
     print("ortc package: %s" % os.path.dirname(ortc.__file__))
+    # runtime_version() loads the library: before that, the package sets ortc's OpenMP spin
+    # count, unless the user set one or libgomp already runs in the process.
+    user_set = "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ
+    with open("/proc/self/maps") as maps:
+        gomp_loaded = "libgomp" in maps.read()
     print("runtime: %s" % ortc.runtime_version())
+    if not user_set and not gomp_loaded:
+        assert os.environ.get("GOMP_SPINCOUNT") == "1000", os.environ.get("GOMP_SPINCOUNT")
+        passed("the library was loaded with GOMP_SPINCOUNT=1000")
 
     with tempfile.TemporaryDirectory(prefix="ortc-bindings-") as work:
         model = os.path.join(work, "model.onnx")
@@ -159,7 +167,7 @@ def main():
         out = os.path.join(work, "out")
         os.mkdir(out)  # an existing folder: the ctx model and binary go in as model_*
         report = ortc.compile(model, output=out)
-        ctx = report["models"][0]["ctx_model"]
+        ctx = report["models"][0]["ctx_model"]["path"]
         kinds = sorted(f["kind"] for f in report["files"])
         assert report["ok"] and os.path.exists(ctx) and kinds == ["context_binary", "ctx_model"], \
             report

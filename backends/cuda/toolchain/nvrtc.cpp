@@ -114,9 +114,10 @@ Result<NvrtcInfo> LoadNvrtc() {
   return lib.value().info;
 }
 
-Result<std::vector<ModuleImage>> CompileModule(const std::string& source,
-                                               const std::vector<std::string>& cubin_archs,
-                                               const std::string& ptx_arch) {
+Result<std::vector<ModuleImage>> CompileModule(
+    const std::string& source, const std::vector<std::string>& cubin_archs,
+    const std::string& ptx_arch,
+    const std::function<void(const std::string& target, int done, int total)>& on_target) {
   const auto& lib = Library();
   if (!lib.ok()) return lib.status();
   const Nvrtc& n = lib.value();
@@ -132,6 +133,8 @@ Result<std::vector<ModuleImage>> CompileModule(const std::string& source,
   }
   std::vector<ModuleImage> images;
   for (const auto& [arch, is_ptx] : targets) {
+    if (on_target)
+      on_target(arch, static_cast<int>(images.size()), static_cast<int>(targets.size()));
     Program prog = nullptr;
     int rc = n.create(&prog, source.c_str(), "ortc_kernels.cu", 0, nullptr, nullptr);
     if (rc != 0) return Status(StatusCode::kEpFail, "nvrtcCreateProgram: " + ErrorText(n, rc));

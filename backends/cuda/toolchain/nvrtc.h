@@ -2,6 +2,7 @@
 // generated translation unit to a cubin per target architecture plus PTX for the newest.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,12 @@ struct ModuleImage {
 };
 
 // One cubin per `cubin_archs` entry ("sm_80"...) and, when `ptx_arch` is not empty
-// ("compute_90"), PTX for it. The error carries NVRTC's log.
-Result<std::vector<ModuleImage>> CompileModule(const std::string& source,
-                                               const std::vector<std::string>& cubin_archs,
-                                               const std::string& ptx_arch);
+// ("compute_90"), PTX for it. The error carries NVRTC's log. on_target, when given, hears of
+// each target as its compile starts (seconds each): its name, the targets done, and how many.
+Result<std::vector<ModuleImage>> CompileModule(
+    const std::string& source, const std::vector<std::string>& cubin_archs,
+    const std::string& ptx_arch,
+    const std::function<void(const std::string& target, int done, int total)>& on_target = {});
 
 // The architectures ortc compiles for when --target-arch is not given.
 const std::vector<std::string>& DefaultTargetArchs();

@@ -1,7 +1,10 @@
 #include "bundle_check/provenance.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
@@ -14,26 +17,49 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The key every external-data entry of a TensorProto has. A model file without these bytes
+// anywhere names no external data file, and need not be parsed to find out.
+constexpr std::string_view kExternalDataKey = "location";
+
 // Feeds a file's bytes to h in chunks (a missing file adds nothing: the compile reports it).
-void HashFile(const fs::path& path, format::Sha256* h) {
+// Sets *mentions_location when the bytes contain kExternalDataKey (across chunk borders too).
+void HashFile(const fs::path& path, format::Sha256* h, const HashProgress& progress,
+              bool* mentions_location = nullptr) {
   if (!format::CheckRegularFile(path).ok()) return;  // never open a FIFO: it would block
   std::ifstream in(path, std::ios::binary);
-  std::vector<char> chunk(1 << 20);
+  std::error_code size_ec;
+  const auto total = static_cast<int64_t>(fs::file_size(path, size_ec));
+  // The chunk is read after the previous chunk's last key-length-minus-one bytes.
+  const size_t overlap = kExternalDataKey.size() - 1;
+  std::vector<char> buffer(overlap + (1 << 20));
+  size_t kept = 0;
+  int64_t done = 0;
   while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    if (in.gcount() > 0)
-      h->Update(std::as_bytes(std::span(chunk.data(), static_cast<size_t>(in.gcount()))));
+    in.read(buffer.data() + kept, static_cast<std::streamsize>(buffer.size() - overlap));
+    const auto got = static_cast<size_t>(in.gcount());
+    if (got > 0) h->Update(std::as_bytes(std::span(buffer.data() + kept, got)));
+    if (mentions_location && !*mentions_location &&
+        std::string_view(buffer.data(), kept + got).find(kExternalDataKey) != std::string::npos)
+      *mentions_location = true;
+    const size_t end = kept + got;
+    kept = std::min(overlap, end);
+    std::memmove(buffer.data(), buffer.data() + end - kept, kept);
+    done += static_cast<int64_t>(got);
+    if (progress) progress(path, done, size_ec ? done : total);
   }
 }
 
 }  // namespace
 
-Result<std::string> SourceDigest(const fs::path& model) {
+Result<std::string> SourceDigest(const fs::path& model, const HashProgress& progress) {
   ORTC_RETURN_IF_ERROR(format::CheckRegularFile(model));
   std::ifstream in(model, std::ios::binary);
   if (!in) return NoSuchFile(model.string() + ": no such file");
   format::Sha256 h;
-  HashFile(model, &h);
+  bool mentions_location = false;
+  HashFile(model, &h, progress, &mentions_location);
+  // Parsing a large model takes about a second per 400 MiB; the compile parses it again anyway.
+  if (!mentions_location) return h.HexDigest();
   onnx::ModelProto proto;
   if (!proto.ParseFromIstream(&in)) return h.HexDigest();  // the compile will say what is wrong
   // External data files, each once, in order of first mention.
@@ -50,7 +76,7 @@ Result<std::string> SourceDigest(const fs::path& model) {
       if (a.has_t()) note(a.t());
   for (const auto& f : files) {
     h.Update("\n" + f + "\n");
-    HashFile(model.parent_path() / f, &h);
+    HashFile(model.parent_path() / f, &h, progress);
   }
   return h.HexDigest();
 }

@@ -5,7 +5,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "ortc/status.h"
@@ -16,9 +18,14 @@ inline constexpr const char* kSourceDigestKey = "ortc.source_sha256";
 inline constexpr const char* kCompileOptionsKey = "ortc.compile_options";
 inline constexpr const char* kCompilerKey = "ortc.compiler";
 
+// Hears, as a file is hashed, its name and how many of its bytes are done (seconds per GiB).
+using HashProgress =
+    std::function<void(const std::filesystem::path& file, int64_t done, int64_t total)>;
+
 // SHA-256 over the model file's bytes followed by those of every external data file it names
 // (in order of first mention): a change to weights kept outside the model counts too.
-Result<std::string> SourceDigest(const std::filesystem::path& model);
+Result<std::string> SourceDigest(const std::filesystem::path& model,
+                                 const HashProgress& progress = {});
 
 // The metadata value under key, or "" when the model has none.
 std::string MetadataValue(const onnx::ModelProto& model, const std::string& key);

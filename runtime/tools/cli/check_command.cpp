@@ -9,6 +9,7 @@
 #include "bundle_check/provenance.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "cli/runtime_commands.h"
 #include "format/regular_file.h"
 #include "ortc/runtime.h"
@@ -33,10 +34,59 @@ Result<std::string> DeviceText(const std::string& arg) {
   return ss.str();
 }
 
+// The binary as the ctx model names it, relative to the model's folder as given, so that `path`
+// reads like the path the user typed (`out/model_cpu.bin`); embedded binaries have none.
+nlohmann::json BinaryJson(const std::string& model, const std::string& binary) {
+  if (binary.empty() || binary.front() == '<') return tools::EmbeddedFileJson();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(fs::path(model).parent_path()), ec);
+  const fs::path relative =
+      ec ? fs::path() : fs::weakly_canonical(binary, ec).lexically_relative(dir);
+  if (ec || relative.empty() || *relative.begin() == "..") return tools::FileJson(binary);
+  return tools::FileJson(fs::path(model).parent_path() / relative);
+}
+
+nlohmann::json BackendsJson(const std::string& model, const LoadReport& report) {
+  nlohmann::json backends = nlohmann::json::array();
+  for (const auto& b : report.backends) {
+    backends.push_back({{"backend", b.backend},
+                        {"binary", BinaryJson(model, b.binary)},
+                        {"verdict", std::string(VerdictName(b.verdict))},
+                        {"reason", b.reason}});
+  }
+  return backends;
+}
+
+// --require-optimal, applied here rather than by the loader so that the report still lists
+// every backend's verdict when it fails.
+Status RequireOptimal(const LoadReport& report) {
+  for (const auto& b : report.backends) {
+    if (b.verdict != Verdict::kPreferRecompilation) continue;
+    return Status(StatusCode::kModelRequiresCompilation,
+                  "backend " + b.backend + " (" + b.binary + "): " + b.reason +
+                      " (--require-optimal requires an optimal binary)");
+  }
+  return Status::Ok();
+}
+
+void PrintModel(const std::string& model, const LoadReport& report) {
+  std::cout << model << ": " << report.ep_context_nodes << " EPContext node(s), "
+            << report.onnx_nodes << " ONNX node(s)\n";
+  for (const auto& b : report.backends) {
+    std::cout << "  " << b.backend << " (" << b.binary << "): " << VerdictName(b.verdict)
+              << (b.reason.empty() ? "" : ": " + b.reason) << "\n";
+  }
+}
+
 int Run(const CheckArgs& a) {
   SessionOptions o;
   DeviceDescription device;
-  auto fail = [&](const Status& s) { return ReportError(a.json, s); };
+  // The report so far: a failure prints what was known before it (the bundle, the models and
+  // backends checked, an empty backends[] when the gate did not get that far).
+  nlohmann::json j{{"ok", true}, {"backends", nlohmann::json::array()}};
+  if (!a.model.empty()) j["model"] = tools::FileJson(a.model);
+  auto fail = [&](const Status& s) { return ReportError(a.json, s, j); };
   if (a.print_device) {
     // This machine as the version gate sees it, for checking bundles elsewhere with --device.
     if (!a.model.empty() || !a.device.empty() || a.require_optimal)
@@ -46,17 +96,19 @@ int Run(const CheckArgs& a) {
   }
   if (a.model.empty()) return fail(InvalidArgument("give a model_ctx.onnx to check"));
   std::vector<std::string> models = {a.model};
-  nlohmann::json bundle;
   std::error_code ec;
-  if (std::filesystem::is_directory(a.model, ec)) {
+  const bool is_bundle = std::filesystem::is_directory(a.model, ec);
+  if (is_bundle) {
     // A bundle: every listed file as recorded, then the gate on each ctx model.
+    j.erase("backends");
+    j["models"] = nlohmann::json::array();
     auto verified = tools::VerifyBundle(a.model);
     if (!verified.ok()) return fail(verified.status());
     models.clear();
     for (const auto& p : verified->ctx_models) models.push_back(p.string());
-    bundle = {{"path", a.model},
-              {"files_verified", verified->manifest["files"].size()},
-              {"compiler", verified->manifest.value("compiler", std::string())}};
+    j["bundle"] = tools::FileJson(a.model);
+    j["bundle"].update({{"files_verified", verified->manifest["files"].size()},
+                        {"compiler", verified->manifest.value("compiler", std::string())}});
     if (!a.source.empty())
       return fail(
           InvalidArgument("--source checks one ctx model; a bundle records its sources' "
@@ -71,59 +123,41 @@ int Run(const CheckArgs& a) {
     o.device = &device;
   }
   // Staleness first: it needs no device, so a CI machine without the target's GPU can tell.
-  std::string stale;
   if (!a.source.empty()) {
+    j["source"] = tools::FileJson(a.source);
     auto digest = tools::SourceDigest(a.source);
     if (!digest.ok()) return fail(digest.status());
     auto why = tools::StaleReason(a.model, a.source, *digest, "", "");
     if (!why.ok()) return fail(why.status());
-    stale = *why;
-    if (!stale.empty())
-      return ReportError(a.json,
-                         Status(StatusCode::kModelRequiresCompilation,
-                                "stale: " + stale + "; recompile it (ortc compile --if-changed)"),
-                         {{"source", {{"path", a.source}, {"fresh", false}, {"reason", stale}}}});
-  }
-  if (a.require_optimal) o.policy = VerdictPolicy::kRequireOptimal;
-  nlohmann::json j{{"ok", true}};
-  if (!bundle.is_null()) {
-    j["bundle"] = bundle;
-    j["models"] = nlohmann::json::array();
+    j["source"]["fresh"] = why->empty();
+    if (!why->empty()) {
+      j["source"]["reason"] = *why;
+      return fail(Status(StatusCode::kModelRequiresCompilation,
+                         "stale: " + *why + "; recompile it (ortc compile --if-changed)"));
+    }
   }
   for (const auto& model : models) {
     auto report = CheckModel(model, o);
     if (!report.ok()) return fail(report.status());
     nlohmann::json m{{"ep_context_nodes", report->ep_context_nodes},
-                     {"onnx_nodes", report->onnx_nodes}};
-    m["backends"] = nlohmann::json::array();
-    for (const auto& b : report->backends) {
-      m["backends"].push_back({{"backend", b.backend},
-                               {"binary", b.binary},
-                               {"verdict", std::string(VerdictName(b.verdict))},
-                               {"reason", b.reason}});
-    }
-    if (bundle.is_null()) {
-      j.update(m);
-    } else {
-      m["model"] = model;
+                     {"onnx_nodes", report->onnx_nodes},
+                     {"backends", BackendsJson(model, *report)}};
+    if (is_bundle) {
+      m["model"] = tools::FileJson(model);
       j["models"].push_back(m);
+    } else {
+      j.update(m);
     }
-    if (!a.json) {
-      std::cout << model << ": " << report->ep_context_nodes << " EPContext node(s), "
-                << report->onnx_nodes << " ONNX node(s)\n";
-      for (const auto& b : report->backends) {
-        std::cout << "  " << b.backend << " (" << b.binary << "): " << VerdictName(b.verdict)
-                  << (b.reason.empty() ? "" : ": " + b.reason) << "\n";
-      }
-    }
+    if (!a.json) PrintModel(model, *report);
+    if (a.require_optimal)
+      if (Status s = RequireOptimal(*report); !s.ok()) return fail(s);
   }
-  if (!a.source.empty()) j["source"] = {{"path", a.source}, {"fresh", true}};
   if (a.json) {
     std::cout << ReportText(j) << "\n";
   } else {
     if (!a.source.empty()) std::cout << "  fresh: compiled from " << a.source << " as it is now\n";
-    if (!bundle.is_null())
-      std::cout << "bundle " << a.model << ": " << bundle["files_verified"]
+    if (is_bundle)
+      std::cout << "bundle " << a.model << ": " << j["bundle"]["files_verified"]
                 << " file(s) match manifest.json (sizes and sha256)\n";
   }
   return kExitOk;

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 #include "cli/runtime_commands.h"
 #include "ortc/generate.h"
 #include "ortc/runtime.h"
@@ -48,39 +49,43 @@ Result<std::vector<int64_t>> ParseIds(const std::string& text) {
 }
 
 int Generate(const GenerateArgs& a) {
+  // The models go with every report, failures included.
+  nlohmann::json j{{"prefill_model", tools::FileJson(a.prefill)},
+                   {"decode_model", tools::FileJson(a.decode)}};
   auto prompt = ParseIds(a.prompt_ids);
-  if (!prompt.ok()) return ReportError(a.json, prompt.status(), {}, kExitUsage);
+  if (!prompt.ok()) return ReportError(a.json, prompt.status(), j, kExitUsage);
   SessionOptions options;
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
-  if (!parsed.ok()) return ReportError(a.json, parsed, {}, kExitUsage);
+  if (!parsed.ok()) return ReportError(a.json, parsed, j, kExitUsage);
   options.intra_op_threads = a.threads;
   auto prefill = Session::Create(a.prefill, options);
-  if (!prefill.ok()) return ReportError(a.json, prefill.status());
+  if (!prefill.ok()) return ReportError(a.json, prefill.status(), j);
   auto decode = Session::Create(a.decode, options);
-  if (!decode.ok()) return ReportError(a.json, decode.status());
+  if (!decode.ok()) return ReportError(a.json, decode.status(), j);
   GenerationOptions g;
   g.max_new_tokens = a.max_new_tokens;
   g.stop_tokens = a.stop_tokens;
   auto r = GenerateGreedy(**prefill, **decode, *prompt, g);
-  if (!r.ok()) return ReportError(a.json, r.status());
+  if (!r.ok()) return ReportError(a.json, r.status(), j);
   const double per_token_ms = r->decode_steps ? r->decode_seconds * 1e3 / r->decode_steps : 0;
   const double tokens_per_s = r->decode_seconds > 0 ? r->decode_steps / r->decode_seconds : 0;
   if (a.json) {
-    nlohmann::json j{{"ok", true},
-                     {"prompt_tokens", prompt->size()},
-                     {"tokens", r->tokens},
-                     {"time_to_first_token_ms", r->prefill_seconds * 1e3},
-                     {"decode_steps", r->decode_steps},
-                     {"decode_ms_per_token", per_token_ms},
-                     {"decode_tokens_per_s", tokens_per_s},
-                     {"kv_cache", r->cache_on_device ? "device" : "host"}};
+    j.update({{"ok", true},
+              {"prompt_tokens", prompt->size()},
+              {"tokens", r->tokens},
+              {"time_to_first_token_ms", tools::RoundMs(r->prefill_seconds * 1e3)},
+              {"decode_steps", r->decode_steps},
+              {"decode_ms_per_token", tools::RoundMs(per_token_ms)},
+              {"decode_tokens_per_s", tokens_per_s},
+              {"kv_cache", r->cache_on_device ? "device" : "host"}});
     std::cout << ReportText(j) << "\n";
     return kExitOk;
   }
   for (size_t i = 0; i < r->tokens.size(); ++i) std::cout << (i ? "," : "") << r->tokens[i];
   std::cout << "\n"
-            << r->tokens.size() << " tokens; time to first token " << r->prefill_seconds * 1e3
-            << " ms; decode " << per_token_ms << " ms/token (" << tokens_per_s << " tokens/s over "
+            << r->tokens.size() << " tokens; time to first token "
+            << tools::FormatMs(r->prefill_seconds * 1e3) << " ms; decode "
+            << tools::FormatMs(per_token_ms) << " ms/token (" << tokens_per_s << " tokens/s over "
             << r->decode_steps << " steps); KV cache in "
             << (r->cache_on_device ? "device" : "host") << " memory\n";
   return kExitOk;

@@ -52,9 +52,9 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
   }
   std::cout << indent << "graphs:\n";
   for (const auto& g : j["graphs"]) {
-    std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"]
-              << " weights (" << tools::FormatBytes(g["weight_bytes"].get<int64_t>()) << "), arena "
-              << tools::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
+    std::cout << indent << "  " << g["name"].get<std::string>() << ": " << g["weights"]["count"]
+              << " weights (" << tools::FormatBytes(g["weights"]["bytes"].get<int64_t>())
+              << "), arena " << tools::FormatBytes(g["arena_bytes"].get<int64_t>()) << "\n";
     if (g.contains("cuda")) PrintCudaProgram(g["cuda"], indent + "    ");
     for (const char* side : {"inputs", "outputs"}) {
       std::cout << indent << "    " << side << ":";
@@ -66,8 +66,8 @@ void PrintBinary(const nlohmann::json& j, const std::string& indent) {
     }
   }
   const auto& w = j["weights"];
-  std::cout << indent << "weights: " << w["referenced"] << " referenced ("
-            << tools::FormatBytes(w["referenced_bytes"].get<int64_t>()) << "), " << w["stored"]
+  std::cout << indent << "weights: " << w["count"] << " referenced ("
+            << tools::FormatBytes(w["bytes"].get<int64_t>()) << "), " << w["unique_count"]
             << " stored (" << tools::FormatBytes(w["unique_bytes"].get<int64_t>()) << ")\n";
 }
 
@@ -101,7 +101,8 @@ int Run(const std::string& path, bool json) {
     for (const auto& [op, count] : j["onnx_nodes"].items()) std::cout << " " << op << "x" << count;
     std::cout << "\n";
     for (const auto& b : j["binaries"]) {
-      std::cout << "  binary " << b["file"].get<std::string>() << ":\n";
+      std::cout << "  binary "
+                << (b["path"].is_string() ? b["path"].get<std::string>() : "(embedded)") << ":\n";
       PrintBinary(b, "    ");
     }
   }

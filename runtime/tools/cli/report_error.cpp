@@ -126,8 +126,7 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
     if (code != 0 && json) ReportError(true, InvalidArgument(e.what()));
     return Finish(code == 0 ? kExitOk : kExitUsage);
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "error: IO_ERROR: " << e.what() << "\n";
-    return kExitIo;
+    return Finish(ReportError(json, IoError(e.what()), nlohmann::json::object(), kExitIo));
   } catch (const std::bad_alloc&) {
     // Whatever an allocation anywhere in a command could not get: its own code, so a CI job can
     // tell "needs a bigger machine" from a bad model or a bad command line.
@@ -135,8 +134,8 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int* exit_code) {
         OutOfMemory("the model or its inputs need more memory than this machine can allocate");
     return json ? Finish(ReportError(true, oom)) : ReportError(false, oom);
   } catch (const std::exception& e) {
-    std::cerr << "error: INVALID_GRAPH: " << e.what() << "\n";
-    return kExitBadModel;
+    return Finish(
+        ReportError(json, InvalidGraph(e.what()), nlohmann::json::object(), kExitBadModel));
   }
   return Finish(*exit_code);
 }

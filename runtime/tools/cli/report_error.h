@@ -10,7 +10,8 @@ namespace ortc::cli {
 
 // Every --json report carries this as "schema_version" (schemas/cli_reports.md); it rises when
 // a field changes meaning or disappears, not when one is added.
-inline constexpr int kReportSchemaVersion = 2;  // 2: declared shapes are arrays
+// 2: declared shapes are arrays; 3: one vocabulary across commands (the list is in the schema).
+inline constexpr int kReportSchemaVersion = 3;
 
 // The report as printed: with schema_version set, indented.
 std::string ReportText(nlohmann::json report);

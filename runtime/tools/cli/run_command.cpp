@@ -15,8 +15,11 @@
 
 #include <unistd.h>
 #include "cli/exit_codes.h"
+#include "cli/openmp_waiting.h"
+#include "cli/progress.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
+#include "cli/report_records.h"
 
 #include "cli/runtime_commands.h"
 #include "format/temp_names.h"
@@ -74,8 +77,9 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+// A failure's report names the model, so a CI log says which one failed.
 int Fail(const RunArgs& a, const Status& s) {
-  return ReportError(a.json, s);
+  return ReportError(a.json, s, {{"model", tools::FileJson(a.model)}});
 }
 
 // Per backend graph: how it runs (the backend's description, e.g. CUDA graph or stream).
@@ -95,7 +99,8 @@ nlohmann::json GraphsJson(const LoadReport& r) {
 int Run(const RunArgs& a) {
   SessionOptions options;
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
-  if (!parsed.ok()) return ReportError(a.json, parsed, {}, kExitUsage);
+  if (!parsed.ok())
+    return ReportError(a.json, parsed, {{"model", tools::FileJson(a.model)}}, kExitUsage);
   options.enable_profiling = !a.profile.empty();
   // The trace's folder is checked before any work: an unwritable path fails now, not after the
   // runs.
@@ -121,9 +126,12 @@ int Run(const RunArgs& a) {
   auto outs = (*session)->Run(*feeds);
   if (!outs.ok()) return Fail(a, outs.status());
   const double first_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  // Long benchmarks show how far they are on a terminal (a run can take seconds on the CPU).
+  Progress progress(!a.json && InteractiveTerminal());
   for (int i = 0; i < a.warmup; ++i) {
     auto r = (*session)->Run(*feeds);
     if (!r.ok()) return Fail(a, r.status());
+    progress.Update("warmup", i + 1, a.warmup, Progress::Unit::kRuns);
   }
   // Ctrl-C (or SIGTERM, SIGHUP) during a benchmark ends it early: the runs so far are reported
   // (marked interrupted), then the process dies of the signal as it would have.
@@ -135,9 +143,11 @@ int Run(const RunArgs& a) {
     auto r = (*session)->Run(*feeds);
     if (!r.ok()) return Fail(a, r.status());
     lat.push_back(std::chrono::duration<double>(Clock::now() - s).count() * 1e3);
+    progress.Update("bench", i + 1, a.bench, Progress::Unit::kRuns);
   }
+  progress.Finish();
   std::vector<std::string> written;  // per output, the file that holds it (with --output-dir)
-  std::vector<std::string> removed_temp_files;
+  std::vector<fs::path> removed_temp_files;
   if (!a.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(a.output_dir, ec);
@@ -146,7 +156,7 @@ int Run(const RunArgs& a) {
                   IoError("cannot make the output folder " + a.output_dir + ": " + ec.message()));
     // Temporary files of earlier runs killed mid-write (SIGKILL) go now.
     for (const auto& p : format::RemoveStaleTempFiles(a.output_dir))
-      removed_temp_files.push_back(p.string());
+      removed_temp_files.push_back(p);
     const std::vector<std::string> files = OutputFileNames((*session)->outputs());
     for (size_t i = 0; i < outs->size(); ++i) {
       const fs::path path = fs::path(a.output_dir) / (files[i] + "." + a.output_format);
@@ -162,30 +172,22 @@ int Run(const RunArgs& a) {
     Status s = (*session)->EndProfiling(a.profile);
     if (!s.ok()) return Fail(a, s);
   }
-  nlohmann::json j{{"ok", true}, {"load_ms", load_s * 1e3}, {"first_run_ms", first_s * 1e3}};
+  nlohmann::json j{{"ok", true},
+                   {"model", tools::FileJson(a.model)},
+                   {"load_ms", tools::RoundMs(load_s * 1e3)},
+                   {"first_run_ms", tools::RoundMs(first_s * 1e3)}};
   j["graphs"] = GraphsJson((*session)->load_report());
+  // How idle intra-op workers wait (openmp_waiting.cpp): the first thing to check when runs
+  // are slow only while other processes are busy.
+  j["openmp_waiting"] = OpenMpWaiting();
   // What was fed: a file, or random values (and whether dynamic dims were set to 1), so that
   // generated data is never taken for the user's.
-  j["inputs"] = nlohmann::json::array();
-  for (const auto& [name, value] : *feeds) {
-    bool from_file = false, shaped = false;
-    for (const auto& spec : a.inputs) from_file = from_file || spec.rfind(name + "=", 0) == 0;
-    for (const auto& spec : a.shapes)
-      shaped = shaped || spec.rfind(name + "=", 0) == 0 ||
-               spec.find("," + name + "=") != std::string::npos;
-    bool dynamic = false;
-    for (const auto& info : (*session)->inputs())
-      if (info.name == name)
-        for (int64_t d : info.shape) dynamic = dynamic || d < 0;
-    nlohmann::json in{{"name", name},
-                      {"dtype", DataTypeName(value.dtype())},
-                      {"source", from_file ? "file" : "random"}};
-    if (value.is_tensor()) in["shape"] = value.shape();
-    if (!from_file && dynamic && !shaped) in["dynamic_dims_set_to"] = 1;
-    j["inputs"].push_back(std::move(in));
+  j["inputs"] = tools::InputsJson((*session)->inputs(), *feeds, a.inputs, a.shapes);
+  if (!a.profile.empty()) j["profile"] = tools::FileJson(a.profile);
+  if (!removed_temp_files.empty()) {
+    j["removed_temp_files"] = nlohmann::json::array();
+    for (const auto& p : removed_temp_files) j["removed_temp_files"].push_back(tools::FileJson(p));
   }
-  if (!a.profile.empty()) j["profile"] = a.profile;
-  if (!removed_temp_files.empty()) j["removed_temp_files"] = removed_temp_files;
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Tensor& t = (*outs)[i];
@@ -194,7 +196,7 @@ int Run(const RunArgs& a) {
                               {"dtype", DataTypeName(t.dtype())},
                               {"kind", t.is_sequence() ? "sequence" : "empty optional"},
                               {"length", t.items().size()}});
-      if (i < written.size()) j["outputs"].back()["file"] = written[i];
+      if (i < written.size()) j["outputs"].back()["file"] = tools::FileJson(written[i]);
       continue;
     }
     double sum = 0, mn = INFINITY, mx = -INFINITY;
@@ -212,12 +214,12 @@ int Run(const RunArgs& a) {
                             {"max", mx}});
     // Names a file system cannot hold, or that collide once made safe, get other file names:
     // the report says which file holds which output.
-    if (i < written.size()) j["outputs"].back()["file"] = written[i];
+    if (i < written.size()) j["outputs"].back()["file"] = tools::FileJson(written[i]);
   }
   if (!lat.empty())
-    j["latency_ms"] = {{"p50", Percentile(lat, 0.5)},
-                       {"p90", Percentile(lat, 0.9)},
-                       {"p99", Percentile(lat, 0.99)},
+    j["latency_ms"] = {{"p50", tools::RoundMs(Percentile(lat, 0.5))},
+                       {"p90", tools::RoundMs(Percentile(lat, 0.9))},
+                       {"p99", tools::RoundMs(Percentile(lat, 0.99))},
                        {"runs", lat.size()}};
   const int interrupted = format::HeldSignal();
   if (interrupted)
@@ -233,14 +235,15 @@ int Run(const RunArgs& a) {
   for (const auto& in : j["inputs"]) {
     if (in["source"] != "random") continue;
     std::cout << "input " << in["name"].get<std::string>() << ": random "
-              << in["dtype"].get<std::string>() << (in.contains("shape") ? in["shape"].dump() : "")
+              << in["dtype"].get<std::string>()
+              << (in["shape"].is_array() ? in["shape"].dump() : "")
               << (in.contains("dynamic_dims_set_to")
                       ? " (dynamic dims set to 1: give --input-shape or --input)"
                       : "")
               << "\n";
   }
-  std::cout << "load " << j["load_ms"].get<double>() << " ms, first run "
-            << j["first_run_ms"].get<double>() << " ms\n";
+  std::cout << "load " << tools::FormatMs(load_s * 1e3) << " ms, first run "
+            << tools::FormatMs(first_s * 1e3) << " ms\n";
   for (const auto& g : j["graphs"]) {
     std::cout << "  " << g["backend"].get<std::string>() << " graph '"
               << g["graph"].get<std::string>() << "': " << g.value("execution", "?");
@@ -259,9 +262,10 @@ int Run(const RunArgs& a) {
   }
   if (!a.profile.empty()) std::cout << "profile written to " << a.profile << "\n";
   if (j.contains("latency_ms")) {
-    std::cout << "latency over " << lat.size() << " runs: p50 " << j["latency_ms"]["p50"]
-              << " ms, p90 " << j["latency_ms"]["p90"] << " ms, p99 " << j["latency_ms"]["p99"]
-              << " ms";
+    std::cout << "latency over " << lat.size() << " runs: p50 "
+              << tools::FormatMs(Percentile(lat, 0.5)) << " ms, p90 "
+              << tools::FormatMs(Percentile(lat, 0.9)) << " ms, p99 "
+              << tools::FormatMs(Percentile(lat, 0.99)) << " ms";
     if (interrupted) std::cout << " (interrupted after " << lat.size() << " of " << a.bench << ")";
     std::cout << "\n";
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "cli/report_records.h"
 #include "cli/shape_json.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
@@ -95,14 +96,15 @@ nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
       references += g->weights()->size();
     }
     referenced_bytes += graph_bytes;
-    jg["weights"] = g->weights() ? g->weights()->size() : 0;
-    jg["weight_bytes"] = graph_bytes;
+    jg["weights"] = {{"count", g->weights() ? g->weights()->size() : 0}, {"bytes", graph_bytes}};
     if (m.backend()->str() == "cuda") jg["cuda"] = DescribeCudaProgram(bin.ProgramBytes(*g));
     j["graphs"].push_back(jg);
   }
-  j["weights"] = {{"stored", m.weights()->size()},
-                  {"referenced", references},
-                  {"referenced_bytes", referenced_bytes},
+  // count and bytes: every graph's references (a weight two graphs use counts twice); the
+  // unique figures: what the weights section stores, each distinct weight once.
+  j["weights"] = {{"count", references},
+                  {"bytes", referenced_bytes},
+                  {"unique_count", m.weights()->size()},
                   {"unique_bytes", stored_bytes}};
   return j;
 }
@@ -110,7 +112,8 @@ nlohmann::json DescribeBinary(const format::ContextBinary& bin) {
 }  // namespace
 
 nlohmann::json InspectBinaryFile(const fs::path& path) {
-  nlohmann::json j{{"kind", "context_binary"}, {"path", path.string()}};
+  nlohmann::json j = tools::FileJson(path);
+  j["kind"] = "context_binary";
   auto file = format::MappedFile::Open(path);
   if (!file.ok()) {
     j["ok"] = false;
@@ -132,7 +135,8 @@ nlohmann::json InspectBinaryFile(const fs::path& path) {
 }
 
 nlohmann::json InspectCtxModel(const fs::path& path) {
-  nlohmann::json j{{"kind", "ctx_model"}, {"path", path.string()}, {"ok", true}};
+  nlohmann::json j = tools::FileJson(path);
+  j.update({{"kind", "ctx_model"}, {"ok", true}});
   std::ifstream in(path, std::ios::binary);
   onnx::ModelProto model;
   if (!in || !model.ParseFromIstream(&in) || !model.has_graph()) {
@@ -226,8 +230,11 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
   j["onnx_nodes"] = onnx_ops;
   j["binaries"] = nlohmann::json::array();
   for (const auto& [key, bin] : opened) {
-    auto d = DescribeBinary(*bin);
-    d["file"] = key;
+    // Embedded payloads are keyed "<embedded:source>"; files by ep_cache_context, relative to
+    // the ctx model's folder.
+    auto d = key.starts_with("<embedded:") ? tools::EmbeddedFileJson()
+                                           : tools::FileJson(path.parent_path() / key);
+    d.update(DescribeBinary(*bin));
     j["binaries"].push_back(d);
   }
   if (!j["ok"].get<bool>() && !j.contains("error")) {
@@ -240,14 +247,20 @@ nlohmann::json InspectCtxModel(const fs::path& path) {
   return j;
 }
 
+namespace {
+
+nlohmann::json Failed(const fs::path& path, const Status& s) {
+  nlohmann::json j = tools::FileJson(path);
+  j.update({{"ok", false}, {"error", ErrorJson(s)}});
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json InspectPath(const fs::path& path) {
-  if (Status s = format::CheckRegularFile(path); !s.ok())
-    return {{"ok", false}, {"path", path.string()}, {"error", ErrorJson(s)}};
+  if (Status s = format::CheckRegularFile(path); !s.ok()) return Failed(path, s);
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return {{"ok", false},
-            {"path", path.string()},
-            {"error", ErrorJson(IoError("cannot open " + path.string()))}};
+  if (!in) return Failed(path, IoError("cannot open " + path.string()));
   char magic[8] = {};
   in.read(magic, sizeof magic);
   if (in.gcount() == sizeof magic && std::equal(magic, magic + 8, format::kMagic))

@@ -75,6 +75,31 @@ TEST_CASE("a compile records the source's sha256, its options and the compiler",
              Catch::StartsWith("ortc ") && Catch::Contains("(commit "));
 }
 
+TEST_CASE("the recorded sha256 counts external data whose key spans a read chunk's end",
+          "[bundle]") {
+  // The hash reads the model in 1 MiB chunks and parses it for external data only when the
+  // bytes name a "location" key: a doc string places that key across the first chunk's end.
+  TempDir dir;
+  MakeModel(dir, 1.f);
+  const fs::path model = dir / "m.onnx";
+  auto proto = ortc::test::LoadProto(model);
+  const size_t chunk = 1 << 20, straddle = chunk - 3;
+  size_t pad = chunk - 4096;
+  for (int tries = 0; tries < 8; ++tries) {
+    proto.set_doc_string(std::string(pad, ' '));
+    const size_t at = proto.SerializeAsString().find("location");
+    REQUIRE(at != std::string::npos);
+    if (at == straddle) break;
+    pad += straddle - at;  // the doc string's length prefix may grow: measure again
+  }
+  ortc::test::SaveProto(proto, model);
+  REQUIRE(ReadFile(model.string()).find("location") == straddle);
+  CompileJson(model.string() + " -o " + (dir / "out").string() + "/");
+  WriteFile(dir / "concat", ReadFile(model.string()) + "\nweights.bin\n" +
+                                ReadFile((dir / "weights.bin").string()));
+  CHECK(Metadata(dir / "out" / "m_ctx.onnx", "ortc.source_sha256") == Sha256Sum(dir / "concat"));
+}
+
 TEST_CASE("compile --if-changed skips only what is up to date", "[bundle]") {
   TempDir dir;
   MakeModel(dir, 1.f);
@@ -115,7 +140,8 @@ TEST_CASE("compile --if-changed skips only what is up to date", "[bundle]") {
     auto j = CompileJson(base);
     CHECK(j["up_to_date"] == true);
     REQUIRE(j["removed_temp_files"].size() == 1);
-    CHECK(fs::path(j["removed_temp_files"][0].get<std::string>()).filename() == stale.filename());
+    CHECK(fs::path(j["removed_temp_files"][0]["path"].get<std::string>()).filename() ==
+          stale.filename());
     CHECK_FALSE(fs::exists(stale));
   }
 }
@@ -149,8 +175,13 @@ TEST_CASE("compile --bundle writes a manifest that check verifies as a unit", "[
   TempDir dir;
   MakeModel(dir, 1.f);
   const fs::path b = dir / "bundle";
-  CompileJson((dir / "m.onnx").string() + " --bundle " + b.string() +
-              " --external-initializers-file data.bin");
+  const auto report = CompileJson((dir / "m.onnx").string() + " --bundle " + b.string() +
+                                  " --external-initializers-file data.bin");
+  // Every file the report lists, the manifest too, with its size on disk.
+  for (const auto& f : report["files"]) {
+    INFO(f.dump());
+    CHECK(f["bytes"] == static_cast<int64_t>(fs::file_size(f["path"].get<std::string>())));
+  }
   auto manifest = nlohmann::json::parse(ReadFile((b / "manifest.json").string()));
   CHECK(manifest["schema_version"] == 1);
   CHECK(manifest["sources"][0]["model"] == "m.onnx");

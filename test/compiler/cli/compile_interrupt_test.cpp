@@ -121,7 +121,7 @@ TEST_CASE("the next compile into the folder removes the temporary files of a kil
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["removed_temp_files"].size() == 1);
-  CHECK(fs::path(j["removed_temp_files"][0].get<std::string>()).filename() == name);
+  CHECK(fs::path(j["removed_temp_files"][0]["path"].get<std::string>()).filename() == name);
   CHECK_FALSE(fs::exists(left[0]));
   CHECK(fs::exists(dir / "out" / live));
   CHECK(fs::exists(dir / "out" / other_host));

@@ -309,7 +309,7 @@ TEST_CASE("every --json report has schema_version, and errors as {code, message}
     auto r = RunOrtc(args);
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
-    CHECK(j["schema_version"] == 2);
+    CHECK(j["schema_version"] == 3);
     CHECK(j["ok"] == true);
   }
   for (const std::string command : {"compile", "partition", "run", "verify", "check", "inspect"}) {
@@ -317,7 +317,7 @@ TEST_CASE("every --json report has schema_version, and errors as {code, message}
     auto r = RunOrtc(command + " " + f.missing + " --json");
     CHECK(r.exit_code == 5);
     auto j = nlohmann::json::parse(r.out);
-    CHECK(j["schema_version"] == 2);
+    CHECK(j["schema_version"] == 3);
     CHECK(j["ok"] == false);
     CHECK(j["error"]["code"] == "NO_SUCHFILE");
     CHECK(j["error"]["message"].is_string());

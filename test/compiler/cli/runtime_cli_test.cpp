@@ -379,7 +379,7 @@ TEST_CASE("ortc run --output-dir removes temporary files of runs killed mid-writ
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["removed_temp_files"].size() == 1);
-  CHECK(fs::path(j["removed_temp_files"][0].get<std::string>()).filename() ==
+  CHECK(fs::path(j["removed_temp_files"][0]["path"].get<std::string>()).filename() ==
         temp(child).filename());
   CHECK_FALSE(fs::exists(temp(child)));
   CHECK(fs::exists(temp(getpid())));

@@ -58,9 +58,9 @@ TEST_CASE("a group of three models gives N+1 files and stores shared weights onc
   CHECK(j["weights"]["unique_bytes"] == 3 * one);  // A, B, C
   CHECK(j["weights"]["saved_bytes"] == 3 * one);
   REQUIRE(j["models"].size() == 3);
-  CHECK(j["models"][0]["new_unique_bytes"] == 2 * one);
-  CHECK(j["models"][1]["new_unique_bytes"] == one);  // only C is new
-  CHECK(j["models"][2]["new_unique_bytes"] == 0);
+  CHECK(j["models"][0]["weights"]["new_unique_bytes"] == 2 * one);
+  CHECK(j["models"][1]["weights"]["new_unique_bytes"] == one);  // only C is new
+  CHECK(j["models"][2]["weights"]["new_unique_bytes"] == 0);
 
   auto bin = format::ContextBinary::OpenFile(dir / "out" / "a_cpu.bin");
   REQUIRE(bin.ok());
@@ -143,7 +143,7 @@ TEST_CASE("weights packed for different ops that end up as the same bytes are st
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["weights"]["count"] == 2);
   CHECK(j["weights"]["unique_count"] == 1);
-  CHECK(j["models"][1]["new_unique_bytes"] == 0);
+  CHECK(j["models"][1]["weights"]["new_unique_bytes"] == 0);
 }
 
 TEST_CASE("a session can keep a private mapping", "[share][runtime]") {
@@ -218,7 +218,7 @@ TEST_CASE("shape profiles compile one model at several shapes as one group", "[s
         std::vector<std::string>{"llm_cpu.bin", "llm_decode_ctx.onnx", "llm_prefill_ctx.onnx"});
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["weights"]["unique_bytes"] == 64 * 64 * 4);  // W once for both profiles
-  CHECK(j["models"][1]["new_unique_bytes"] == 0);
+  CHECK(j["models"][1]["weights"]["new_unique_bytes"] == 0);
   // Each ctx model runs at its own shape, from the one binary.
   for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"prefill", 8}, {"decode", 1}}) {
     auto s = Session::Create(dir / "out" / ("llm_" + name + "_ctx.onnx"));

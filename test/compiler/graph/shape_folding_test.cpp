@@ -270,7 +270,7 @@ TEST_CASE("a folded model compiles and runs on the CPU with the same result", "[
   auto j = nlohmann::json::parse(part.out);
   CHECK(j["node_count"] == 1);
   CHECK(j["folded"].size() == 4);
-  CHECK(j["refused"].empty());  // the Reshape now has static shapes, so CUDA takes it
+  CHECK(j["refusals"].empty());  // the Reshape now has static shapes, so CUDA takes it
   REQUIRE(RunOrtc("compile " + (dir / "m.onnx").string() + " --ep cpu --input-shape x=2x3x4x5 -q")
               .exit_code == 0);
   std::vector<float> xs(120);

@@ -81,9 +81,11 @@ TEST_CASE("without --input-shape CUDA refuses the dynamic nodes, with it takes t
   REQUIRE(r.exit_code == 0);
   const auto report = nlohmann::json::parse(r.out);
   const auto& cuda = report["backends"][0];
-  CHECK(cuda["name"] == "cuda");
+  CHECK(cuda["backend"] == "cuda");
   REQUIRE(cuda["refusals"].size() == 1);
-  CHECK(cuda["refusals"][0]["nodes"] == 2);
+  CHECK(cuda["refusals"][0]["backend"] == "cuda");
+  CHECK(cuda["refusals"][0]["node_count"] == 2);
+  CHECK(cuda["refusals"][0]["nodes"].size() == 2);
   r = RunOrtc("partition " + model + " --ep cuda,cpu --input-shape x=2x3x8x8");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("cuda_0: 2 node(s)"));

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "cuda/toolchain/nvrtc.h"
 
@@ -25,6 +27,18 @@ TEST_CASE("NVRTC loads through dlopen and reports its version", "[cuda][nvrtc]")
   CHECK(info.major >= 12);
   CHECK_FALSE(info.library.empty());
   WARN("NVRTC " << info.major << "." << info.minor << " from " << info.library);
+}
+
+TEST_CASE("NVRTC tells of each target as its compile starts", "[cuda][nvrtc]") {
+  if (!NvrtcOrSkip()) return;
+  std::vector<std::string> heard;
+  auto images = CompileModule(
+      "extern \"C\" __global__ void k() {}", {"sm_80", "sm_90"}, "compute_90",
+      [&](const std::string& target, int done, int total) {
+        heard.push_back(target + " " + std::to_string(done) + "/" + std::to_string(total));
+      });
+  REQUIRE(images.ok());
+  CHECK(heard == std::vector<std::string>{"sm_80 0/3", "sm_90 1/3", "compute_90 2/3"});
 }
 
 TEST_CASE("NVRTC compiles a kernel to cubin and PTX and reports errors with the log",
