@@ -5,7 +5,9 @@ schema cannot say (phases adding up to the total, paths as given and resolved, m
 three decimals in the text output). The validator refuses unknown fields in the stable records,
 so a silently renamed field fails here.
 
-Usage: cli_json_schema.py ORTC ORTC_RUN SCHEMA WORK_DIR
+Usage: cli_json_schema.py ORTC ORTC_RUN SCHEMA WORK_DIR [STANDIN_DIR CUDA_PLUGIN_DIR]
+  STANDIN_DIR holds the stand-in CUDA libraries (test/backends/cuda/standin) and CUDA_PLUGIN_DIR
+  the CUDA plugin: with both, `tune` succeeds on the stand-in and its report is checked too.
 """
 import json
 import os
@@ -27,16 +29,20 @@ except ImportError as e:
     sys.exit(77)
 
 ORTC, ORTC_RUN, SCHEMA_PATH, WORK = (os.path.abspath(a) for a in sys.argv[1:5])
+STANDIN = [os.path.abspath(a) for a in sys.argv[5:7]] if len(sys.argv) >= 7 else None
+if STANDIN and not os.path.exists(os.path.join(STANDIN[0], "libcuda.so.1")):
+    STANDIN = None  # the build made no stand-in libraries
 with open(SCHEMA_PATH) as f:
     SCHEMA = json.load(f)
 checked = []
 
 
-def report(tool, args, definition, ok, exit_code=None):
-    """Runs `tool args --json` in WORK, checks the exit status and validates the one JSON object
-    on stdout against the definition; returns it."""
+def report(tool, args, definition, ok, exit_code=None, env=None):
+    """Runs `tool args --json` in WORK (with env's variables added), checks the exit status and
+    validates the one JSON object on stdout against the definition; returns it."""
     cmd = [tool] + args + ["--json"]
-    r = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
     what = f"{os.path.basename(tool)} {' '.join(args)}"
     assert r.stdout.strip(), f"{what}: no report on stdout (exit {r.returncode}): {r.stderr}"
     try:
@@ -203,8 +209,30 @@ def check_verify():
     report(ORTC, ["verify", "tiny.onnx", "--rtol"], "verify_report", False, 2)
 
 
+def save_depthwise_model(path):
+    """x[1,8,16,16] -> depthwise 3x3 Conv -> y: a grouped convolution, which tune measures."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.full((8, 1, 3, 3), 0.1, np.float32), "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], group=8, pads=[1, 1, 1, 1])
+    graph = helper.make_graph([node], "dw", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 8, 16, 16])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, 8, 16, 16])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def check_tune():
-    # Success needs a GPU; without one it fails, with its report.
+    # Success needs CUDA: the stand-in libraries when given; failures need nothing.
+    if STANDIN:
+        save_depthwise_model(os.path.join(WORK, "dw.onnx"))
+        env = {"LD_LIBRARY_PATH": STANDIN[0], "ORTC_BACKEND_PATH": STANDIN[1],
+               "ORTC_STANDIN_WORK_US": "cuLaunchKernel=5,cudnn=20"}
+        j = report(ORTC, ["tune", "dw.onnx", "-o", "tuned.json", "--runs", "2", "--warmup", "1"],
+                   "tune_report", True, env=env)
+        check_file(j["cache"])
+        assert j["choices"], j
+    else:
+        print("SKIP part: no stand-in CUDA libraries given, so no tune success report")
     report(ORTC, ["tune", "missing.onnx", "-o", "t.json"], "tune_report", False)
     report(ORTC, ["tune", "tiny.onnx"], "tune_report", False, 2)  # -o is required
 
