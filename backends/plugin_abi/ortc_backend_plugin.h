@@ -12,7 +12,7 @@
  * Threading: describe_device and load_graph may be called from any thread at once; run_graph
  * may be called at once on different graphs, and the plugin serialises calls on one graph;
  * release_graph must not race with a run_graph on the same graph; allocate_device, free_device
- * and copy_memory may be called from any thread at once.
+ * copy_memory and copy_memory_rows may be called from any thread at once.
  * Errors: every call returns an OrtcPluginStatus; on failure, last_error() gives the text
  * (thread-local in the plugin). No call aborts or throws across the boundary.
  */
@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs or tables below; host and plugin must agree exactly. */
-#define ORTC_BACKEND_ABI_VERSION 3u
+#define ORTC_BACKEND_ABI_VERSION 4u
 
 #define ORTC_BACKEND_CREATE_SYMBOL "ortc_backend_create"
 #define ORTC_BACKEND_RELEASE_SYMBOL "ortc_backend_release"
@@ -149,6 +149,13 @@ typedef struct OrtcBackend {
    * device (OrtcMemoryLocation of each side); returns when the bytes are there. */
   OrtcPluginStatus (*copy_memory)(struct OrtcBackend* self, void* dst, int32_t dst_location,
                                   const void* src, int32_t src_location, uint64_t bytes);
+  /* Copies `rows` rows of `row_bytes` bytes in one call, row n from src + n * src_pitch to
+   * dst + n * dst_pitch, between host and device memory as copy_memory does (a KV cache's new
+   * row of every head at once: one call a cache per decode step, not one a head); returns when
+   * the bytes are there. Added in version 4. */
+  OrtcPluginStatus (*copy_memory_rows)(struct OrtcBackend* self, void* dst, int32_t dst_location,
+                                       uint64_t dst_pitch, const void* src, int32_t src_location,
+                                       uint64_t src_pitch, uint64_t row_bytes, uint64_t rows);
 } OrtcBackend;
 
 /* Exported by the plugin. Refuses (ABI_MISMATCH, *out untouched) a host ABI version it does not

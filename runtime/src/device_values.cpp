@@ -140,30 +140,54 @@ Result<Tensor> Session::CopyToHost(const Tensor& device_tensor) const {
 
 Status Session::CopyBytes(Tensor* dst, size_t dst_offset, const Tensor& src, size_t src_offset,
                           size_t bytes) const {
+  return CopyRows(dst, dst_offset, bytes, src, src_offset, bytes, bytes, 1);
+}
+
+Status Session::CopyRows(Tensor* dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
+                         size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows) const {
   for (const Tensor* t : {static_cast<const Tensor*>(dst), &src})
     if (!t->is_tensor() || t->dtype() == DataType::kString || t->empty())
       return InvalidArgument("CopyBytes takes numeric tensors");
-  if (dst_offset > dst->byte_size() || bytes > dst->byte_size() - dst_offset ||
-      src_offset > src.byte_size() || bytes > src.byte_size() - src_offset)
-    return InvalidArgument("CopyBytes: " + std::to_string(bytes) + " bytes at offsets " +
-                           std::to_string(src_offset) + " -> " + std::to_string(dst_offset) +
-                           " pass the end of a tensor (" + std::to_string(src.byte_size()) +
-                           " and " + std::to_string(dst->byte_size()) + " bytes)");
-  if (bytes == 0) return Status::Ok();
+  if (row_bytes == 0 || rows == 0) return Status::Ok();
+  // The last row ends furthest in; every pitch at least a row, so rows never overlap.
+  auto past_end = [&](size_t offset, size_t pitch, size_t size) {
+    if (rows > 1 && pitch < row_bytes) return true;
+    const size_t span = (rows - 1) * pitch;
+    return (rows > 1 && span / (rows - 1) != pitch) || offset > size || span > size - offset ||
+           row_bytes > size - offset - span;
+  };
+  if (past_end(dst_offset, dst_pitch, dst->byte_size()) ||
+      past_end(src_offset, src_pitch, src.byte_size()))
+    return InvalidArgument(
+        "CopyBytes: " + std::to_string(rows) + " x " + std::to_string(row_bytes) +
+        " bytes at offsets " + std::to_string(src_offset) + " -> " + std::to_string(dst_offset) +
+        " (pitches " + std::to_string(src_pitch) + ", " + std::to_string(dst_pitch) +
+        ") pass the end of a tensor (" + std::to_string(src.byte_size()) + " and " +
+        std::to_string(dst->byte_size()) +
+        " bytes), or a pitch is shorter "
+        "than a row");
   auto* to = static_cast<char*>(dst->mutable_raw());
   if (!to) return InvalidArgument("CopyBytes: the destination is a read-only view");
   const auto* from = static_cast<const char*>(src.raw());
   if (dst->location() == MemoryLocation::kHost && src.location() == MemoryLocation::kHost) {
-    std::memmove(to + dst_offset, from + src_offset, bytes);
+    for (size_t r = 0; r < rows; ++r)
+      std::memmove(to + dst_offset + r * dst_pitch, from + src_offset + r * src_pitch, row_bytes);
     return Status::Ok();
   }
   const plugin::BackendLibrary* library = CudaLibrary(impl_->device_values);
   if (!library)
     return InvalidArgument("no graph of this session runs on the device that holds the tensor");
-  return library->StatusOf(
-      library->table()->copy_memory(library->table(), to + dst_offset, PluginLocation(*dst),
-                                    from + src_offset, PluginLocation(src), bytes),
-      "copying " + std::to_string(bytes) + " bytes of device memory");
+  const std::string what =
+      "copying " + std::to_string(rows * row_bytes) + " bytes of device memory";
+  if (rows == 1)
+    return library->StatusOf(
+        library->table()->copy_memory(library->table(), to + dst_offset, PluginLocation(*dst),
+                                      from + src_offset, PluginLocation(src), row_bytes),
+        what);
+  return library->StatusOf(library->table()->copy_memory_rows(
+                               library->table(), to + dst_offset, PluginLocation(*dst), dst_pitch,
+                               from + src_offset, PluginLocation(src), src_pitch, row_bytes, rows),
+                           what);
 }
 
 }  // namespace ortc

@@ -371,10 +371,19 @@ def check_standin_calls(ortc, standin_dir, work, fam, prefill, decode, weight_by
     # new rows, each moved once from where the graph appended it to the first free row.
     moved = padded_rows_bytes(decode, moved_rows)
     assert calls.get("bytes:DtoD", 0) == moved, (calls.get("bytes:DtoD"), moved)
+    if moved_rows:
+        # Each move is one call a cache, whatever its heads: a strided copy (cuMemcpy2DAsync)
+        # of every head's new rows, after the prefill and after each decode step.
+        caches = {n: d for n, d in model_inputs(decode).items() if n.startswith("past")}
+        heads = {d[1] for d in caches.values()}
+        copies = calls.get("cuMemcpy2DAsync", 0) + calls.get("cuMemcpyDtoDAsync", 0)
+        assert copies == NEW_TOKENS * len(caches), (copies, NEW_TOKENS, len(caches))
+        if max(heads) > 1:
+            assert calls.get("cuMemcpy2DAsync", 0) == NEW_TOKENS * len(caches), calls
     print(f"{fam.name} {os.path.basename(decode)} through the real CUDA plugin (stand-in libraries): "
           f"{NEW_TOKENS} graph launches for {NEW_TOKENS} tokens, {want_in} bytes in (ids, mask, positions) and "
           f"{want_out} out (logits); the cache stayed on the device, bound into the graphs ({moved} bytes "
-          f"copied device to device: {moved_rows} new rows); weights uploaded once for both sessions "
+          f"copied device to device: {moved_rows} new rows" + (", one copy call a cache a step" if moved_rows else "") + "); weights uploaded once for both sessions "
           f"({uploaded} bytes of {weight_bytes} distinct)")
 
 

@@ -88,4 +88,41 @@ OrtcPluginStatus CopyMemory(void* dst, int32_t dst_location, const void* src, in
   });
 }
 
+OrtcPluginStatus CopyMemoryRows(void* dst, int32_t dst_location, uint64_t dst_pitch,
+                                const void* src, int32_t src_location, uint64_t src_pitch,
+                                uint64_t row_bytes, uint64_t rows) {
+  auto known = [](int32_t l) { return l == ORTC_MEMORY_HOST || l == ORTC_MEMORY_DEVICE; };
+  if (!known(dst_location) || !known(src_location))
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "copy_memory_rows: unknown memory location");
+  if (row_bytes == 0 || rows == 0) return ORTC_PLUGIN_OK;
+  if (!dst || !src) return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "copy_memory_rows: null pointer");
+  if (dst_location == ORTC_MEMORY_HOST && src_location == ORTC_MEMORY_HOST)
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "copy_memory_rows: neither side is device memory");
+  if ((rows > 1 && (dst_pitch < row_bytes || src_pitch < row_bytes)))
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "copy_memory_rows: a pitch shorter than a row");
+  const DeviceContext* dev = nullptr;
+  ORTC_PLUGIN_TRY(AcquireDevice(&dev));
+  // One strided copy for the whole block (cuMemcpy2D): rows apart in memory cost one call.
+  CUDA_MEMCPY2D copy{};
+  const auto side = [](int32_t location) {
+    return location == ORTC_MEMORY_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  };
+  copy.srcMemoryType = side(src_location);
+  copy.dstMemoryType = side(dst_location);
+  if (src_location == ORTC_MEMORY_DEVICE)
+    copy.srcDevice = reinterpret_cast<CUdeviceptr>(src);
+  else
+    copy.srcHost = src;
+  if (dst_location == ORTC_MEMORY_DEVICE)
+    copy.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
+  else
+    copy.dstHost = dst;
+  copy.srcPitch = rows > 1 ? src_pitch : row_bytes;
+  copy.dstPitch = rows > 1 ? dst_pitch : row_bytes;
+  copy.WidthInBytes = row_bytes;
+  copy.Height = rows;
+  const auto& d = Driver();
+  return OnOwnStream(*dev, [&](CUstream s) { return d.cuMemcpy2DAsync(&copy, s); });
+}
+
 }  // namespace ortc::cuda_rt

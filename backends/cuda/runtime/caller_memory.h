@@ -17,5 +17,10 @@ void FreeCallerMemory(void* data);
 // graph's own buffers (the driver checks). Returns after the copy completes.
 OrtcPluginStatus CopyMemory(void* dst, int32_t dst_location, const void* src, int32_t src_location,
                             uint64_t bytes);
+// `rows` rows of row_bytes, the n-th at src + n * src_pitch to dst + n * dst_pitch, in one
+// strided copy (copy_memory_rows).
+OrtcPluginStatus CopyMemoryRows(void* dst, int32_t dst_location, uint64_t dst_pitch,
+                                const void* src, int32_t src_location, uint64_t src_pitch,
+                                uint64_t row_bytes, uint64_t rows);
 
 }  // namespace ortc::cuda_rt

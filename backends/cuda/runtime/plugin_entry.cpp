@@ -100,6 +100,15 @@ OrtcPluginStatus CopyForCaller(OrtcBackend*, void* dst, int32_t dst_location, co
   return Guard([&] { return CopyMemory(dst, dst_location, src, src_location, bytes); });
 }
 
+OrtcPluginStatus CopyRowsForCaller(OrtcBackend*, void* dst, int32_t dst_location,
+                                   uint64_t dst_pitch, const void* src, int32_t src_location,
+                                   uint64_t src_pitch, uint64_t row_bytes, uint64_t rows) {
+  return Guard([&] {
+    return CopyMemoryRows(dst, dst_location, dst_pitch, src, src_location, src_pitch, row_bytes,
+                          rows);
+  });
+}
+
 OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          sizeof(OrtcBackend),
                          "cuda",
@@ -113,7 +122,8 @@ OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          &LastRunProfile,
                          &AllocateForCaller,
                          &FreeForCaller,
-                         &CopyForCaller};
+                         &CopyForCaller,
+                         &CopyRowsForCaller};
 
 }  // namespace
 }  // namespace ortc::cuda_rt

@@ -38,6 +38,7 @@ namespace ortc::cuda_rt {
   X(cuMemcpyHtoDAsync)              \
   X(cuMemcpyDtoHAsync)              \
   X(cuMemcpyDtoDAsync)              \
+  X(cuMemcpy2DAsync)                \
   X(cuMemsetD8Async)                \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \

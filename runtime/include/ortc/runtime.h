@@ -177,6 +177,10 @@ class Session {
   // trip (a cache's rows). Fails when a range passes the end of its tensor.
   Status CopyBytes(Tensor* dst, size_t dst_offset, const Tensor& src, size_t src_offset,
                    size_t bytes) const;
+  // The same for `rows` blocks of row_bytes bytes, the n-th from src_offset + n * src_pitch to
+  // dst_offset + n * dst_pitch, in one call to the device (a cache's new row of every head).
+  Status CopyRows(Tensor* dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
+                  size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows) const;
 
   // With enable_profiling: writes every event recorded since the session was created (or since
   // the last EndProfiling) to `path` as a Chrome trace (a JSON array of "X" events, the format

@@ -197,13 +197,13 @@ Status StoreNewRows(const Session& s, const Tensor& present, int64_t rows, Tenso
   int64_t outer = 1, row_bytes = static_cast<int64_t>(ElementSize(past->dtype()));
   for (int i = 0; i < axis; ++i) outer *= to[i];
   for (size_t i = axis + 1; i < to.size(); ++i) row_bytes *= to[i];
-  for (int64_t o = 0; o < outer; ++o) {
-    const int64_t src_row = o * from[axis] + from[axis] - rows, dst_row = o * to[axis] + valid;
-    ORTC_RETURN_IF_ERROR(s.CopyBytes(past, static_cast<size_t>(dst_row * row_bytes), present,
-                                     static_cast<size_t>(src_row * row_bytes),
-                                     static_cast<size_t>(n * row_bytes)));
-  }
-  return Status::Ok();
+  // One strided copy: the n new rows of every outer index (batch x heads), each block at the
+  // end of its present slice, to the first free rows of its past slice.
+  return s.CopyRows(past, static_cast<size_t>(valid * row_bytes),
+                    static_cast<size_t>(to[axis] * row_bytes), present,
+                    static_cast<size_t>((from[axis] - rows) * row_bytes),
+                    static_cast<size_t>(from[axis] * row_bytes), static_cast<size_t>(n * row_bytes),
+                    static_cast<size_t>(outer));
 }
 
 // Runs a step: the past inputs the session has, present outputs of device caches written into

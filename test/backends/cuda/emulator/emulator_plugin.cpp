@@ -202,6 +202,17 @@ OrtcPluginStatus CopyMemory(OrtcBackend*, void* dst, int32_t, const void* src, i
   return ORTC_PLUGIN_OK;
 }
 
+OrtcPluginStatus CopyMemoryRows(OrtcBackend*, void* dst, int32_t, uint64_t dst_pitch,
+                                const void* src, int32_t, uint64_t src_pitch, uint64_t row_bytes,
+                                uint64_t rows) {
+  if (row_bytes && rows && (!dst || !src))
+    return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "copy_memory_rows: null");
+  for (uint64_t r = 0; r < rows && row_bytes; ++r)
+    std::memmove(static_cast<char*>(dst) + r * dst_pitch,
+                 static_cast<const char*>(src) + r * src_pitch, row_bytes);
+  return ORTC_PLUGIN_OK;
+}
+
 OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          sizeof(OrtcBackend),
                          "cuda",
@@ -215,7 +226,8 @@ OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          &LastRunProfile,
                          &AllocateDevice,
                          &FreeDevice,
-                         &CopyMemory};
+                         &CopyMemory,
+                         &CopyMemoryRows};
 
 }  // namespace
 }  // namespace ortc::test::cuda

@@ -5,7 +5,9 @@
 // values may live on the device.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "model_builder.h"
 #include "ortc/generate.h"
@@ -156,7 +158,7 @@ TEST_CASE("stand-in: AllocateDevice gives zeroed device memory that CopyToHost r
   CHECK_FALSE(s->CopyToHost(Tensor::Allocate(DataType::kFloat, {2})).ok());
 }
 
-TEST_CASE("stand-in: CopyBytes moves part of a device tensor, every direction, bounds checked") {
+TEST_CASE("stand-in: CopyBytes and CopyRows move parts of device tensors, bounds checked") {
   REQUIRE(Probe().ok());
   TempDir dir;
   auto s = Open(Compile(FixedCacheStep(), dir.path(), "kv_step"));
@@ -190,6 +192,29 @@ TEST_CASE("stand-in: CopyBytes moves part of a device tensor, every direction, b
   CHECK_THAT(past_end.message(), Catch::Contains("pass the end of a tensor"));
   CHECK_FALSE(s->CopyBytes(&*b, 0, *a, n * f, 1).ok());
   CHECK(Probe().Count("bytes:DtoD") == dtod + 4 * f);
+
+  // CopyRows: three rows of two floats, a's elements 1-2, 5-6, 9-10 to b's 0-1, 3-4, 6-7, in one
+  // strided copy (b's elements 10-13 hold the copy above).
+  REQUIRE(std::min(n, b->elements()) >= 14);
+  const size_t calls = Probe().Count("cuMemcpy2DAsync");
+  REQUIRE(s->CopyRows(&*b, 0, 3 * f, *a, f, 4 * f, 2 * f, 3).ok());
+  CHECK(Probe().Count("cuMemcpy2DAsync") == calls + 1);
+  CHECK(Probe().Count("bytes:DtoD") == dtod + 10 * f);
+  auto rows = s->CopyToHost(*b);
+  REQUIRE(rows.ok());
+  const std::vector<float> want = {2, 3, 0, 6, 7, 0, 10, 11, 0};
+  for (size_t i = 0; i < want.size(); ++i) CHECK(rows->data<float>()[i] == want[i]);
+  // Host to host takes the same arguments.
+  Tensor six = Tensor::Allocate(DataType::kFloat, {6});
+  REQUIRE(s->CopyRows(&six, 0, 2 * f, host, 0, 4 * f, 2 * f, 3).ok());
+  CHECK(std::vector<float>(six.data<float>(), six.data<float>() + 6) ==
+        std::vector<float>{1, 2, 5, 6, 9, 10});
+  // The last row past the end, or a pitch shorter than a row, is refused before anything moves.
+  auto rows_past_end = s->CopyRows(&*b, 0, b->byte_size() / 2, *a, 0, f, f, 3);
+  REQUIRE_FALSE(rows_past_end.ok());
+  CHECK_THAT(rows_past_end.message(), Catch::Contains("pass the end of a tensor"));
+  CHECK_FALSE(s->CopyRows(&*b, 0, f, *a, 0, 2 * f, 2 * f, 2).ok());
+  CHECK(Probe().Count("cuMemcpy2DAsync") == calls + 1);
 }
 
 TEST_CASE("stand-in: values a CPU kernel reads or writes are not device values") {

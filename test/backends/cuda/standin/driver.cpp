@@ -256,6 +256,26 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstr
   if (r != CUDA_SUCCESS) return r;
   return IssueTransfer(s, Node::kCopy, "DtoD", dst, src, bytes, 0);
 }
+// One call, one transfer a row (bytes counted by direction as for the 1-D copies).
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* c, CUstream s) {
+  const CUresult r = Call("cuMemcpy2DAsync");
+  if (r != CUDA_SUCCESS) return r;
+  if (!c || c->srcXInBytes || c->srcY || c->dstXInBytes || c->dstY ||
+      c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY ||
+      (c->Height > 1 && (c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes)))
+    return CUDA_ERROR_INVALID_VALUE;  // the subset ortc uses: no offsets, no arrays
+  const bool from_device = c->srcMemoryType == CU_MEMORYTYPE_DEVICE,
+             to_device = c->dstMemoryType == CU_MEMORYTYPE_DEVICE;
+  const char* direction = from_device ? (to_device ? "DtoD" : "DtoH") : "HtoD";
+  const uintptr_t src = from_device ? c->srcDevice : reinterpret_cast<uintptr_t>(c->srcHost);
+  const uintptr_t dst = to_device ? c->dstDevice : reinterpret_cast<uintptr_t>(c->dstHost);
+  for (size_t row = 0; row < c->Height; ++row) {
+    const CUresult t = IssueTransfer(s, Node::kCopy, direction, dst + row * c->dstPitch,
+                                     src + row * c->srcPitch, c->WidthInBytes, 0);
+    if (t != CUDA_SUCCESS) return t;
+  }
+  return CUDA_SUCCESS;
+}
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s) {
   const CUresult r = Call("cuMemsetD8Async");
   if (r != CUDA_SUCCESS) return r;
