@@ -25,7 +25,7 @@ reliability probe, repeated so that they stay fixed.
 
 The signals land at the moment a temporary file appears and, in later rounds, at a seeded random
 moment up to when the command ends, so that they also hit the final renames.
-Usage: reliability_probe.py ORTC_BINARY WORK_DIR [--trials N]
+Usage: reliability_probe.py ORTC_BINARY WORK_DIR [--trials N] [--case TITLE]...
 N rounds of cases 1-4 (default 4: about a minute on two cores; the probe ran 200).
 Exit 0 when every check passed, 1 when one failed (a case stops at its first failed check, the
 other cases still run). It has no reason to skip as a whole, so it never exits 77.
@@ -114,6 +114,12 @@ def fresh_dir(path):
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
     return path
+
+
+def passed(folder):
+    """A trial that passed leaves nothing behind: 200 rounds of 100 MiB compiles and outputs
+    would fill the disk. A failed check raises first, so a failed trial's folder stays."""
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def temp_files(folder):
@@ -274,6 +280,7 @@ def case_concurrent_compiles(work, trials):
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 results = race(commands)
                 checked += check_race(out, results, expected, x_npy, bundle)
+                passed(out)
                 compiles += len(results)
                 failed += sum(rc != 0 for _, rc, _ in results)
     return (f"{compiles} compiles in {trials} x 4 races ({failed} failed with a message), "
@@ -373,6 +380,7 @@ def case_compile_signals(work, trials):
                 for path in older:
                     shutil.copy(path, out)
             caught += interrupt_compile(slow, out, sig, delay)
+            passed(out)
         counts.append(f"{sig.name} {caught}/{len(moments)}")
     return ("stopped before publishing (the others finished first): " + ", ".join(counts) +
             "; half of them over an older pair")
@@ -405,6 +413,7 @@ def case_compile_sigkill(work, trials):
         left = temp_files(out)
         up_to_date += check_next_compile_cleans(slow, out, left, "--if-changed")
         cleaned += len(left)
+        passed(out)
     return (f"{2 * trials} compiles killed, {cleaned} temporary files left and removed by the "
             f"next compile ({up_to_date}/{trials} --if-changed found the outputs up to date)")
 
@@ -453,6 +462,7 @@ def case_run_signals(work, trials):
             require(rc != 0 or sorted(os.listdir(out)) == sorted(shapes),
                     f"`{shlex.join(command)}` exited 0 and wrote {sorted(os.listdir(out))}")
             caught += rc != 0
+            passed(out)
         counts.append(f"{sig.name} {caught}/{trials} stopped mid-way")
     return "run --output-dir interrupted: " + ", ".join(counts)
 
@@ -688,6 +698,9 @@ def main():
     parser.add_argument("ortc")
     parser.add_argument("work")
     parser.add_argument("--trials", type=int, default=4)
+    parser.add_argument("--case", action="append", default=[], metavar="TITLE",
+                        help="run only this case (its title as printed, e.g. 'run signals'); "
+                             "repeatable")
     args = parser.parse_args()
     if args.trials < 1:
         parser.error("--trials must be at least 1")
@@ -705,6 +718,10 @@ def main():
              ("standard output", lambda: case_stdout(work)),
              ("ENOSPC", lambda: case_enospc(work)),
              ("output names", lambda: case_output_names(work))]
+    unknown = set(args.case) - {title for title, _ in cases}
+    if unknown:
+        parser.error(f"no case {sorted(unknown)}; the cases: {[t for t, _ in cases]}")
+    cases = [(t, c) for t, c in cases if not args.case or t in args.case]
     failed, skipped = [], []
     for title, case in cases:
         start = time.monotonic()

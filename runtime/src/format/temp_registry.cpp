@@ -1,9 +1,11 @@
 #include "format/temp_registry.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -17,8 +19,9 @@ constexpr size_t kPathMax = 4096;
 std::array<std::array<char, kPathMax>, kSlots> g_paths;
 std::array<std::atomic<bool>, kSlots> g_claimed;
 std::array<std::atomic<bool>, kSlots> g_published;
-std::atomic<int> g_held{0};     // TerminationSignalsHeld scopes alive
-std::atomic<int> g_pending{0};  // a signal that arrived while held
+std::atomic<int> g_held{0};          // TerminationSignalsHeld scopes alive
+std::atomic<int> g_pending{0};       // a signal that arrived while held
+std::atomic<long> g_main_thread{0};  // the thread that installed the handler, which writes
 
 // Files first, then folders (a registered folder is removed once the files in it are gone).
 void RemoveAll() {
@@ -44,7 +47,23 @@ void Die(int sig) {
   std::raise(sig);
 }
 
+long ThisThread() {
+  return ::syscall(SYS_gettid);
+}
+
 extern "C" void OnTerminationSignal(int sig) {
+  // A signal sent to the process lands on any thread that does not block it, often an OpenMP
+  // or BLAS worker. Cleaning up there would race the main thread, which does the writing: it
+  // could find its temporary file gone and fail with "cannot write" (exit 5) before the raise
+  // in Die kills the process. So the signal goes on to the main thread, which stops where it
+  // is and cleans up; the worker carries on the moment it takes.
+  if (const long main_thread = g_main_thread.load();
+      main_thread != 0 && ThisThread() != main_thread) {
+    const int saved_errno = errno;
+    ::syscall(SYS_tgkill, ::getpid(), main_thread, sig);
+    errno = saved_errno;
+    return;
+  }
   if (g_held.load() > 0) {
     int none = 0;
     g_pending.compare_exchange_strong(none, sig);
@@ -77,6 +96,7 @@ void UnregisterTempPath(const std::string& path) {
 }
 
 void InstallTempFileCleanup() {
+  g_main_thread = ThisThread();
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, OnTerminationSignal);
 }
 

@@ -16,7 +16,9 @@ void RegisterTempPath(const std::string& path);
 void UnregisterTempPath(const std::string& path);
 
 // Installs the handler for SIGINT, SIGTERM and SIGHUP: remove the registered files, then die of
-// the signal as before (exit status 128 + signal).
+// the signal as before (exit status 128 + signal). Call it on the thread that writes the files
+// (the main thread): a signal that lands on another thread is passed on to that one, so the
+// cleanup never runs beside a write in progress.
 void InstallTempFileCleanup();
 
 // While one lives, those signals are held: the handler notes the first and returns; at the end

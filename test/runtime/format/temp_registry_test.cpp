@@ -1,6 +1,7 @@
 // The temporary-file registry's signal handling, in a forked child so the signals are real: a
 // termination signal removes the registered files and kills the process, and one that arrives
 // while signals are held waits until the hold ends.
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "format/temp_registry.h"
 #include "model_builder.h"
@@ -67,5 +69,37 @@ TEST_CASE("a signal while signals are held waits for the end of the hold", "[for
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGINT);
   CHECK(fs::exists(marker));
+  CHECK_FALSE(fs::exists(temp));
+}
+
+TEST_CASE("a signal that lands on another thread is handled by the thread that installed it",
+          "[format]") {
+  // The main thread blocks SIGTERM; a worker that does not block it is sent one. Cleaning up on
+  // the worker would kill the process at once (while the main thread might still be writing);
+  // passed on, it waits for the main thread to unblock it, and the worker runs on.
+  TempDir dir;
+  const fs::path temp = dir / "z.npy.ortc-tmp-3", worker_ran_on = dir / "worker_ran_on",
+                 main_saw_file = dir / "main_saw_file";
+  const int status = InChild([&] {
+    std::ofstream(temp) << "partial";
+    ortc::format::RegisterTempPath(temp.string());
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, nullptr);
+    std::thread worker([&] {
+      pthread_sigmask(SIG_UNBLOCK, &term, nullptr);
+      pthread_kill(pthread_self(), SIGTERM);  // handled before this returns
+      std::ofstream(worker_ran_on) << "after the signal";
+    });
+    worker.join();
+    if (fs::exists(temp)) std::ofstream(main_saw_file) << "still there";
+    pthread_sigmask(SIG_UNBLOCK, &term, nullptr);  // the passed-on signal arrives here
+    _exit(0);                                      // not reached
+  });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(fs::exists(worker_ran_on));
+  CHECK(fs::exists(main_saw_file));
   CHECK_FALSE(fs::exists(temp));
 }
