@@ -14,7 +14,12 @@ const KernelTable& Table() {
     RegisterElementwiseKernels(t);
     RegisterTensorKernels(t);
     RegisterReductionKernels(t);
-    RegisterNnKernels(t);
+    RegisterMatMulKernels(t);
+    RegisterConvKernels(t);
+    RegisterPoolKernels(t);
+    RegisterNormalizationKernels(t);
+    RegisterSoftmaxKernels(t);
+    RegisterResizeKernels(t);
     RegisterLossKernels(t);
     RegisterIndexingKernels(t);
     RegisterQuantizationKernels(t);

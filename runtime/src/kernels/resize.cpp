@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/kernel_util.h"
+#include "kernels/registry.h"
 
 namespace ortc::exec {
 namespace {
@@ -317,6 +318,11 @@ Status ResizeKernel(KernelContext& c) {
     }
   }
   return Status::Ok();
+}
+
+void RegisterResizeKernels(KernelTable& t) {
+  t["Resize"] = ResizeKernel;
+  t["Upsample"] = ResizeKernel;
 }
 
 }  // namespace ortc::exec
