@@ -14,8 +14,9 @@ install(TARGETS ortc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Both executables need it (runtime/tools/cli/openmp_wait_default.cpp), found through their RPATH.
 install(TARGETS ortc_openmp_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# ortc/status.h lives in base/ (the compiler shares it) but is part of the runtime's public API.
 install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
-  runtime/include/ortc/status.h runtime/include/ortc/tensor.h
+  base/include/ortc/status.h runtime/include/ortc/tensor.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ortc)
 if(TARGET ortc_backend_cuda)
   install(TARGETS ortc_backend_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ortc/backends)

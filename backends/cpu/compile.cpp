@@ -5,13 +5,13 @@
 #include <map>
 #include <set>
 
+#include "base/shape_limit.h"
 #include "cpu/channels_last.h"
 #include "cpu/fusion.h"
 #include "cpu/packing.h"
 #include "cpu/quantized_fusion.h"
 #include "cpu/weight_packing.h"
 #include "cpu_program_generated.h"
-#include "exec/shape_limit.h"
 #include "loader/cpu_program_validator.h"
 #include "lowering/constant_folding.h"
 #include "lowering/memory_plan.h"

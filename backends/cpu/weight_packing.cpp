@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 #include "kernels/fused_activation.h"
 #include "kernels/onednn_conv.h"
 

@@ -8,10 +8,10 @@
 
 #include <unordered_map>
 
+#include "base/shape_limit.h"
 #include "capability_table.h"
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/op_desc.h"
-#include "exec/shape_limit.h"
 #include "graph/host_eval.h"
 #include "lowering/constant_folding.h"
 

@@ -5,13 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include "cpu/packing.h"
-#include "cuda/cuda_binary_keys.h"
 #include "cuda/identity.h"
 #include "cuda/kernels.h"
 #include "cuda/lowering.h"
 #include "cuda/op_desc.h"
 #include "cuda/program_writer.h"
 #include "cuda/toolchain/nvrtc.h"
+#include "cuda_binary_keys.h"
 #include "lowering/common_subexpressions.h"
 #include "lowering/constant_folding.h"
 

@@ -3,8 +3,8 @@
 // with; the runtime compares majors with what it loads.
 #include "cuda/identity.h"
 
-#include "cuda/cuda_binary_keys.h"
 #include "cuda/toolchain/nvrtc.h"
+#include "cuda_binary_keys.h"
 
 #if defined(ORTC_HAVE_CUDA_HEADERS) && __has_include(<cuda.h>)
 #include <cuda.h>

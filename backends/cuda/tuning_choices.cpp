@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "cuda/cuda_binary_keys.h"
 #include "cuda/identity.h"
+#include "cuda_binary_keys.h"
 
 namespace ortc::backends::cuda {
 namespace {

@@ -12,8 +12,8 @@
 #include <random>
 #include <string_view>
 
-#include "format/temp_names.h"
-#include "format/temp_registry.h"
+#include "base/temp_names.h"
+#include "base/temp_registry.h"
 
 namespace ortc::bundle {
 namespace {

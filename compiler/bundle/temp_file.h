@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "format/temp_names.h"
+#include "base/temp_names.h"
 #include "ortc/status.h"
 
 namespace ortc::bundle {

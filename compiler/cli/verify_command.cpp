@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/temp_registry.h"
 #include "bundle/temp_file.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
@@ -14,7 +15,6 @@
 #include "cli/report_error.h"
 #include "cli/report_records.h"
 #include "compile/compile_driver.h"
-#include "format/temp_registry.h"
 #include "graph/input_shapes.h"
 #include "graph/model.h"
 #include "io/feeds.h"

@@ -4,11 +4,11 @@
 #include <set>
 #include <sstream>
 
+#include "base/regular_file.h"
+#include "base/sha256.h"
 #include "bundle/temp_file.h"
 #include "compile/provenance.h"
 #include "format/ep_context.h"
-#include "format/regular_file.h"
-#include "format/sha256.h"
 
 namespace ortc::compile {
 

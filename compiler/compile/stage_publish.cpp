@@ -5,9 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/temp_registry.h"
 #include "compile/compile_stages.h"
 #include "compile/publish_lock.h"
-#include "format/temp_registry.h"
 #include "registry.h"
 
 namespace ortc::compile {

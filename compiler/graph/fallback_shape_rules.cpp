@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 #include "graph/opset_support.h"
 
 namespace ortc::graph {

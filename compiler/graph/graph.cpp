@@ -1,7 +1,7 @@
 // Graph queries and shape/dtype formatting.
 #include "graph/graph.h"
 
-#include "cli/shape_json.h"
+#include "base/shape_json.h"
 
 #include <onnx/onnx_pb.h>
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <system_error>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 
 namespace ortc::graph {
 namespace {

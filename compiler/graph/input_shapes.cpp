@@ -2,7 +2,7 @@
 // but per input and for every dimension).
 #include "graph/input_shapes.h"
 
-#include "io/shape_text.h"
+#include "base/shape_text.h"
 
 #include <charconv>
 #include <set>

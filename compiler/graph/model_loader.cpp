@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "format/regular_file.h"
+#include "base/regular_file.h"
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"

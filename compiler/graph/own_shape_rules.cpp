@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 
 namespace ortc::graph {
 namespace {

@@ -2,7 +2,7 @@
 // schemas/partition_report.md.
 #pragma once
 
-#include "cli/format_bytes.h"
+#include "base/format_bytes.h"
 
 #include <nlohmann/json.hpp>
 

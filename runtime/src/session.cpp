@@ -5,10 +5,10 @@
 #include <climits>
 #include <fstream>
 
+#include "base/regular_file.h"
+#include "base/shape_limit.h"
 #include "exec/intra_op_threads.h"
 #include "exec/profiler.h"
-#include "exec/shape_limit.h"
-#include "format/regular_file.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
 #include "session_impl.h"

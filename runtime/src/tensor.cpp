@@ -6,8 +6,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "base/shape_limit.h"
 #include "exec/buffer_pool.h"
-#include "exec/shape_limit.h"
 
 namespace ortc {
 

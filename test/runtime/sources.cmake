@@ -1,4 +1,4 @@
-# The runtime's unit tests that need no compiler library (they build their models in memory and
+# The runtime's unit tests (and base/'s, in test/base/) that need no compiler library (they build their models in memory and
 # run them through the runtime alone): part of ortc_unit_tests, and built on their own under
 # ASan + UBSan by test/sanitize (scripts/sanitize address).
 set(ORTC_RUNTIME_TEST_SOURCES
@@ -6,13 +6,13 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loader/fixed_inputs_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plain_subgraph_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/cpu_program_validator_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/format/mapped_file_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/format/sha256_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/format/temp_registry_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/mapped_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/temp_registry_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate/past_input_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/exec/shape_limit_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/shape_limit_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/spectral_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/depthwise_conv_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/reductions_test.cpp

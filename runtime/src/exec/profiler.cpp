@@ -1,7 +1,7 @@
 // Collecting trace events and writing them in the Chrome trace format.
 #include "exec/profiler.h"
 
-#include "format/atomic_write.h"
+#include "base/atomic_write.h"
 
 #include <unistd.h>
 

@@ -9,9 +9,9 @@
 #include <span>
 #include <string>
 
+#include "base/mapped_file.h"
 #include "context_binary_format.h"
 #include "context_binary_generated.h"
-#include "format/mapped_file.h"
 #include "ortc/status.h"
 
 namespace ortc::format {

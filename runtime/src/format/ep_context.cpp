@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "format/path_inside.h"
+#include "base/path_inside.h"
 
 namespace ortc::format {
 namespace {

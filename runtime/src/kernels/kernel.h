@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/shape_limit.h"
 #include "exec/exec_graph.h"
-#include "exec/shape_limit.h"
 
 namespace ortc::exec {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 #include "kernels/kernel.h"
 
 namespace ortc::exec {

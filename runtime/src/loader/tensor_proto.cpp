@@ -5,8 +5,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "exec/shape_limit.h"
-#include "format/path_inside.h"
+#include "base/path_inside.h"
+#include "base/shape_limit.h"
 
 namespace ortc::loader {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "cuda/cuda_binary_keys.h"
+#include "cuda_binary_keys.h"
 #include "loader/version_gate.h"
 
 namespace ortc::loader {

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "format/regular_file.h"
-#include "format/sha256.h"
+#include "base/regular_file.h"
+#include "base/sha256.h"
 
 namespace ortc::tools {
 

@@ -6,10 +6,10 @@
 #include <set>
 #include <string_view>
 
+#include "base/regular_file.h"
+#include "base/sha256.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
-#include "format/regular_file.h"
-#include "format/sha256.h"
 
 namespace ortc::tools {
 

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/regular_file.h"
 #include "bundle_check/bundle_verify.h"
 #include "bundle_check/provenance.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "cli/report_records.h"
 #include "cli/runtime_commands.h"
-#include "format/regular_file.h"
 #include "ortc/runtime.h"
 
 namespace ortc::cli {

@@ -1,11 +1,11 @@
 // `ortc inspect`: show what a context binary or an EPContext model holds, or what is broken.
 #include <iostream>
 
+#include "base/format_bytes.h"
+#include "base/shape_json.h"
 #include "cli/exit_codes.h"
-#include "cli/format_bytes.h"
 #include "cli/report_error.h"
 #include "cli/runtime_commands.h"
-#include "cli/shape_json.h"
 #include "inspect/inspect.h"
 
 namespace ortc::cli {

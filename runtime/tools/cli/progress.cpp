@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cli/format_bytes.h"
+#include "base/format_bytes.h"
 
 namespace ortc::cli {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_registry.h"
 #include "cli/exit_codes.h"
 #include "cli/runtime_commands.h"
-#include "format/temp_registry.h"
 
 namespace ortc::cli {
 

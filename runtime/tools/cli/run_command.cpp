@@ -21,9 +21,9 @@
 #include "cli/report_error.h"
 #include "cli/report_records.h"
 
+#include "base/temp_names.h"
+#include "base/temp_registry.h"
 #include "cli/runtime_commands.h"
-#include "format/temp_names.h"
-#include "format/temp_registry.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"

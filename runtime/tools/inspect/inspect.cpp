@@ -7,11 +7,11 @@
 #include <map>
 #include <optional>
 
+#include "base/regular_file.h"
+#include "base/shape_json.h"
 #include "cli/report_records.h"
-#include "cli/shape_json.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
-#include "format/regular_file.h"
 #include "inspect/cuda_program.h"
 #include "ortc/tensor.h"
 

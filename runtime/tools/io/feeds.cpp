@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "io/shape_text.h"
+#include "base/shape_text.h"
 #include "io/tensor_files.h"
 #include "kernels/kernel_util.h"
 

@@ -11,9 +11,9 @@
 // After onnx_pb.h, which defines the export macros the generated header uses.
 #include <onnx/onnx-data.pb.h>
 
-#include "exec/shape_limit.h"
-#include "format/atomic_write.h"
-#include "format/regular_file.h"
+#include "base/atomic_write.h"
+#include "base/regular_file.h"
+#include "base/shape_limit.h"
 #include "loader/tensor_proto.h"
 
 namespace ortc::io {

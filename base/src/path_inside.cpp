@@ -1,4 +1,4 @@
-#include "format/path_inside.h"
+#include "base/path_inside.h"
 
 #include <algorithm>
 #include <system_error>

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "format/sha256.h"
-#include "format/sha256_blocks.h"
+#include "base/sha256.h"
 #include "model_builder.h"
+#include "sha256_blocks.h"
 
 using ortc::format::Sha256;
 

@@ -1,5 +1,5 @@
 // See regular_file.h.
-#include "format/regular_file.h"
+#include "base/regular_file.h"
 
 namespace ortc::format {
 

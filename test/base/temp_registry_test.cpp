@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "format/temp_registry.h"
+#include "base/temp_registry.h"
 #include "model_builder.h"
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // SHA-256 blocks with the x86 SHA extensions: sha256rnds2 does two rounds on the state held as
 // two registers (A, B, E, F and C, D, G, H, A in the highest lane), sha256msg1 and sha256msg2
 // compute the message schedule four words at a time.
-#include "format/sha256_blocks.h"
+#include "sha256_blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -1,4 +1,4 @@
-#include "cli/format_bytes.h"
+#include "base/format_bytes.h"
 
 #include <cstdio>
 

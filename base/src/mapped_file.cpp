@@ -1,5 +1,5 @@
 // mmap-based file mapping.
-#include "format/mapped_file.h"
+#include "base/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-#include "cli/shape_json.h"
+#include "base/shape_json.h"
 
 namespace ortc::tools {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 #include "model_builder.h"
 #include "ortc/runtime.h"
 

@@ -1,11 +1,11 @@
-#include "format/sha256.h"
+#include "base/sha256.h"
 
 #include <cstring>
 #include <fstream>
 #include <vector>
 
-#include "format/regular_file.h"
-#include "format/sha256_blocks.h"
+#include "base/regular_file.h"
+#include "sha256_blocks.h"
 
 namespace ortc::format {
 namespace {

@@ -1,4 +1,4 @@
-#include "format/temp_names.h"
+#include "base/temp_names.h"
 
 #include <signal.h>
 #include <unistd.h>

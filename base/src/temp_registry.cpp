@@ -1,4 +1,4 @@
-#include "format/temp_registry.h"
+#include "base/temp_registry.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -1,13 +1,13 @@
 // WriteFileAtomically: a temporary file beside the final one (format/temp_names.h), then rename.
-#include "format/atomic_write.h"
+#include "base/atomic_write.h"
 
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
 
-#include "format/temp_names.h"
-#include "format/temp_registry.h"
+#include "base/temp_names.h"
+#include "base/temp_registry.h"
 
 namespace ortc::format {
 

@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "base/mapped_file.h"
 #include "format/context_binary_reader.h"
-#include "format/mapped_file.h"
 #include "model_builder.h"
 
 using namespace ortc;

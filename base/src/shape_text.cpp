@@ -1,10 +1,10 @@
 // Parsing "name=1x3x224x224" shape options, shared by the compiler's --input-shape and the
 // runtime tools' random inputs.
-#include "io/shape_text.h"
+#include "base/shape_text.h"
 
 #include <charconv>
 
-#include "exec/shape_limit.h"
+#include "base/shape_limit.h"
 
 namespace ortc::io {
 
