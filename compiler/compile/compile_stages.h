@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "bundle/context_binary_writer.h"
 #include "bundle/temp_file.h"
 #include "compile/compile_driver.h"
@@ -76,6 +78,11 @@ struct CompileRun {
   bool group() const { return sources.size() > 1; }
   void Progress(const std::string& phase, int64_t done, int64_t total) const {
     if (o.progress) o.progress(phase, done, total);
+  }
+  // Said on stderr now and kept in the report (compile --json lists the warnings).
+  void Warn(const std::string& why) {
+    spdlog::warn("{}", why);
+    report.warnings.push_back(why);
   }
 
   std::vector<const backends::Backend*> order;  // --ep, in priority order

@@ -4,8 +4,6 @@
 // warning, or the error --error-if-no-nodes-compiled asks for.
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "compile/compile_stages.h"
 #include "context_binary_format.h"
 #include "registry.h"
@@ -179,8 +177,7 @@ Status CheckSomethingCompiled(CompileRun& run) {
              std::to_string(summary.refusals[i].nodes.size()) + " node(s))";
     if (o.error_if_no_nodes_compiled)
       return NotImplemented(why + " (--error-if-no-nodes-compiled)");
-    spdlog::warn("{}", why);
-    run.report.warnings.push_back(why);
+    run.Warn(why);
   }
   return Status::Ok();
 }

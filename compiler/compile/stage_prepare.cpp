@@ -2,8 +2,6 @@
 // sources hashed, the --if-changed check, and the output folders made ready.
 #include <set>
 
-#include <spdlog/spdlog.h>
-
 #include "compile/compile_stages.h"
 #include "compile/provenance.h"
 #include "registry.h"
@@ -42,11 +40,6 @@ Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Back
   return Status::Ok();
 }
 
-void Warn(CompileRun& run, const std::string& why) {
-  spdlog::warn("{}", why);
-  run.report.warnings.push_back(why);
-}
-
 // The options that are valid alone but not for these sources, and those worth a warning.
 Status CheckOptionsForSources(CompileRun& run) {
   const CompileOptions& o = run.o;
@@ -55,13 +48,13 @@ Status CheckOptionsForSources(CompileRun& run) {
   if (std::error_code dir_ec; !o.output.empty() && !o.output.string().ends_with("/") &&
                               !fs::is_directory(o.output, dir_ec) &&
                               o.output.extension() != ".onnx") {
-    Warn(run, "-o " + o.output.string() +
-                  " is not a folder: the ctx model is written to that file name (end it with / "
-                  "for a folder, or name a .onnx file)");
+    run.Warn("-o " + o.output.string() +
+             " is not a folder: the ctx model is written to that file name (end it with / "
+             "for a folder, or name a .onnx file)");
   }
   for (const auto& [name, opts] : o.provider_options) {
     const std::string w = backends::FindBackend(name)->OptionsWarning(opts);
-    if (!w.empty()) Warn(run, w);
+    if (!w.empty()) run.Warn(w);
   }
   if (run.group() && !o.external_initializers_file.empty()) {
     return InvalidArgument(

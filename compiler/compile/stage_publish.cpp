@@ -3,8 +3,6 @@
 // first and ctx models last.
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "base/temp_registry.h"
 #include "compile/compile_stages.h"
 #include "compile/publish_lock.h"
@@ -29,8 +27,7 @@ void WarnOfOlderBinaries(CompileRun& run, const std::vector<fs::path>& published
                             (run.jobs.size() > 1 ? "s do" : " does") +
                             " not use it (remove it, or name " + std::string(b->name()) +
                             " in --ep to compile it anew)";
-    spdlog::warn("{}", why);
-    run.report.warnings.push_back(why);
+    run.Warn(why);
   }
 }
 
