@@ -1,5 +1,6 @@
 // Capability table lookup and the refusal reasons it gives.
 #include "capability_table.h"
+#include "base/element_types.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -33,7 +34,7 @@ NodeSupport CapabilityTable::Check(const graph::Graph& g, const graph::Node& nod
                              "' is unknown");
     }
     if (std::find(cap.dtypes.begin(), cap.dtypes.end(), dtype) == cap.dtypes.end()) {
-      return NodeSupport::No("dtype " + graph::DataTypeName(dtype) + " is not supported for " +
+      return NodeSupport::No("dtype " + ElementTypeName(dtype) + " is not supported for " +
                              node.op_type);
     }
   }

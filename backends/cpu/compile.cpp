@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "base/element_types.h"
 #include "base/shape_limit.h"
 #include "cpu/channels_last.h"
 #include "cpu/fusion.h"
@@ -32,7 +33,7 @@ std::vector<int64_t> Dims(const graph::TensorInfo& info) {
 // sizes in the memory plan cannot overflow.
 int64_t StaticBytes(const graph::TensorInfo& info) {
   if (!info.shape.is_static()) return -1;
-  const int64_t bits = graph::DataTypeBits(info.dtype);
+  const int64_t bits = ElementBits(info.dtype);
   if (bits == 0) return -1;
   std::vector<int64_t> dims;
   for (const auto& d : info.shape.dims) dims.push_back(d.value);

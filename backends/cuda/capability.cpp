@@ -8,6 +8,7 @@
 
 #include <unordered_map>
 
+#include "base/element_types.h"
 #include "base/shape_limit.h"
 #include "capability_table.h"
 #include "cuda/codegen/kernel_codegen.h"
@@ -271,7 +272,7 @@ bool FoldsAtCompileTime(const graph::Graph& g, const graph::Node& node,
     if (node.outputs[i] < 0) continue;
     const auto& info = g.values[node.outputs[i]].info;
     const auto dims = StaticDims(info);
-    int64_t bytes = graph::DataTypeBits(info.dtype) / 8;
+    int64_t bytes = ElementBits(info.dtype) / 8;
     for (int64_t d : dims) bytes = d >= 0 && bytes <= (int64_t{1} << 40) ? bytes * d : -1;
     folds = info.shape.rank_known && dims.size() == info.shape.dims.size() && bytes > 0 &&
             bytes <= lowering::kMaxFoldBytes;

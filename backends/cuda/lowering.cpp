@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "base/element_types.h"
 #include "cuda/lowering_grouped_conv.h"
 #include "cuda/lowering_layouts.h"
 #include "cuda/op_desc.h"
@@ -30,7 +31,7 @@ int64_t Elements(const std::vector<int64_t>& d) {
 }
 
 uint64_t Bytes(int32_t dtype, const std::vector<int64_t>& dims) {
-  return static_cast<uint64_t>((Elements(dims) * graph::DataTypeBits(dtype) + 7) / 8);
+  return static_cast<uint64_t>((Elements(dims) * ElementBits(dtype) + 7) / 8);
 }
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
@@ -336,7 +337,7 @@ class Lowerer {
     b.byte_size = Bytes(b.dtype, b.dims);
     b.layout = krsc ? fb::TensorLayout::NHWC : fb::TensorLayout::Plain;
     auto all = value.bytes->ReadAll();
-    const int element = static_cast<int>(graph::DataTypeBits(b.dtype) / 8);
+    const int element = static_cast<int>(ElementBits(b.dtype) / 8);
     std::string packed = !all.ok() ? std::string()
                          : krsc    ? PackFilterKcrsToKrsc(**all, b.dims, element)
                                    : PackFilterKcrsToCrsk(**all, b.dims, element);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/half_float.h"
 #include "cuda/op_desc.h"
-#include "kernels/kernel_util.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::backends::cuda {
@@ -46,11 +46,10 @@ struct IrIndex {
       return std::nullopt;
     const int32_t t = ir.values[v].info.dtype;
     const bool integer = t == onnx::TensorProto::INT64 || t == onnx::TensorProto::INT32;
-    const size_t width = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::INT32 ? 4
-                         : t == onnx::TensorProto::INT64                               ? 8
-                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16
-                             ? 2
-                             : 0;
+    const size_t width = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::INT32        ? 4
+                         : t == onnx::TensorProto::INT64                                       ? 8
+                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16 ? 2
+                                                                                               : 0;
     if (width == 0) return std::nullopt;
     auto bytes = ir.values[v].bytes->ReadAll();
     if (!bytes.ok() || (*bytes)->size() % width != 0) return std::nullopt;

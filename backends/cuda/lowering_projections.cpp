@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "base/element_types.h"
 #include "cuda/lowering.h"
 #include "cuda/lowering_ir_index.h"
 #include "graph/graph.h"
@@ -76,7 +77,7 @@ Result<bool> Merge(SubgraphIr* ir, int a, const std::vector<Projection>& group) 
   const auto a_dims = x.Dims(a);
   const int64_t k = a_dims.back();
   const int32_t dtype = ir->values[group[0].weight].info.dtype;
-  const int64_t element = graph::DataTypeBits(dtype) / 8;
+  const int64_t element = ElementBits(dtype) / 8;
   std::vector<int64_t> widths;
   std::vector<int> weights, biases;
   int64_t total = 0;

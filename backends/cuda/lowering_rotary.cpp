@@ -27,12 +27,12 @@
 #include <random>
 #include <set>
 
+#include "base/shape_math.h"
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/lowering.h"
 #include "cuda/lowering_ir_index.h"
 #include "cuda/lowering_views.h"
 #include "cuda/op_desc.h"
-#include "kernels/kernel_util.h"
 
 namespace ortc::backends::cuda {
 namespace {

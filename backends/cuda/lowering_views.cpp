@@ -11,7 +11,7 @@
 #include <cstring>
 #include <optional>
 
-#include "kernels/kernel_util.h"
+#include "base/shape_math.h"
 
 namespace ortc::backends::cuda {
 namespace {

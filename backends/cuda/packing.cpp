@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/kernel_util.h"
+#include "base/half_float.h"
 
 namespace ortc::backends::cuda {
 

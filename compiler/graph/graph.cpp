@@ -38,52 +38,6 @@ nlohmann::json Shape::ToJson() const {
   return tools::ShapeJson(values, symbols, rank_known);
 }
 
-std::string DataTypeName(int32_t dtype) {
-  if (dtype == 0) return "undefined";
-  if (!onnx::TensorProto_DataType_IsValid(dtype)) return "dtype#" + std::to_string(dtype);
-  std::string name =
-      onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype));
-  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-  return name;
-}
-
-int64_t DataTypeBits(int32_t dtype) {
-  using T = onnx::TensorProto;
-  switch (dtype) {
-    case T::FLOAT:
-    case T::INT32:
-    case T::UINT32:
-      return 32;
-    case T::DOUBLE:
-    case T::INT64:
-    case T::UINT64:
-    case T::COMPLEX64:
-      return 64;
-    case T::COMPLEX128:
-      return 128;
-    case T::FLOAT16:
-    case T::BFLOAT16:
-    case T::INT16:
-    case T::UINT16:
-      return 16;
-    case T::INT8:
-    case T::UINT8:
-    case T::BOOL:
-      return 8;
-    // IR 9 float8 types and IR 10 4-bit types (not in ONNX 1.12's enum, numbered here).
-    case 17:
-    case 18:
-    case 19:
-    case 20:
-      return 8;
-    case 21:
-    case 22:
-      return 4;
-    default:
-      return 0;
-  }
-}
-
 int Graph::FindValue(const std::string& name) const {
   auto it = value_index.find(name);
   return it == value_index.end() ? -1 : it->second;

@@ -41,10 +41,6 @@ struct TensorInfo {
   Shape shape;
 };
 
-std::string DataTypeName(int32_t dtype);
-// Size of one element in bytes; 0 for strings and undefined; sub-byte types round per tensor.
-int64_t DataTypeBits(int32_t dtype);
-
 struct ExternalLocation {
   std::filesystem::path file;  // resolved path
   std::string location;        // as written in the model, relative to its folder

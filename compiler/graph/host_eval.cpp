@@ -3,8 +3,10 @@
 // graph-level shape folding and the per-group constant folding.
 #include "graph/host_eval.h"
 
+#include "base/element_types.h"
+#include "base/shape_limit.h"
+#include "base/shape_math.h"
 #include "graph/kernel_eval.h"
-#include "kernels/kernel_util.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -16,6 +18,7 @@
 #include <numeric>
 #include <set>
 #include <type_traits>
+#include <utility>
 
 namespace ortc::graph {
 namespace {
@@ -31,7 +34,7 @@ int64_t Product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = S
 }
 
 size_t ElementSize(int32_t dtype) {
-  const int64_t bits = DataTypeBits(dtype);
+  const int64_t bits = ElementBits(dtype);
   return bits % 8 == 0 ? static_cast<size_t>(bits / 8) : 0;
 }
 
@@ -98,31 +101,20 @@ HostTensor Int64Tensor(std::vector<int64_t> values, std::vector<int64_t> dims) {
   return t;
 }
 
-// Calls f with a value of the C++ type matching dtype.
+// Calls f with a value of the C++ type of dtype, for the types folding computes on: float, double,
+// int64, int32, int8, uint8 and bool, the ones shapes, indices and masks use. Others decline and
+// the runtime computes them (uint16 would also promote to int, where uint16 * uint16 overflows).
 template <typename F>
 bool Dispatch(int32_t dtype, F&& f) {
   switch (dtype) {
     case T::FLOAT:
-      f(float{});
-      return true;
     case T::DOUBLE:
-      f(double{});
-      return true;
     case T::INT64:
-      f(int64_t{});
-      return true;
     case T::INT32:
-      f(int32_t{});
-      return true;
     case T::INT8:
-      f(int8_t{});
-      return true;
     case T::UINT8:
-      f(uint8_t{});
-      return true;
     case T::BOOL:
-      f(bool{});
-      return true;
+      return VisitNumericType(dtype, std::forward<F>(f));
     default:
       return false;
   }

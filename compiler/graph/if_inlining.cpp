@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "base/element_types.h"
 #include "graph/shape_folding.h"
 
 namespace ortc::graph {
@@ -19,8 +20,7 @@ std::optional<bool> ScalarTruth(const Initializer& init) {
       init.dtype != T::INT32 && init.dtype != T::INT64)
     return std::nullopt;
   const auto h = ReadSmall(init, 8);
-  if (!h || h->bytes.empty() ||
-      h->bytes.size() != static_cast<size_t>(DataTypeBits(init.dtype) / 8))
+  if (!h || h->bytes.empty() || h->bytes.size() != static_cast<size_t>(ElementBits(init.dtype) / 8))
     return std::nullopt;
   return std::any_of(h->bytes.begin(), h->bytes.end(), [](char c) { return c != 0; });
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <system_error>
 
+#include "base/element_types.h"
 #include "base/shape_limit.h"
 
 namespace ortc::graph {
@@ -70,10 +71,10 @@ Result<Initializer> ReadInitializerInfo(const onnx::TensorProto& t, const fs::pa
   if (!exec::ShapeWithinLimit(init.dims))
     return InvalidGraph(where + " declares more than 2^40 elements");
   for (int64_t d : init.dims) elements *= d;
-  const int64_t bits = DataTypeBits(init.dtype);
+  const int64_t bits = ElementBits(init.dtype);
   const bool is_string = init.dtype == onnx::TensorProto::STRING;
   if (bits == 0 && !is_string) {
-    return InvalidGraph(where + " has unsupported data type " + DataTypeName(init.dtype));
+    return InvalidGraph(where + " has unsupported data type " + ElementTypeName(init.dtype));
   }
   const int64_t expected = is_string ? -1 : (elements * bits + 7) / 8;
 

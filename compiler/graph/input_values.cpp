@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/element_types.h"
 #include "graph/graph.h"
 
 namespace ortc::graph {
@@ -17,7 +18,7 @@ using T = onnx::TensorProto;
 std::string TypeName(int dtype) {
   const bool fixable = dtype == T::BOOL || dtype == T::INT32 || dtype == T::INT64 ||
                        dtype == T::FLOAT || dtype == T::DOUBLE;
-  return fixable ? DataTypeName(dtype) : "";
+  return fixable ? ElementTypeName(dtype) : "";
 }
 
 // Fills `t` (dtype already set) with the value `text`; false when it does not parse.

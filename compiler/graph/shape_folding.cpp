@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/element_types.h"
 #include "graph/host_eval.h"
 
 namespace ortc::graph {
@@ -67,7 +68,7 @@ std::optional<HostTensor> ReadSmall(const Initializer& init, int64_t max_bytes) 
         return std::nullopt;
     }
   }
-  const int64_t bits = DataTypeBits(init.dtype);
+  const int64_t bits = ElementBits(init.dtype);
   if (bits <= 0 || bits % 8 != 0) return std::nullopt;
   if (static_cast<int64_t>(h.bytes.size()) != h.elements() * (bits / 8)) return std::nullopt;
   return h;

@@ -1,6 +1,7 @@
 // SubgraphIr construction and compaction.
 #include "lowering/subgraph_ir.h"
 
+#include "base/element_types.h"
 #include "lowering/nested_subgraphs.h"
 
 #include <cstring>
@@ -119,7 +120,7 @@ Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init) {
       break;
     default:
       return NotImplemented("initializer '" + init.name + "': data type " +
-                            graph::DataTypeName(t.data_type()) +
+                            ElementTypeName(t.data_type()) +
                             " cannot be stored in a context binary");
   }
   return bundle::ByteSource::Memory(std::make_shared<const std::string>(std::move(bytes)));

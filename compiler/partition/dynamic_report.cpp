@@ -1,5 +1,6 @@
 // Text and JSON views of the dynamic shapes that remain after --input-shape and shape folding.
 #include "partition/dynamic_report.h"
+#include "base/element_types.h"
 
 #include <sstream>
 
@@ -31,7 +32,7 @@ void AddDynamicShapesJson(const graph::Model& model, const graph::DynamicShapeRe
     std::string reason;
     for (int k : d.roots) reason += (reason.empty() ? "" : "; ") + graph::RootText(r.roots[k]);
     values.push_back({{"name", v.name},
-                      {"dtype", graph::DataTypeName(v.info.dtype)},
+                      {"dtype", ElementTypeName(v.info.dtype)},
                       {"shape", v.info.shape.ToJson()},
                       {"reason", reason},
                       {"roots", d.roots}});

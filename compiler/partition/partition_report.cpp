@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/element_types.h"
 #include "cli/report_records.h"
 #include "graph/dynamic_shapes.h"
 #include "partition/dynamic_report.h"
@@ -16,7 +17,7 @@ namespace {
 nlohmann::json ValueJson(const graph::Graph& g, int v) {
   const auto& val = g.values[v];
   return {{"name", val.name},
-          {"dtype", graph::DataTypeName(val.info.dtype)},
+          {"dtype", ElementTypeName(val.info.dtype)},
           {"shape", val.info.shape.ToJson()}};
 }
 
@@ -34,8 +35,7 @@ std::string ValueList(const graph::Graph& g, const std::vector<int>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i == 4) return s + ", ... (" + std::to_string(values.size()) + " in all)";
     const auto& v = g.values[values[i]];
-    s += (i ? ", " : "") + v.name + " " + graph::DataTypeName(v.info.dtype) +
-         v.info.shape.ToString();
+    s += (i ? ", " : "") + v.name + " " + ElementTypeName(v.info.dtype) + v.info.shape.ToString();
   }
   return s.empty() ? "-" : s;
 }

@@ -6,68 +6,18 @@
 #include <new>
 #include <stdexcept>
 
+#include "base/element_types.h"
 #include "base/shape_limit.h"
 #include "exec/buffer_pool.h"
 
 namespace ortc {
 
 size_t ElementSize(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-    case DataType::kInt32:
-    case DataType::kUint32:
-      return 4;
-    case DataType::kDouble:
-    case DataType::kInt64:
-    case DataType::kUint64:
-      return 8;
-    case DataType::kFloat16:
-    case DataType::kBfloat16:
-    case DataType::kInt16:
-    case DataType::kUint16:
-      return 2;
-    case DataType::kInt8:
-    case DataType::kUint8:
-    case DataType::kBool:
-      return 1;
-    default:
-      return 0;
-  }
+  return HeldElementBytes(static_cast<int32_t>(t));
 }
 
 std::string DataTypeName(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return "float";
-    case DataType::kUint8:
-      return "uint8";
-    case DataType::kInt8:
-      return "int8";
-    case DataType::kUint16:
-      return "uint16";
-    case DataType::kInt16:
-      return "int16";
-    case DataType::kInt32:
-      return "int32";
-    case DataType::kInt64:
-      return "int64";
-    case DataType::kString:
-      return "string";
-    case DataType::kBool:
-      return "bool";
-    case DataType::kFloat16:
-      return "float16";
-    case DataType::kDouble:
-      return "double";
-    case DataType::kUint32:
-      return "uint32";
-    case DataType::kUint64:
-      return "uint64";
-    case DataType::kBfloat16:
-      return "bfloat16";
-    default:
-      return "dtype#" + std::to_string(static_cast<int>(t));
-  }
+  return ElementTypeName(static_cast<int32_t>(t));
 }
 
 int64_t Tensor::elements() const {

@@ -6,6 +6,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loader/fixed_inputs_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plain_subgraph_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/cpu_program_validator_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/element_types_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/mapped_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/temp_registry_test.cpp

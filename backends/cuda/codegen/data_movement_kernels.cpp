@@ -4,9 +4,10 @@
 // baked in as constants. Transpose, Concat, Pad and Resize also read and write channels last.
 #include <algorithm>
 
+#include "base/shape_limit.h"
+#include "base/shape_math.h"
 #include "cuda/codegen/emitters.h"
 #include "cuda/codegen/movement_util.h"
-#include "kernels/kernel_util.h"
 
 namespace ortc::backends::cuda::codegen {
 namespace {

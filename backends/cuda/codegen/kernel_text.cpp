@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/kernel_util.h"
+#include "base/half_float.h"
 
 namespace ortc::backends::cuda::codegen {
 

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/kernel_util.h"
+#include "base/element_types.h"
+#include "base/half_float.h"
+#include "base/shape_math.h"
 
 namespace ortc::backends::cuda::codegen::movement {
 
@@ -63,7 +65,7 @@ Result<std::vector<double>> ConstFloats(const OpDesc& op, size_t i, const std::s
                           ") is not a compile-time constant");
   }
   const int32_t dt = op.inputs[i].dtype;
-  const size_t es = ElementBytes(dt);
+  const size_t es = HeldElementBytes(dt);
   const auto n = static_cast<size_t>(op.inputs[i].elements());
   if (!IsFloatType(dt) && dt != onnx::TensorProto::DOUBLE)
     return InvalidArgument(op.op_type + ": " + what + " must be a float tensor");
@@ -101,32 +103,8 @@ Result<std::vector<double>> ConstFloats(const OpDesc& op, size_t i, const std::s
   return v;
 }
 
-size_t ElementBytes(int32_t dtype) {
-  switch (dtype) {
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-      return 1;
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-      return 2;
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::UINT32:
-      return 4;
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::DOUBLE:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 std::string BitsType(int32_t dtype) {
-  switch (ElementBytes(dtype)) {
+  switch (HeldElementBytes(dtype)) {
     case 1:
       return "ortc_u8";
     case 2:
@@ -170,7 +148,7 @@ std::string BitsLiteral(int32_t dtype, double value) {
     default: {  // integers: truncation toward zero, two's complement bits
       const auto v = static_cast<int64_t>(value);
       std::memcpy(&bits, &v, 8);
-      const size_t es = ElementBytes(dtype);
+      const size_t es = HeldElementBytes(dtype);
       if (es < 8) bits &= (uint64_t{1} << (8 * es)) - 1;
     }
   }

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/shape_math.h"
 #include "cuda/codegen/kernel_codegen.h"
 #include "cuda/codegen/kernel_text.h"
-#include "kernels/kernel_util.h"
 
 namespace ortc::backends::cuda::codegen::movement {
 
@@ -25,7 +25,6 @@ Result<std::vector<double>> ConstFloats(const OpDesc& op, size_t i, const std::s
 // The prelude type that holds one element's bits ("ortc_u32" for float32 and int32...), or ""
 // for types without a fixed size (string) or unknown ones.
 std::string BitsType(int32_t dtype);
-size_t ElementBytes(int32_t dtype);  // 0 when unknown
 // For float types: the pointer element type of a compute kernel ("float" or "ortc_u16") and the
 // LoadExpr / StoreExpr (kernel_text.h) convert an element to float and back.
 std::string FloatStorageType(int32_t dtype);

@@ -3,6 +3,7 @@
 // side. Elements move as raw bits; the constant value is baked as the bits of the element type.
 #include <algorithm>
 
+#include "base/element_types.h"
 #include "cuda/codegen/movement_util.h"
 
 namespace ortc::backends::cuda::codegen::movement {
@@ -25,7 +26,7 @@ Result<KernelSource> EmitPad(const std::string& name, const OpDesc& op) {
       if (op.inputs[2].dtype != dt) return InvalidArgument("Pad: constant_value type differs");
       if (op.constants.size() > 2 && op.constants[2]) {
         const std::string& bytes = *op.constants[2];
-        const size_t es = ElementBytes(dt);
+        const size_t es = HeldElementBytes(dt);
         if (bytes.size() < es) return InvalidArgument("Pad: constant_value has no bytes");
         uint64_t bits = 0;
         for (size_t b = 0; b < es; ++b)  // little-endian

@@ -1,5 +1,6 @@
 // Semantic validation of CUDA programs: see program_validator.h.
 #include "program_validator.h"
+#include "base/element_types.h"
 
 #include <vector>
 
@@ -7,31 +8,6 @@ namespace ortc::cuda {
 namespace {
 
 namespace fbc = ortc::fb::cuda;
-
-// Bytes per element of the ONNX element types a CUDA program may store; 0 for any other.
-uint64_t ElementBytes(int32_t dtype) {
-  switch (dtype) {
-    case 2:  // uint8
-    case 3:  // int8
-    case 9:  // bool
-      return 1;
-    case 4:   // uint16
-    case 5:   // int16
-    case 10:  // float16
-    case 16:  // bfloat16
-      return 2;
-    case 1:   // float
-    case 6:   // int32
-    case 12:  // uint32
-      return 4;
-    case 7:   // int64
-    case 11:  // double
-    case 13:  // uint64
-      return 8;
-    default:
-      return 0;
-  }
-}
 
 // a * b, or false when it exceeds kMaxProgramBytes (or a factor is negative).
 bool Mul(uint64_t a, int64_t b, uint64_t* out) {
@@ -77,12 +53,12 @@ class Validator {
     const std::string what = "buffer " + std::to_string(i);
     if (b.kind() < fbc::BufferKind::MIN || b.kind() > fbc::BufferKind::MAX)
       return what + ": unknown kind " + std::to_string(static_cast<int>(b.kind()));
-    if (ElementBytes(b.dtype()) == 0)
+    if (HeldElementBytes(b.dtype()) == 0)
       return what + ": unknown element type " + std::to_string(b.dtype());
     if (b.byte_size() > kMaxProgramBytes) return what + ": byte_size above the limit";
     // A buffer with a static shape holds at least that many elements.
     if (b.dims()) {
-      uint64_t need = ElementBytes(b.dtype());
+      uint64_t need = HeldElementBytes(b.dtype());
       bool is_static = true;
       for (int64_t d : *b.dims()) {
         if (d < -1) return what + ": dimension " + std::to_string(d);
@@ -134,7 +110,7 @@ class Validator {
     if (!InRange(b)) return std::string(role) + " names buffer " + std::to_string(b);
     const auto* buf = bufs_.Get(static_cast<uint32_t>(b));
     uint64_t bytes = 0;
-    if (!Mul(ElementBytes(buf->dtype()), static_cast<int64_t>(elements), &bytes) ||
+    if (!Mul(HeldElementBytes(buf->dtype()), static_cast<int64_t>(elements), &bytes) ||
         bytes > buf->byte_size())
       return std::string(role) + " needs " + std::to_string(elements) + " elements; buffer " +
              std::to_string(b) + " has " + std::to_string(buf->byte_size()) + " bytes";

@@ -11,54 +11,6 @@
 
 namespace ortc::exec {
 
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400u)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
-  if (abs >= 0x477ff000u)
-    return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf (incl. rounding)
-  if (abs < 0x38800000u) {                         // subnormal or zero in half
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
-    const uint32_t e = abs >> 23;
-    const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126 - e;  // 113 - e + 13
-    uint32_t half = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = ((abs >> 13) - ((127 - 15) << 10));
-  const uint32_t rem = abs & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
 bool IsFloatType(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
          t == DataType::kBfloat16;
@@ -147,75 +99,6 @@ void WriteBits(Tensor& t, int64_t i, uint64_t v) {
     using T = decltype(z);
     if constexpr (std::is_integral_v<T>) t.mutable_data<T>()[i] = static_cast<T>(v);
   });
-}
-
-std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
-  return s;
-}
-
-int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < std::min(to, v.size()); ++i) p *= v[i];
-  return p;
-}
-
-std::optional<std::vector<int64_t>> BroadcastShape(
-    const std::vector<std::vector<int64_t>>& shapes) {
-  size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> out(rank, 1);
-  for (const auto& s : shapes) {
-    for (size_t i = 0; i < s.size(); ++i) {
-      const size_t d = rank - s.size() + i;
-      if (s[i] == out[d] || s[i] == 1) continue;
-      if (out[d] != 1) return std::nullopt;
-      out[d] = s[i];
-    }
-  }
-  return out;
-}
-
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in,
-                                      const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  const auto in_strides = Strides(in);
-  for (size_t i = 0; i < in.size(); ++i) {
-    const size_t d = out.size() - in.size() + i;
-    strides[d] = in[i] == 1 ? 0 : in_strides[i];
-  }
-  return strides;
-}
-
-bool NormaliseAxis(int64_t& axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return false;
-  if (axis < 0) axis += rank;
-  return true;
-}
-
-SliceAxis ResolveSliceAxis(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  const int64_t longest = std::max<int64_t>(dim, 1);
-  SliceAxis r;
-  r.step = std::clamp<int64_t>(step, -longest, longest);
-  // Clamped before adding dim, so that bounds near the int64 limits cannot overflow.
-  start = std::clamp<int64_t>(start, -dim - 1, dim + 1);
-  end = std::clamp<int64_t>(end, -dim - 1, dim + 1);
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (r.step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    r.count = end > start ? (end - start - 1) / r.step + 1 : 0;
-  } else {
-    // [0, dim - 1] as the specification says (ONNX Runtime agrees; numpy would give nothing
-    // for a start before the beginning); an empty axis gives nothing.
-    start = std::clamp<int64_t>(start, std::min<int64_t>(0, dim - 1), dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    r.count = start > end ? (start - end - 1) / -r.step + 1 : 0;
-  }
-  r.begin = r.count > 0 ? start : 0;
-  return r;
 }
 
 std::optional<int64_t> FirstIntOf(const Tensor* t) {
