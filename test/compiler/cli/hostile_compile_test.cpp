@@ -1,5 +1,5 @@
 // Models that crashed, hung or misbehaved in `ortc compile`'s own shape rules and constant
-// folding (found by reviewing compiler/graph after the fuzz campaigns, which cover the
+// folding (found by reviewing ir/graph after the fuzz campaigns, which cover the
 // runtime's loader). Every command runs under `timeout`: a hang fails as exit 124, a crash as
 // -1 (killed by a signal) or 134 (abort).
 #include <catch2/catch.hpp>
