@@ -1,7 +1,7 @@
 // Writing bundles (`ortc compile --bundle DIR`): the ctx models, their binaries and external data
 // in one folder with manifest.json, which lists every file with its size and sha256, the
 // compile options, the sources' digests and the tool versions (schemas/bundle_manifest.md).
-// Reading them back is the runtime tools' (bundle_check/bundle_verify.h).
+// Reading them back is schemas/bundle_check/bundle_verify.h's, which `ortc check DIR` uses.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // The compile side of the provenance every ctx model records (schemas/bundle_manifest.md): the
-// options that decide a compile's outputs. Digests and staleness checks are the runtime tools'
-// (runtime/tools/bundle_check/provenance.h), shared with `ortc check --source`.
+// options that decide a compile's outputs. Digests and staleness checks live with the formats
+// (schemas/bundle_check/provenance.h), shared with `ortc check --source`.
 #pragma once
 
 #include <string>
