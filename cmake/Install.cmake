@@ -11,7 +11,7 @@ if(TARGET ortc)
   install(TARGETS ortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT compiler)
 endif()
 install(TARGETS ortc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Both executables need it (runtime/tools/cli/openmp_wait_default.cpp), found through their RPATH.
+# Both executables need it (tools/cli/openmp_wait_default.cpp), found through their RPATH.
 install(TARGETS ortc_openmp_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # ortc/status.h lives in base/ (the compiler shares it) but is part of the runtime's public API.

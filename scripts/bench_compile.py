@@ -5,7 +5,7 @@ nothing deduplicates), then measures in the same run on the same disk:
   - compile time vs. the time to copy the same bytes with fsync (goal <= 1.5x),
   - peak RSS of the compile vs. the weight bytes (goal <= 0.5x).
 Prints the ratios and writes them as JSON. A benchmark, not a test: it asserts nothing.
-Usage: python3 scripts/bench_compile.py [--gib 1] [--work DIR] [--ortc build/compiler/ortc]
+Usage: python3 scripts/bench_compile.py [--gib 1] [--work DIR] [--ortc build/tools/ortc]
 """
 import argparse
 import json
@@ -67,7 +67,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--work", default="build/bench-compile")
-    ap.add_argument("--ortc", default="build/compiler/ortc")
+    ap.add_argument("--ortc", default="build/tools/ortc")
     ap.add_argument("--json", default="build/bench-compile.json")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ORTC_SKIP_NODE=1 scripts/setup.sh
 scripts/build.sh
-ortc=build/compiler/ortc
+ortc=build/tools/ortc
 shape=image=1x3x32x32  # CUDA kernels are specialized to static shapes
 mkdir -p examples/out/cuda examples/out/cpu
 /usr/bin/python3 examples/make_tiny_cnn.py examples/out/tiny_cnn.onnx

@@ -122,7 +122,7 @@ def glibc_needs(files):
 
 
 def binaries(build):
-    bins = [os.path.join(build, "compiler", n) for n in ("ortc", "libortc_backend_cuda.so")]
+    bins = [os.path.join(build, "tools", n) for n in ("ortc", "libortc_backend_cuda.so")]
     for b in bins:
         if not os.path.isfile(b):
             sys.exit(f"{b} is missing: build first (bash scripts/build.sh, or pass --build DIR)")

@@ -24,8 +24,8 @@ fi
 # 2. Build.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$build" ortc ortc_backend_cuda ortc_cuda_runtime_tests ortc_cuda_gpu_run_test
-ortc="$build/compiler/ortc"
-export ORTC_BACKEND_PATH="$build/compiler"
+ortc="$build/tools/ortc"
+export ORTC_BACKEND_PATH="$build/tools"
 
 # 3. The plugin's own tests; the kernel run must pass here, not skip.
 ctest --test-dir "$build" -R '^cuda_runtime\.' --output-on-failure

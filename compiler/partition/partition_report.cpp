@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "base/element_types.h"
-#include "cli/report_records.h"
+#include "base/report_json.h"
 #include "graph/dynamic_shapes.h"
 #include "partition/dynamic_report.h"
 

@@ -31,7 +31,7 @@ struct Shape {
 
   bool is_static() const;
   std::string ToString() const;  // "[1,3,224,224]", "[batch,?]" or "?"
-  // The --json reports' form (runtime/tools/cli/shape_json.h): [1, 3, "batch", null], or null.
+  // The --json reports' form (base/shape_json.h): [1, 3, "batch", null], or null.
   nlohmann::json ToJson() const;
 };
 

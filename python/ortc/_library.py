@@ -90,7 +90,7 @@ def _bound_openmp_spinning():
 
     With libgomp's default, idle workers spin for milliseconds, and when other processes keep
     the cores busy a parallel region waits for a whole spin each time its worker shares a core
-    with the thread spinning for it (runtime/tools/cli/openmp_wait_default.cpp has the figures).
+    with the thread spinning for it (tools/cli/openmp_wait_default.cpp has the figures).
     """
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return

@@ -14,9 +14,9 @@ rm -rf "$work" && mkdir -p "$work"
 cmake -S "$src" -B "$work/build" -G Ninja -DORTC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
-run=$work/build/runtime/tools/ortc-run
+run=$work/build/tools/ortc-run
 [ -x "$run" ] || { echo "FAIL: no ortc-run in the runtime-only build" >&2; exit 1; }
-[ ! -e "$work/build/compiler/ortc" ] || { echo "FAIL: the compiler was built" >&2; exit 1; }
+[ ! -e "$work/build/tools/ortc" ] || { echo "FAIL: the compiler was built" >&2; exit 1; }
 if grep -qi "spdlog_DIR:PATH=/" "$work/build/CMakeCache.txt"; then
   echo "FAIL: the runtime-only build looked for spdlog" >&2
   exit 1

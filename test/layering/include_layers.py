@@ -27,19 +27,15 @@ FLOORS = [
     ("runtime/src", 3),         # the runtime's private code
     ("ir", 4),                  # the IR that the compiler and every backend's compile side share
     ("backends", 5),            # every backend, compile and runtime sides
-    ("compiler/partition", 6),  # the driver
-    ("compiler/compile", 6),
-    ("compiler/emit", 6),
-    ("compiler/tune", 6),
-    ("compiler/cli", 7),        # the commands
-    ("runtime/tools", 7),
+    ("compiler", 6),            # the driver: partition, compile, emit
+    ("tools", 7),               # the commands and what they share
     ("onnxruntime_ep", 8),      # ONNX Runtime's plugin EP, above everything it wraps
     ("examples", 9),            # users of the installed package
 ]
 # Private parts: only the area itself includes them.
 PRIVATE = {"runtime/src"}
 # Where a quoted include is looked up after the including file's folder, in the build's order.
-INCLUDE_ROOTS = ["base/include", "runtime/include", "runtime/src", "runtime/tools", "ir", "compiler", "backends",
+INCLUDE_ROOTS = ["base/include", "runtime/include", "runtime/src", "tools", "ir", "compiler", "backends",
                  "schemas", "onnxruntime_ep"]
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".cu")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

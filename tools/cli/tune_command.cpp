@@ -1,5 +1,5 @@
 // `ortc tune`: measure a model's tunable choices on this machine's GPU and write a tuning cache
-// for `ortc compile --tuning-cache` on machines without one (compiler/tune/tune_driver.h).
+// for `ortc compile --tuning-cache` on machines without one (tools/tune/tune_driver.h).
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bundle/temp_file.h"
-#include "cli/commands.h"
+#include "cli/compile_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/compile_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/version.h"
 

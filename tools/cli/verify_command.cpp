@@ -9,7 +9,7 @@
 
 #include "base/temp_registry.h"
 #include "bundle/temp_file.h"
-#include "cli/commands.h"
+#include "cli/compile_commands.h"
 #include "cli/compile_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"

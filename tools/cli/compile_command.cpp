@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "bundle/temp_file.h"
-#include "cli/commands.h"
+#include "cli/compile_commands.h"
 #include "cli/compile_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"

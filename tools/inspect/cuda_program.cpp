@@ -23,11 +23,11 @@ nlohmann::json DescribeCudaProgram(std::span<const std::byte> bytes) {
   std::map<std::string, int> steps, buffers;
   if (p->steps()) {
     for (const auto* s : *p->steps()) {
-      steps[s->launch() ? "kernel"
-            : s->conv() ? "conv"
+      steps[s->launch()                      ? "kernel"
+            : s->conv()                      ? "conv"
             : s->gemm() || s->strided_gemm() ? "gemm"  // strided: operands read in place
-            : s->copy()                     ? "copy"
-                                            : "empty"]++;
+            : s->copy()                      ? "copy"
+                                             : "empty"]++;
     }
   }
   if (p->buffers()) {

@@ -1,4 +1,4 @@
-// Every exit code of the table (runtime/tools/cli/exit_codes.h) reached by the condition it
+// Every exit code of the table (tools/cli/exit_codes.h) reached by the condition it
 // documents, for every command that can meet that condition: 0 success, 2 bad command line, 3
 // invalid model, 4 not supported as asked, 5 file not found, 6 verify mismatch, 7 a driver or
 // toolchain missing.

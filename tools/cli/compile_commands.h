@@ -1,4 +1,5 @@
-// Registration of each `ortc` subcommand on the CLI11 app. Each command lives in its own file.
+// Registration of the subcommands only `ortc` has (compile, partition, verify, tune) on the CLI11
+// app. Each command lives in its own file.
 #pragma once
 
 #include <CLI/CLI.hpp>

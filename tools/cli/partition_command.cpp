@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/commands.h"
+#include "cli/compile_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "cli/report_records.h"

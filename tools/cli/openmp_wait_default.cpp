@@ -11,7 +11,7 @@
 // must be set before that runs, and after the C library's (which sets up the environment; an
 // executable's .preinit_array runs too early). Shared libraries a program needs are initialized
 // dependencies first, then in the reverse of the order the program names them: this library is
-// named after libgomp by the executables (runtime/tools/CMakeLists.txt) and needs nothing but
+// named after libgomp by the executables (tools/CMakeLists.txt) and needs nothing but
 // the C library, so its initializer runs between the two. e2e.openmp_wait_order checks that
 // order. A user's own setting is kept.
 #include <stdlib.h>
