@@ -7,9 +7,9 @@
 #include <set>
 
 #include "compile/compile_driver.h"
+#include "format/compatibility_info.h"
+#include "format/ep_context.h"
 #include "graph/model.h"
-#include "loader/compatibility_info.h"
-#include "loader/version_gate.h"
 #include "partition/partitioner.h"
 #include "registry.h"
 
@@ -186,7 +186,7 @@ Result<CompiledParts> CompileParts(const std::vector<onnx::ModelProto>& parts,
     auto ctx = ReadModel(report->models[i].ctx_model);
     if (!ctx.ok()) return ctx.status();
     for (const auto& prop : ctx->metadata_props())
-      if (prop.key() == loader::kCompatibilityMetadataKey) result.compatibility_info = prop.value();
+      if (prop.key() == format::kCompatibilityMetadataKey) result.compatibility_info = prop.value();
     const auto& nodes = ctx->graph().node();
     if (nodes.size() != 1 || !format::IsEpContextNode(nodes[0])) {
       return Status(StatusCode::kEpFail,
@@ -196,7 +196,7 @@ Result<CompiledParts> CompileParts(const std::vector<onnx::ModelProto>& parts,
     }
     auto node = format::EpContextNode::FromNodeProto(nodes[0]);
     if (!node.ok()) return node.status();
-    const std::string backend = loader::BackendOfSource(node->source);
+    const std::string backend = format::BackendOfSource(node->source);
     auto main = mains.find(node->source);
     if (main == mains.end()) {
       node->main_context = 1;

@@ -1,6 +1,6 @@
 #include "ep_factory.h"
 
-#include "loader/compatibility_info.h"
+#include "loader/compatibility_check.h"
 #include "ortc_ep.h"
 
 namespace ortc::ort_ep {
@@ -72,7 +72,7 @@ OrtStatus* ORT_API_CALL OrtcEpFactory::ValidateCompatibilityImpl(
   return Guard([&]() -> Status {
     const std::string text = info ? info : "";
     const auto device =
-        loader::NeedsCuda(text) ? DeviceDescription::Detect() : DeviceDescription::DetectHost();
+        format::NeedsCuda(text) ? DeviceDescription::Detect() : DeviceDescription::DetectHost();
     const loader::Compatibility verdict = loader::CheckCompatibility(text, device);
     // ONNX Runtime's answer is an enum; the gate's reason goes to its log.
     const auto* logger = static_cast<OrtcEpFactory*>(self)->logger_;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "format/ep_context.h"
 #include "graph_to_proto.h"
-#include "loader/version_gate.h"
 #include "session_kernel.h"
 
 namespace fs = std::filesystem;
@@ -24,7 +24,7 @@ std::string ReadStringAttr(Ort::ConstNode node, const char* name) {
 bool IsOrtcEpContext(Ort::ConstNode node) {
   return node.GetOperatorType() == format::kEpContextOpType &&
          node.GetDomain() == format::kEpContextDomain &&
-         !loader::BackendOfSource(ReadStringAttr(node, "source")).empty();
+         !format::BackendOfSource(ReadStringAttr(node, "source")).empty();
 }
 
 std::vector<std::string> ValueNames(const std::vector<Ort::ConstValueInfo>& values) {

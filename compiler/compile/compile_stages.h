@@ -19,9 +19,9 @@
 #include "bundle/temp_file.h"
 #include "compile/compile_driver.h"
 #include "compile/output_folders.h"
+#include "format/compatibility_info.h"
 #include "format/ep_context.h"
 #include "graph/model.h"
-#include "loader/compatibility_info.h"
 #include "partition/partitioner.h"
 
 namespace ortc::compile {
@@ -95,7 +95,7 @@ struct CompileRun {
   PhaseClock clock;
   // The finished binaries, as temporary files (an embedded binary is not published on its own).
   std::vector<std::unique_ptr<bundle::ContextBinaryWriter>> binaries;
-  std::vector<loader::BinaryFacts> binary_facts;  // for ONNX Runtime's compatibility string
+  std::vector<format::BinaryFacts> binary_facts;  // for ONNX Runtime's compatibility string
   // The emitted ctx models (one per job) and external initializers, as temporary files.
   std::vector<std::unique_ptr<bundle::TempFile>> ctx_files;
   std::vector<int64_t> ctx_sizes;

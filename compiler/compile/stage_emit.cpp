@@ -59,7 +59,7 @@ Status EmitCtxModels(CompileRun& run) {
   run.Progress("emit", 0, 1);
   // Every model of a group uses the same binaries: one string for all.
   const std::string compatibility =
-      run.binary_facts.empty() ? "" : loader::CompatibilityInfo(run.binary_facts);
+      run.binary_facts.empty() ? "" : format::CompatibilityInfo(run.binary_facts);
   for (auto& job : run.jobs) {
     auto ctx = emit::BuildCtxModel({job.model.get(),
                                     &job.partition,

@@ -4,7 +4,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "loader/compatibility_info.h"
+#include "format/compatibility_info.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::emit {
@@ -55,9 +55,9 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
     // Replaces what a source model may carry under the key (it would describe other binaries).
     auto* props = out.proto.mutable_metadata_props();
     for (int i = props->size() - 1; i >= 0; --i)
-      if (props->Get(i).key() == loader::kCompatibilityMetadataKey) props->DeleteSubrange(i, 1);
+      if (props->Get(i).key() == format::kCompatibilityMetadataKey) props->DeleteSubrange(i, 1);
     auto* prop = props->Add();
-    prop->set_key(loader::kCompatibilityMetadataKey);
+    prop->set_key(format::kCompatibilityMetadataKey);
     prop->set_value(in.compatibility_info);
   }
   for (const auto& [key, value] : in.metadata) {

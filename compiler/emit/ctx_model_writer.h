@@ -26,7 +26,7 @@ struct CtxModelInput {
   // group is not compiled and keeps its nodes.
   std::vector<std::optional<format::EpContextNode>> ep_nodes;
   std::string external_initializers_file;  // "" = embed initializers
-  // Metadata "ep_compatibility_info.ortc" (loader/compatibility_info.h); "" = none.
+  // Metadata "ep_compatibility_info.ortc" (format/compatibility_info.h); "" = none.
   std::string compatibility_info;
   // Further metadata (key, value) written over any the source has under the same keys.
   std::vector<std::pair<std::string, std::string>> metadata = {};

@@ -109,6 +109,10 @@ Result<EpContextNode> EpContextNode::FromNodeProto(const onnx::NodeProto& node) 
   return e;
 }
 
+std::string BackendOfSource(const std::string& source) {
+  return source.rfind("ortc.", 0) == 0 ? source.substr(5) : "";
+}
+
 std::string NotesValue(const std::string& notes, const std::string& key) {
   size_t pos = 0;
   while (pos <= notes.size()) {

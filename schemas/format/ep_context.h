@@ -41,6 +41,10 @@ bool IsEpContextNode(const onnx::NodeProto& node);
 // Adds the com.microsoft opset import EPContext nodes need, unless the model has one.
 void AddEpContextOpset(onnx::ModelProto* model);
 
+// The backend that owns an EPContext node, from its `source` ("ortc.cpu" -> "cpu"); empty when
+// the node is not ortc's.
+std::string BackendOfSource(const std::string& source);
+
 // notes helpers: "key=value;key=value".
 std::string NotesValue(const std::string& notes, const std::string& key);
 

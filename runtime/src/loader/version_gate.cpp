@@ -5,10 +5,6 @@
 
 namespace ortc::loader {
 
-std::string BackendOfSource(const std::string& source) {
-  return source.rfind("ortc.", 0) == 0 ? source.substr(5) : "";
-}
-
 Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
                                const DeviceDescription& device, const std::string& where) {
   BackendVerdict v;

@@ -74,30 +74,6 @@ Status CheckLibrary(const std::string& where, const std::string& lib, const std:
 
 }  // namespace
 
-CudaBinaryFacts CudaFactsOf(const std::vector<std::pair<std::string, std::string>>& versions,
-                            const std::vector<std::string>& hardware_targets) {
-  CudaBinaryFacts f;
-  for (const auto& [key, value] : versions) {
-    if (key == cuda_keys::kMinDriver) f.min_driver = std::atoi(value.c_str());
-    if (key == cuda_keys::kCudnnVersion) f.cudnn_version = value;
-    if (key == cuda_keys::kCublasVersion) f.cublas_version = value;
-  }
-  f.targets = hardware_targets;
-  return f;
-}
-
-CudaBinaryFacts CudaFactsOf(const fb::Manifest& manifest) {
-  std::vector<std::pair<std::string, std::string>> versions;
-  if (const auto* kv = manifest.backend_versions()) {
-    for (const auto* e : *kv)
-      if (e->key() && e->value()) versions.emplace_back(e->key()->str(), e->value()->str());
-  }
-  std::vector<std::string> targets;
-  if (const auto* t = manifest.hardware_targets())
-    for (const auto* s : *t) targets.push_back(s->str());
-  return CudaFactsOf(versions, targets);
-}
-
 Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescription& device,
                                 const std::string& where) {
   BackendVerdict v;

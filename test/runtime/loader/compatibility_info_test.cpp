@@ -1,13 +1,14 @@
 // ONNX Runtime's compatibility strings: what `ortc compile` writes, and the answers the plugin EP
 // gives for them on a described device (the version gate's verdicts).
-#include "loader/compatibility_info.h"
+#include "format/compatibility_info.h"
+#include "loader/compatibility_check.h"
 
 #include <catch2/catch.hpp>
 
 using ortc::DeviceDescription;
-using ortc::loader::BinaryFacts;
+using ortc::format::BinaryFacts;
+using ortc::format::CompatibilityInfo;
 using ortc::loader::CheckCompatibility;
-using ortc::loader::CompatibilityInfo;
 using Answer = ortc::loader::Compatibility::Answer;
 
 namespace {
