@@ -125,10 +125,16 @@ TEST_CASE("the runtime runs Winograd where it pays and matches a direct sum", "[
   INFO("16->32 at 12x12, 1 thread: " << small.implementation);
   CHECK(IsWinograd(small.implementation) == wino);
   CHECK(small.worst_error < 1e-6);
-  // Two threads: a small layer stays direct (Winograd ran it 0.7x), a large one does not.
+  // Two threads allowed: the small layer is worth one thread only (ThreadsForWork), where
+  // Winograd pays as above; a layer worth two threads but with little work for each stays direct
+  // (Winograd ran such layers 0.4x-0.9x), a large one does not.
   Outcome small2 = RunAndCompare(Conv3x3(16, 32, 12, 12), 2);
   INFO("16->32 at 12x12, 2 threads: " << small2.implementation);
-  CHECK_FALSE(IsWinograd(small2.implementation));
+  CHECK(IsWinograd(small2.implementation) == wino);
+  Outcome medium2 = RunAndCompare(Conv3x3(32, 64, 14, 14), 2);
+  INFO("32->64 at 14x14, 2 threads: " << medium2.implementation);
+  CHECK_FALSE(IsWinograd(medium2.implementation));
+  CHECK(medium2.worst_error < 1e-6);
   Outcome large2 = RunAndCompare(Conv3x3(64, 64, 56, 56), 2);
   INFO("64->64 at 56x56, 2 threads: " << large2.implementation);
   CHECK(IsWinograd(large2.implementation) == wino);
