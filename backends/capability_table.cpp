@@ -1,10 +1,11 @@
 // Capability table lookup and the refusal reasons it gives.
 #include "capability_table.h"
-#include "base/element_types.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+
+#include "base/element_types.h"
 
 namespace ortc::backends {
 

@@ -1,8 +1,9 @@
 // Text and JSON views of the dynamic shapes that remain after --input-shape and shape folding.
 #include "partition/dynamic_report.h"
-#include "base/element_types.h"
 
 #include <sstream>
+
+#include "base/element_types.h"
 
 namespace ortc::partition {
 namespace {

@@ -1,8 +1,9 @@
 // Semantic validation of CUDA programs: see program_validator.h.
 #include "program_validator.h"
-#include "base/element_types.h"
 
 #include <vector>
+
+#include "base/element_types.h"
 
 namespace ortc::cuda {
 namespace {
