@@ -1,8 +1,8 @@
 // Static registration: one line per in-tree backend.
 #include "registry.h"
 
-#include "cpu/capability.h"
-#include "cuda/capability.h"
+#include "cpu/compile/capability.h"
+#include "cuda/compile/capability.h"
 
 namespace ortc::backends {
 

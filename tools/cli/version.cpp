@@ -1,7 +1,7 @@
 #include "cli/version.h"
 
 #include "cli/runtime_version.h"
-#include "cuda/toolchain/nvrtc.h"
+#include "cuda/compile/toolchain/nvrtc.h"
 #include "graph/opset_support.h"
 #include "ortc_git_commit.h"
 

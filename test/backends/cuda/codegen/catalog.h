@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/codegen/kernel_codegen.h"
+#include "cuda/compile/codegen/kernel_codegen.h"
 
 namespace ortc::test::cuda {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/codegen/kernel_codegen.h"
+#include "cuda/compile/codegen/kernel_codegen.h"
 #include "ortc/status.h"
 
 namespace ortc::test::cuda {

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "codegen/reference_conversions.h"
-#include "cuda/toolchain/nvrtc.h"
+#include "cuda/compile/toolchain/nvrtc.h"
 #include "cuda_program_generated.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"

@@ -2,7 +2,7 @@
 // kernel generator covers, each refusal with its reason.
 #include <catch2/catch.hpp>
 
-#include "cuda/capability.h"
+#include "cuda/compile/capability.h"
 #include "graph/model.h"
 #include "model_builder.h"
 

@@ -3,7 +3,7 @@
 // override the rule; the kernel request carries the fused epilogue and the CRSK filter.
 #include <catch2/catch.hpp>
 
-#include "cuda/lowering_grouped_conv.h"
+#include "cuda/compile/lowering_grouped_conv.h"
 #include "plan_helpers.h"
 #include "test_data.h"
 

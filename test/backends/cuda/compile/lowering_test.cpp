@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "codegen/reference_conversions.h"
-#include "cuda/packing.h"
+#include "cuda/compile/packing.h"
 #include "plan_helpers.h"
 #include "test_data.h"
 

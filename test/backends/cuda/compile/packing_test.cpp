@@ -10,7 +10,7 @@
 #include <random>
 
 #include "codegen/reference_conversions.h"
-#include "cuda/packing.h"
+#include "cuda/compile/packing.h"
 #include "kernels/kernel_util.h"
 
 using namespace ortc::backends::cuda;

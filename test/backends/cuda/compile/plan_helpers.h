@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "cuda/compile.h"
+#include "cuda/compile/compile.h"
 #include "graph/model.h"
 #include "model_builder.h"
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "cuda/codegen/kernel_text.h"
+#include "cuda/compile/codegen/kernel_text.h"
 #include "plan_helpers.h"
 #include "test_data.h"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "cuda/codegen/kernel_text.h"
+#include "cuda/compile/codegen/kernel_text.h"
 #include "kernels/kernel_util.h"
 #include "plan_helpers.h"
 #include "test_data.h"

@@ -6,10 +6,10 @@
 
 #include <fstream>
 
-#include "cuda/identity.h"
-#include "cuda/lowering_grouped_conv.h"
-#include "cuda/program_writer.h"
-#include "cuda/tuning_choices.h"
+#include "cuda/compile/identity.h"
+#include "cuda/compile/lowering_grouped_conv.h"
+#include "cuda/compile/program_writer.h"
+#include "cuda/compile/tuning_choices.h"
 #include "plan_helpers.h"
 #include "test_data.h"
 #include "tuning_cache.h"

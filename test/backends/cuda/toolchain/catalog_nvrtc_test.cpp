@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "catalog.h"
-#include "cuda/toolchain/nvrtc.h"
+#include "cuda/compile/toolchain/nvrtc.h"
 
 namespace ortc::test::cuda {
 namespace {

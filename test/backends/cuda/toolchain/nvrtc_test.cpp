@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/toolchain/nvrtc.h"
+#include "cuda/compile/toolchain/nvrtc.h"
 
 namespace ortc::backends::cuda::toolchain {
 namespace {

@@ -1,0 +1,52 @@
+// Internal to codegen: how a FusedAttention op reads its operands (attention_kernels.cpp), shared
+// by the kernels that compute it (the tiled kernel there, the decode kernel in
+// decode_attention_kernels.cpp).
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "cuda/compile/codegen/kernel_codegen.h"
+
+namespace ortc::backends::cuda::codegen::attention {
+
+// Inputs of FusedAttention (attributes documented in emitters.h).
+constexpr size_t kQ = 0, kK = 1, kV = 2, kMask = 3, kCond = 4;
+constexpr int64_t kMaxHeadDim = 128;
+
+// Logical 4-D view [batch, heads, rows, cols] of a source tensor (a permutation, an explicit
+// strided view or a broadcast); lower ranks get leading unit axes with stride 0.
+struct View4 {
+  std::array<int64_t, 4> dims{1, 1, 1, 1}, strides{0, 0, 0, 0};
+  int64_t offset = 0;  // elements before the view's first element
+  // Heads h read head h / head_group of the source (GQA's repeated key/value heads).
+  int64_t head_group = 1;
+};
+
+struct Shapes {
+  View4 q, k, v, out, mask, cond;
+  int64_t head_dim = 0, value_dim = 0, rows = 0, keys = 0;
+};
+
+// Whether optional input i is given.
+bool Present(const OpDesc& op, size_t i);
+// Every operand's view, checked to chain (q [b, h, rows, d], k [b, h, keys, d], ...).
+Result<Shapes> ShapesOf(const OpDesc& op);
+// Kernel text: the element (row, col) of a view whose (b, h) base is `base`.
+std::string Index(const std::string& base, const View4& v, const std::string& row,
+                  const std::string& col);
+// Kernel text: the offset of the (b, h) slice of a view (h / head_group for repeated heads),
+// with `b` and `h` the kernel's variables.
+std::string BaseOf(const View4& v);
+
+// Kernel text applying the op's additive mask and Where condition to the score `var` of query
+// row `row` and key `key` (expressions), in the model's order (the mask before the Where, or
+// after it with mask_after_where); each statement on its own line after `indent`.
+std::string MaskScore(const OpDesc& op, const Shapes& s, const std::string& var,
+                      const std::string& row, const std::string& key, const std::string& indent);
+
+// The decode kernel (decode_attention_kernels.cpp): a few query rows against many keys.
+Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& op,
+                                         const Shapes& s);
+
+}  // namespace ortc::backends::cuda::codegen::attention

@@ -1,0 +1,133 @@
+// The decode form of FusedAttention: a few query rows (a generation step's new tokens) against
+// many keys (the cache). The tiled kernel (attention_kernels.cpp) gives each block 32 or 64
+// query rows and each row at most 4 threads, so with one row a head runs on 4 threads; here a
+// block of kThreads threads serves one query row of one head, split over the keys:
+//   1. the row of q goes to shared memory; thread t scores keys t, t + T, ... (scale, additive
+//      mask, Where fill), keeping every score in shared memory;
+//   2. the block's maximum, then exp(score - max) and their sum, by tree reductions in shared
+//      memory (no warp intrinsic: the host shim runs the same text);
+//   3. the output: thread t accumulates column t % dv over keys t / dv, t / dv + P, ...
+//      (P = T / dv groups, so neighbouring threads read neighbouring columns of a V row), the
+//      groups' sums added in a fixed order.
+// Rows whose every score is -inf give zeros, as the tiled kernel and the GEMM form do. GQA's
+// repeated key/value heads are read in place (h / head_group); the blocks of one group read the
+// same rows of K and V, which the cache serves. Contexts longer than kDecodeMaxKeys (the scores
+// must fit in shared memory) keep the other forms.
+#include <cmath>
+#include <sstream>
+
+#include "cuda/compile/codegen/attention_shapes.h"
+#include "cuda/compile/codegen/kernel_text.h"
+
+namespace ortc::backends::cuda::codegen {
+
+bool DecodeAttentionFits(int64_t rows, int64_t keys) {
+  return rows >= 1 && rows <= kDecodeMaxRows && keys >= 1 && keys <= kDecodeMaxKeys;
+}
+
+namespace attention {
+namespace {
+
+constexpr int64_t kThreads = 128;
+
+// Kernel text reducing red[0..T) into red[0] with `combine(a, b)` (a C expression of `a` and
+// `b`), every thread taking part; ends synchronised.
+std::string TreeReduce(const std::string& combine) {
+  std::ostringstream c;
+  c << "  for (int w = " << kThreads / 2 << "; w > 0; w >>= 1) {\n"
+    << "    if (t < w) {\n"
+    << "      const float a = red[t], b = red[t + w];\n"
+    << "      red[t] = " << combine << ";\n"
+    << "    }\n"
+    << "    __syncthreads();\n"
+    << "  }\n";
+  return c.str();
+}
+
+}  // namespace
+
+Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& op,
+                                         const Shapes& s) {
+  if (!DecodeAttentionFits(s.rows, s.keys) || s.value_dim > kThreads)
+    return InvalidArgument("FusedAttention: the decode kernel takes at most " +
+                           std::to_string(kDecodeMaxRows) + " rows and " +
+                           std::to_string(kDecodeMaxKeys) + " keys");
+  const int64_t D = s.head_dim, DV = s.value_dim, P = kThreads / DV;
+  const float scale = FloatAttr(op, "scale", 1.0f);
+  const int32_t ot = op.outputs[0].dtype;
+  const std::string keys = IntLiteral(s.keys), minus_inf = FloatLiteral(-INFINITY);
+  auto load = [&](size_t i, const std::string& index) {
+    return LoadExpr(op.inputs[i].dtype, "in" + std::to_string(i) + "[" + index + "]");
+  };
+  std::ostringstream c;
+  c << "extern \"C\" __global__ void " << name << "(" << KernelParams(5, 1) << ") {\n";
+  for (size_t i = 0; i < 5; ++i) {
+    if (!Present(op, i)) continue;
+    const std::string t = StorageCType(op.inputs[i].dtype);
+    c << "  const " << t << "* __restrict__ in" << i << " = (const " << t << "*)p" << i << ";\n";
+  }
+  c << "  " << StorageCType(ot) << "* __restrict__ out0 = (" << StorageCType(ot) << "*)p5;\n"
+    << "  __shared__ float qs[" << D << "];\n"
+    << "  __shared__ float score[" << s.keys << "];\n"
+    << "  __shared__ float red[" << kThreads << "];\n"
+    << "  const ortc_i64 b = blockIdx.z, h = blockIdx.y, row = blockIdx.x;\n"
+    << "  const int t = threadIdx.x;\n"
+    << "  const ortc_i64 qbase = " << BaseOf(s.q) << ", kbase = " << BaseOf(s.k)
+    << ", vbase = " << BaseOf(s.v) << ";\n";
+  if (Present(op, kMask)) c << "  const ortc_i64 mbase = " << BaseOf(s.mask) << ";\n";
+  if (Present(op, kCond)) c << "  const ortc_i64 cbase = " << BaseOf(s.cond) << ";\n";
+  c << "  for (int d = t; d < " << D << "; d += " << kThreads << ")\n"
+    << "    qs[d] = " << load(kQ, Index("qbase", s.q, "row", "d")) << ";\n"
+    << "  __syncthreads();\n"
+    << "  float peak = " << minus_inf << ";\n"
+    << "  for (ortc_i64 j = t; j < " << keys << "; j += " << kThreads << ") {\n"
+    << "    float sc = 0.f;\n"
+    << "    for (int d = 0; d < " << D << "; ++d) sc += qs[d] * "
+    << load(kK, Index("kbase", s.k, "j", "d")) << ";\n"
+    << "    sc *= " << FloatLiteral(scale) << ";\n";
+  c << MaskScore(op, s, "sc", "row", "j", "    ");
+  c << "    score[j] = sc;\n"
+    << "    if (sc > peak) peak = sc;\n"
+    << "  }\n"
+    << "  red[t] = peak;\n"
+    << "  __syncthreads();\n"
+    << TreeReduce("a > b ? a : b") << "  const float top = red[0];\n"
+    << "  __syncthreads();\n"
+    << "  float total = 0.f;\n"
+    << "  for (ortc_i64 j = t; j < " << keys << "; j += " << kThreads << ") {\n"
+    << "    const float e = score[j] == " << minus_inf << " ? 0.f : expf(score[j] - top);\n"
+    << "    score[j] = e;\n"
+    << "    total += e;\n"
+    << "  }\n"
+    << "  red[t] = total;\n"
+    << "  __syncthreads();\n"
+    << TreeReduce("a + b") << "  const float sum = red[0];\n"
+    << "  const float inv = sum > 0.f ? 1.f / sum : 0.f;\n"
+    << "  __syncthreads();\n"
+    << "  const int col = t % " << DV << ", part = t / " << DV << ";\n"
+    << "  float acc = 0.f;\n"
+    << "  if (part < " << P << ")\n"
+    << "    for (ortc_i64 j = part; j < " << keys << "; j += " << P << ")\n"
+    << "      acc += score[j] * " << load(kV, Index("vbase", s.v, "j", "col")) << ";\n"
+    << "  red[t] = acc;\n"
+    << "  __syncthreads();\n"
+    << "  if (t >= " << DV << ") return;\n"
+    << "  for (int g = 1; g < " << P << "; ++g) acc += red[g * " << DV << " + t];\n"
+    << "  const ortc_i64 obase = " << BaseOf(s.out) << ";\n"
+    << "  out0[" << Index("obase", s.out, "row", "col") << "] = " << StoreExpr(ot, "acc * inv")
+    << ";\n"
+    << "}\n";
+  KernelSource k;
+  k.name = name;
+  k.source = c.str();
+  k.num_inputs = 5;
+  k.num_outputs = 1;
+  k.grid = {static_cast<uint32_t>(s.rows), static_cast<uint32_t>(s.q.dims[1]),
+            static_cast<uint32_t>(s.q.dims[0])};
+  k.block = {static_cast<uint32_t>(kThreads), 1, 1};
+  k.uses_block_sync = true;
+  return k;
+}
+
+}  // namespace attention
+}  // namespace ortc::backends::cuda::codegen
