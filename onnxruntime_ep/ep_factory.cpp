@@ -1,6 +1,6 @@
 #include "ep_factory.h"
 
-#include "loader/compatibility_check.h"
+#include "ortc/runtime.h"
 #include "ortc_ep.h"
 
 namespace ortc::ort_ep {
@@ -70,10 +70,7 @@ OrtStatus* ORT_API_CALL OrtcEpFactory::ValidateCompatibilityImpl(
     OrtEpFactory* self, const OrtHardwareDevice* const*, size_t, const char* info,
     OrtCompiledModelCompatibility* answer) noexcept {
   return Guard([&]() -> Status {
-    const std::string text = info ? info : "";
-    const auto device =
-        format::NeedsCuda(text) ? DeviceDescription::Detect() : DeviceDescription::DetectHost();
-    const loader::Compatibility verdict = loader::CheckCompatibility(text, device);
+    const CompatibilityVerdict verdict = CheckCompatibilityInfo(info ? info : "");
     // ONNX Runtime's answer is an enum; the gate's reason goes to its log.
     const auto* logger = static_cast<OrtcEpFactory*>(self)->logger_;
     if (!verdict.reason.empty() && logger) {
@@ -82,19 +79,14 @@ OrtStatus* ORT_API_CALL OrtcEpFactory::ValidateCompatibilityImpl(
               ("ortc: compiled model: " + verdict.reason).c_str(), __FILE__, __LINE__, __func__))
         Apis().ort->ReleaseStatus(s);
     }
-    switch (verdict.answer) {
-      case loader::Compatibility::Answer::kNotApplicable:
-        *answer = OrtCompiledModelCompatibility_EP_NOT_APPLICABLE;
-        break;
-      case loader::Compatibility::Answer::kOptimal:
-        *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_OPTIMAL;
-        break;
-      case loader::Compatibility::Answer::kPreferRecompilation:
-        *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_PREFER_RECOMPILATION;
-        break;
-      case loader::Compatibility::Answer::kUnsupported:
-        *answer = OrtCompiledModelCompatibility_EP_UNSUPPORTED;
-        break;
+    if (!verdict.applicable) {
+      *answer = OrtCompiledModelCompatibility_EP_NOT_APPLICABLE;
+    } else if (verdict.verdict == Verdict::kOptimal) {
+      *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_OPTIMAL;
+    } else if (verdict.verdict == Verdict::kPreferRecompilation) {
+      *answer = OrtCompiledModelCompatibility_EP_SUPPORTED_PREFER_RECOMPILATION;
+    } else {
+      *answer = OrtCompiledModelCompatibility_EP_UNSUPPORTED;
     }
     return Status::Ok();
   });

@@ -202,4 +202,16 @@ class Session {
 Result<LoadReport> CheckModel(const std::filesystem::path& model,
                               const SessionOptions& options = {});
 
+// The gate on a bundle's compatibility string alone (its ctx models' "ep_compatibility_info.ortc"
+// metadata, schemas/README.md), without opening a model or a binary: what ONNX Runtime asks an
+// EP before it loads a compiled model.
+struct CompatibilityVerdict {
+  bool applicable = false;  // false: not an ortc string, and nothing else is set
+  Verdict verdict = Verdict::kOptimal;
+  std::string reason;  // the gate's words when not optimal
+};
+// device: nullptr detects this machine (with CUDA only when the string names a CUDA binary).
+CompatibilityVerdict CheckCompatibilityInfo(const std::string& info,
+                                            const DeviceDescription* device = nullptr);
+
 }  // namespace ortc

@@ -36,3 +36,24 @@ Compatibility CheckCompatibility(const std::string& info, const DeviceDescriptio
 }
 
 }  // namespace ortc::loader
+
+namespace ortc {
+
+CompatibilityVerdict CheckCompatibilityInfo(const std::string& info,
+                                            const DeviceDescription* device) {
+  using Answer = loader::Compatibility::Answer;
+  // Detecting CUDA loads its backend library: only for a string that names a CUDA binary.
+  const loader::Compatibility c =
+      device                    ? loader::CheckCompatibility(info, *device)
+      : format::NeedsCuda(info) ? loader::CheckCompatibility(info, DeviceDescription::Detect())
+                                : loader::CheckCompatibility(info, DeviceDescription::DetectHost());
+  CompatibilityVerdict v;
+  v.applicable = c.answer != Answer::kNotApplicable;
+  v.verdict = c.answer == Answer::kUnsupported           ? Verdict::kUnsupported
+              : c.answer == Answer::kPreferRecompilation ? Verdict::kPreferRecompilation
+                                                         : Verdict::kOptimal;
+  v.reason = c.reason;
+  return v;
+}
+
+}  // namespace ortc

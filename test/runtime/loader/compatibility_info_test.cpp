@@ -75,3 +75,27 @@ TEST_CASE("strings that are not ortc's are not applicable", "[compat]") {
   for (const char* other : {"", "something else", "ortcx;format=1.0", "qnn;format=1.0"})
     CHECK(CheckCompatibility(other, Avx2Cpu()).answer == Answer::kNotApplicable);
 }
+
+TEST_CASE("the runtime's API gives the gate's answer on a compatibility string", "[compat]") {
+  const auto device = Avx2Cpu();
+  const auto optimal = ortc::CheckCompatibilityInfo("ortc;format=1.0;cpu=avx2", &device);
+  CHECK(optimal.applicable);
+  CHECK(optimal.verdict == ortc::Verdict::kOptimal);
+  CHECK(optimal.reason.empty());
+  const auto older = ortc::CheckCompatibilityInfo("ortc;format=1.0;cpu=sse4.2", &device);
+  CHECK(older.applicable);
+  CHECK(older.verdict == ortc::Verdict::kPreferRecompilation);
+  CHECK(older.reason.find("avx2") != std::string::npos);
+  const auto format = ortc::CheckCompatibilityInfo("ortc;format=2.0;cpu=generic-le", &device);
+  CHECK(format.verdict == ortc::Verdict::kUnsupported);
+  CHECK(format.reason.find("format 2.0") != std::string::npos);
+  const auto foreign = ortc::CheckCompatibilityInfo("trt;sm=90", &device);
+  CHECK_FALSE(foreign.applicable);
+  CHECK(foreign.reason.empty());
+  // Without a device it asks this machine: every little-endian CPU runs the portable target,
+  // and no runtime reads a format 9.
+  CHECK(ortc::CheckCompatibilityInfo("ortc;format=1.0;cpu=generic-le").verdict ==
+        ortc::Verdict::kOptimal);
+  CHECK(ortc::CheckCompatibilityInfo("ortc;format=9.0;cpu=generic-le").verdict ==
+        ortc::Verdict::kUnsupported);
+}
