@@ -86,3 +86,15 @@ TEST_CASE("VisitNumericType hands out a C++ type of the table's size", "[element
   CHECK_FALSE(VisitNumericType(10, [](auto) {}));  // float16 has no C++ arithmetic type here
   CHECK_FALSE(VisitNumericType(8, [](auto) {}));   // strings
 }
+
+TEST_CASE("floating-point element types are the float, float8 and float4 kinds",
+          "[element_types]") {
+  for (int32_t code : {1, 10, 11, 16, 17, 18, 19, 20, 23}) {
+    INFO("code " << code);
+    CHECK(IsFloatElementType(code));
+  }
+  for (int32_t code : {0, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 21, 22, -1, 99}) {
+    INFO("code " << code);
+    CHECK_FALSE(IsFloatElementType(code));
+  }
+}

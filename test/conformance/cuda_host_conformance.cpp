@@ -140,7 +140,7 @@ Outcome RunCase(const fs::path& dir, const fs::path& model, const fs::path& work
         double scale = 0;
         if (want->dtype() != DataType::kString)
           for (int64_t e = 0; e < want->elements(); ++e) {
-            const double w = std::fabs(exec::ReadAsDouble(*want, e));
+            const double w = std::fabs(ElementAsDouble(*want, e));
             if (std::isfinite(w)) scale = std::max(scale, w);
           }
         tol = {fixed->rtol, fixed->atol * scale};

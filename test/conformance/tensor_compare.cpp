@@ -22,7 +22,7 @@ std::string CompareTensors(const Tensor& got, const Tensor& want, const Toleranc
     return got.strings() == want.strings() ? "" : "strings differ";
   const bool fp = exec::IsFloatType(got.dtype());
   for (int64_t i = 0; i < got.elements(); ++i) {
-    const double g = exec::ReadAsDouble(got, i), w = exec::ReadAsDouble(want, i);
+    const double g = ElementAsDouble(got, i), w = ElementAsDouble(want, i);
     if (std::isnan(w) && std::isnan(g)) continue;
     if (fp && std::isinf(w) && g == w) continue;
     if (fp && worst)

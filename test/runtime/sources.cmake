@@ -10,6 +10,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../base/mapped_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/temp_registry_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tensor_elements_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate/past_input_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp

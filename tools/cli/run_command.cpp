@@ -26,7 +26,6 @@
 #include "cli/runtime_commands.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
-#include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
 
 namespace ortc::cli {
@@ -201,7 +200,7 @@ int Run(const RunArgs& a) {
     }
     double sum = 0, mn = INFINITY, mx = -INFINITY;
     for (int64_t k = 0; k < t.elements() && t.dtype() != DataType::kString; ++k) {
-      const double v = exec::ReadAsDouble(t, k);
+      const double v = ElementAsDouble(t, k);
       sum += v;
       mn = std::min(mn, v);
       mx = std::max(mx, v);

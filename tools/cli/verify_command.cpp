@@ -19,7 +19,6 @@
 #include "graph/model.h"
 #include "io/feeds.h"
 #include "io/tensor_files.h"
-#include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
 #include "registry.h"
 
@@ -56,7 +55,7 @@ Diff Compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
     return d;
   }
   for (int64_t i = 0; i < got.elements(); ++i) {
-    const double g = exec::ReadAsDouble(got, i), w = exec::ReadAsDouble(want, i);
+    const double g = ElementAsDouble(got, i), w = ElementAsDouble(want, i);
     if (std::isnan(g) && std::isnan(w)) continue;
     const double abs = std::fabs(g - w), rel = abs / std::max(std::fabs(w), 1e-12);
     d.max_abs = std::max(d.max_abs, abs);

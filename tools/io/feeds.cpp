@@ -8,9 +8,9 @@
 #include <random>
 #include <sstream>
 
+#include "base/element_types.h"
 #include "base/shape_text.h"
 #include "io/tensor_files.h"
-#include "kernels/kernel_util.h"
 
 namespace ortc::io {
 namespace {
@@ -20,9 +20,9 @@ Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 9);
   for (int64_t i = 0; i < t.elements(); ++i) {
-    double v = exec::IsFloatType(dtype) ? real(rng) : small(rng);
+    double v = IsFloatElementType(static_cast<int32_t>(dtype)) ? real(rng) : small(rng);
     if (dtype == DataType::kBool) v = small(rng) % 2;
-    exec::WriteFromDouble(t, i, v);
+    SetElementFromDouble(t, i, v);
   }
   return t;
 }

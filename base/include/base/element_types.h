@@ -15,6 +15,7 @@ struct ElementTypeInfo {
   const char* name;  // ONNX's name, lower case ("float16", "float8e4m3fn")
   int bits;          // bits per element; 0 for strings (no fixed size)
   bool held;         // the runtime holds it in a Tensor and its kernels read it
+  bool floating;     // a floating-point type (float8 and float4 included)
 };
 
 // The entry for `code`, or nullptr for a number ONNX does not define (as far as ortc knows).
@@ -28,6 +29,9 @@ int64_t ElementBits(int32_t code);
 // 0 for any other: strings, sub-byte, float8 and complex types, unknown numbers. Programs and
 // tensors stored for the runtime use these types only.
 size_t HeldElementBytes(int32_t code);
+
+// Whether it is a floating-point type (float16, bfloat16, float8 and float4 included).
+bool IsFloatElementType(int32_t code);
 
 // "float", "int64", ...; "dtype#N" for a number ONNX does not define.
 std::string ElementTypeName(int32_t code);

@@ -40,6 +40,15 @@ size_t ElementSize(DataType t);  // 0 for strings and undefined
 enum class MemoryLocation : int32_t { kHost = 0, kCudaDevice = 1 };
 std::string DataTypeName(DataType t);
 
+class Tensor;
+// Element i (row-major) of a host tensor of a numeric type as a double: exact for every type
+// (float16 and bfloat16 included) but 64-bit integers beyond 2^53; 0 for other types.
+double ElementAsDouble(const Tensor& t, int64_t i);
+// Writes v into element i of a host tensor of a numeric type: floats round to nearest even; for
+// integers NaN gives 0 and other values saturate to int64, then wrap to the type (uint8:
+// 1 - 2 = 255), as ONNX's integer arithmetic computed in double expects.
+void SetElementFromDouble(Tensor& t, int64_t i, double v);
+
 class Tensor {
  public:
   Tensor() = default;

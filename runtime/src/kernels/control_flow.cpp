@@ -71,7 +71,7 @@ Tensor Detached(KernelContext& c, Tensor t) {
 Result<bool> ScalarBool(KernelContext& c, const Tensor& t, const std::string& what) {
   if (!t.is_tensor() || t.elements() != 1 || t.dtype() == DataType::kString || !t.raw())
     return c.Error(what + " must be a one-element numeric or bool tensor");
-  return ReadAsDouble(t, 0) != 0;
+  return ElementAsDouble(t, 0) != 0;
 }
 
 Status If(KernelContext& c) {

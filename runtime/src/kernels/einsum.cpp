@@ -172,7 +172,7 @@ Status Einsum(KernelContext& c) {
     double sum = 0;
     for (int64_t r = 0; r < inner; ++r) {
       double product = 1;
-      for (size_t k = 0; k < terms.size(); ++k) product *= ReadAsDouble(c.in(k), offset[k]);
+      for (size_t k = 0; k < terms.size(); ++k) product *= ElementAsDouble(c.in(k), offset[k]);
       sum += product;
       // Odometer over all labels, last fastest; offsets follow each label's strides.
       for (int64_t p = static_cast<int64_t>(order.size()) - 1; p >= 0; --p) {
@@ -186,7 +186,7 @@ Status Einsum(KernelContext& c) {
         index[p] = 0;
       }
     }
-    WriteFromDouble(y, o, sum);
+    SetElementFromDouble(y, o, sum);
   }
   return Status::Ok();
 }

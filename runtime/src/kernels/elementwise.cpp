@@ -29,7 +29,7 @@ Status Unary(KernelContext& c, F f, bool ints_ok = false) {
     for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(f(a[i]));
     return Status::Ok();
   }
-  for (int64_t i = 0; i < n; ++i) WriteFromDouble(y, i, f(ReadAsDouble(x, i)));
+  for (int64_t i = 0; i < n; ++i) SetElementFromDouble(y, i, f(ElementAsDouble(x, i)));
   return Status::Ok();
 }
 
@@ -176,7 +176,7 @@ Status Identity(KernelContext& c) {
 Status BoolPredicate(KernelContext& c, const std::function<bool(double)>& f) {
   const Tensor& x = c.in(0);
   Tensor& y = c.Output(0, DataType::kBool, x.shape());
-  for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<bool>()[i] = f(ReadAsDouble(x, i));
+  for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<bool>()[i] = f(ElementAsDouble(x, i));
   return Status::Ok();
 }
 Status IsNaN(KernelContext& c) {
@@ -226,7 +226,7 @@ Status Binary(KernelContext& c, DataType out_type, const std::function<double(do
     if (int64_exact) {
       y.mutable_data<int64_t>()[i] = fi(a.data<int64_t>()[o[0]], b.data<int64_t>()[o[1]]);
     } else {
-      WriteFromDouble(y, i, f(ReadAsDouble(a, o[0]), ReadAsDouble(b, o[1])));
+      SetElementFromDouble(y, i, f(ElementAsDouble(a, o[0]), ElementAsDouble(b, o[1])));
     }
   });
   return Status::Ok();
@@ -448,9 +448,9 @@ Status Variadic(KernelContext& c, const std::function<double(double, double)>& f
   Tensor& y = c.Output(0, c.in(0).dtype(), *shape);
   const auto k = static_cast<double>(c.num_inputs());
   ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
-    double acc = ReadAsDouble(c.in(0), o[0]);
-    for (size_t j = 1; j < c.num_inputs(); ++j) acc = f(acc, ReadAsDouble(c.in(j), o[j]));
-    WriteFromDouble(y, i, mean ? acc / k : acc);
+    double acc = ElementAsDouble(c.in(0), o[0]);
+    for (size_t j = 1; j < c.num_inputs(); ++j) acc = f(acc, ElementAsDouble(c.in(j), o[j]));
+    SetElementFromDouble(y, i, mean ? acc / k : acc);
   });
   return Status::Ok();
 }
@@ -508,8 +508,8 @@ Status Clip(KernelContext& c) {
     lo = c.op().Float("min", -INFINITY);
     hi = c.op().Float("max", INFINITY);
   } else {
-    if (c.has_input(1) && c.in(1).elements() == 1) lo = ReadAsDouble(c.in(1), 0);
-    if (c.has_input(2) && c.in(2).elements() == 1) hi = ReadAsDouble(c.in(2), 0);
+    if (c.has_input(1) && c.in(1).elements() == 1) lo = ElementAsDouble(c.in(1), 0);
+    if (c.has_input(2) && c.in(2).elements() == 1) hi = ElementAsDouble(c.in(2), 0);
   }
   return Unary(
       c, [&](double v) { return std::min(hi, std::max(lo, v)); }, true);
@@ -525,7 +525,7 @@ Status CastTo(KernelContext& c, DataType to) {
   if (to == DataType::kString || x.dtype() == DataType::kString) {
     if (to == DataType::kString) {
       for (int64_t i = 0; i < x.elements(); ++i) {
-        const double v = ReadAsDouble(x, i);
+        const double v = ElementAsDouble(x, i);
         // Shortest text that reads back to the same value, as NumPy prints float32.
         char buf[64];
         std::string text;
@@ -544,7 +544,7 @@ Status CastTo(KernelContext& c, DataType to) {
       return Status::Ok();
     }
     for (int64_t i = 0; i < x.elements(); ++i)
-      WriteFromDouble(y, i, std::strtod(x.strings()[i].c_str(), nullptr));
+      SetElementFromDouble(y, i, std::strtod(x.strings()[i].c_str(), nullptr));
     return Status::Ok();
   }
   if (ElementSize(to) == 0) return c.Error("cast to " + DataTypeName(to) + " is not supported");
@@ -557,9 +557,9 @@ Status CastTo(KernelContext& c, DataType to) {
     return Status::Ok();
   }
   for (int64_t i = 0; i < x.elements(); ++i) {
-    double v = ReadAsDouble(x, i);
+    double v = ElementAsDouble(x, i);
     if (to == DataType::kBool) v = v != 0;
-    WriteFromDouble(y, i, v);
+    SetElementFromDouble(y, i, v);
   }
   return Status::Ok();
 }

@@ -30,7 +30,7 @@ std::vector<float> AsFloats(const Tensor& t) {
     if (!v.empty()) std::memcpy(v.data(), t.raw(), v.size() * 4);  // empty: both may be null
   } else {
     for (size_t i = 0; i < v.size(); ++i)
-      v[i] = static_cast<float>(ReadAsDouble(t, static_cast<int64_t>(i)));
+      v[i] = static_cast<float>(ElementAsDouble(t, static_cast<int64_t>(i)));
   }
   return v;
 }
@@ -39,7 +39,7 @@ void StoreFloats(Tensor& t, const std::vector<float>& v) {
   if (t.dtype() == DataType::kFloat) {
     if (!v.empty()) std::memcpy(t.mutable_raw(), v.data(), v.size() * 4);
   } else {
-    for (size_t i = 0; i < v.size(); ++i) WriteFromDouble(t, static_cast<int64_t>(i), v[i]);
+    for (size_t i = 0; i < v.size(); ++i) SetElementFromDouble(t, static_cast<int64_t>(i), v[i]);
   }
 }
 

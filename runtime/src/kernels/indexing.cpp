@@ -50,7 +50,8 @@ Status ScatterElements(KernelContext& c) {
       }
       dst += coord * ds[d];
     }
-    WriteFromDouble(y, dst, Combine(reduction, ReadAsDouble(y, dst), ReadAsDouble(updates, i)));
+    SetElementFromDouble(y, dst,
+                         Combine(reduction, ElementAsDouble(y, dst), ElementAsDouble(updates, i)));
   }
   c.SetOutput(0, y);
   return Status::Ok();
@@ -82,9 +83,9 @@ Status ScatterND(KernelContext& c) {
       base += v * ds[j];
     }
     for (int64_t s = 0; s < slice; ++s) {
-      WriteFromDouble(
-          y, base + s,
-          Combine(reduction, ReadAsDouble(y, base + s), ReadAsDouble(updates, n * slice + s)));
+      SetElementFromDouble(y, base + s,
+                           Combine(reduction, ElementAsDouble(y, base + s),
+                                   ElementAsDouble(updates, n * slice + s)));
     }
   }
   c.SetOutput(0, y);
@@ -126,7 +127,8 @@ Status GatherND(KernelContext& c) {
                          " is out of range for a dimension of " + std::to_string(dim));
         base += v * ds[b + j];
       }
-      for (int64_t s = 0; s < slice; ++s) WriteFromDouble(y, out++, ReadAsDouble(data, base + s));
+      for (int64_t s = 0; s < slice; ++s)
+        SetElementFromDouble(y, out++, ElementAsDouble(data, base + s));
     }
   return Status::Ok();
 }
@@ -136,7 +138,7 @@ Status Compress(KernelContext& c) {
   const Tensor& cond = c.in(1);
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < cond.elements(); ++i) {
-    if (ReadAsDouble(cond, i) != 0) keep.push_back(i);
+    if (ElementAsDouble(cond, i) != 0) keep.push_back(i);
   }
   if (!c.op().Has("axis")) {
     std::vector<int64_t> picked;
@@ -145,7 +147,7 @@ Status Compress(KernelContext& c) {
     }
     Tensor& y = c.Output(0, x.dtype(), {static_cast<int64_t>(picked.size())});
     for (size_t i = 0; i < picked.size(); ++i)
-      WriteFromDouble(y, static_cast<int64_t>(i), ReadAsDouble(x, picked[i]));
+      SetElementFromDouble(y, static_cast<int64_t>(i), ElementAsDouble(x, picked[i]));
     return Status::Ok();
   }
   int64_t axis = c.op().Int("axis", 0);
@@ -161,7 +163,7 @@ Status Compress(KernelContext& c) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k : keep)
       for (int64_t j = 0; j < inner; ++j)
-        WriteFromDouble(y, out++, ReadAsDouble(x, (o * dim + k) * inner + j));
+        SetElementFromDouble(y, out++, ElementAsDouble(x, (o * dim + k) * inner + j));
   return Status::Ok();
 }
 
@@ -194,7 +196,8 @@ Status Unique(KernelContext& c) {
   auto item = [&](int64_t k) {
     std::vector<double> v;
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) v.push_back(ReadAsDouble(x, (o * dim + k) * inner + j));
+      for (int64_t j = 0; j < inner; ++j)
+        v.push_back(ElementAsDouble(x, (o * dim + k) * inner + j));
     return v;
   };
   std::vector<std::vector<double>> items;
@@ -227,7 +230,7 @@ Status Unique(KernelContext& c) {
     const auto& v = items[order[r]];
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < inner; ++j)
-        WriteFromDouble(y, (o * u + r) * inner + j, v[o * inner + j]);
+        SetElementFromDouble(y, (o * u + r) * inner + j, v[o * inner + j]);
   }
   if (c.wants_output(1)) {
     Tensor& t = c.Output(1, DataType::kInt64, {u});
@@ -267,7 +270,7 @@ Status ReverseSequence(KernelContext& c) {
     const int64_t t = (i / s[time_axis]) % x.shape()[time_axis];
     if (t < (*lens)[b]) {
       const int64_t src = i + ((*lens)[b] - 1 - t - t) * s[time_axis];
-      WriteFromDouble(y, i, ReadAsDouble(x, src));
+      SetElementFromDouble(y, i, ElementAsDouble(x, src));
     }
   }
   c.SetOutput(0, y);
@@ -322,7 +325,7 @@ Status MaxUnpool(KernelContext& c) {
       if (coord >= shape[d]) return c.Error("index outside output_shape");
       dst += coord * ys[d];
     }
-    WriteFromDouble(y, dst, ReadAsDouble(x, i));
+    SetElementFromDouble(y, dst, ElementAsDouble(x, i));
   }
   return Status::Ok();
 }

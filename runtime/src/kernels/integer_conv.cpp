@@ -37,22 +37,23 @@ Result<IntegerConvOutput> IntegerConv(KernelContext& c, const Tensor& x, const T
     return c.Error(op + " channels do not match the weights and groups");
   auto zero_point = [&](const Tensor* z, bool per_channel_ok, int64_t channel) -> Result<int64_t> {
     if (!z || z->elements() == 0) return int64_t{0};
-    if (z->elements() == 1) return static_cast<int64_t>(ReadAsDouble(*z, 0));
+    if (z->elements() == 1) return static_cast<int64_t>(ElementAsDouble(*z, 0));
     if (!per_channel_ok || z->elements() != M)
       return c.Error(op + " zero point must be a scalar (or one per output channel for w)");
-    return static_cast<int64_t>(ReadAsDouble(*z, channel));
+    return static_cast<int64_t>(ElementAsDouble(*z, channel));
   };
   auto xz = zero_point(x_zero, false, 0);
   if (!xz.ok()) return xz.status();
   std::vector<int64_t> xs(static_cast<size_t>(x.elements())),
       ws(static_cast<size_t>(wt.elements()));
-  for (int64_t i = 0; i < x.elements(); ++i) xs[i] = static_cast<int64_t>(ReadAsDouble(x, i)) - *xz;
+  for (int64_t i = 0; i < x.elements(); ++i)
+    xs[i] = static_cast<int64_t>(ElementAsDouble(x, i)) - *xz;
   const int64_t per_m = wt.elements() / std::max<int64_t>(M, 1);
   for (int64_t m = 0; m < M; ++m) {
     auto wz = zero_point(w_zero, true, m);
     if (!wz.ok()) return wz.status();
     for (int64_t i = m * per_m; i < (m + 1) * per_m; ++i)
-      ws[i] = static_cast<int64_t>(ReadAsDouble(wt, i)) - *wz;
+      ws[i] = static_cast<int64_t>(ElementAsDouble(wt, i)) - *wz;
   }
   IntegerConvOutput result;
   result.shape = {N, M};

@@ -18,9 +18,7 @@
 
 namespace ortc::exec {
 
-// Element read/write in double for generic kernels (exact for all but 64-bit integers > 2^53).
-double ReadAsDouble(const Tensor& t, int64_t i);
-void WriteFromDouble(Tensor& t, int64_t i, double v);
+// Elements read and written as double: ElementAsDouble and SetElementFromDouble (ortc/tensor.h).
 // Element i of an integer tensor as 64 bits (signed types sign-extended), and a 64-bit value
 // written truncated to the element type: bitwise ops work on the bits, which a round trip
 // through double loses above 2^53 and cannot convert back for negative or 2^64-sized values.

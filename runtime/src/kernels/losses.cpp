@@ -33,20 +33,21 @@ Status Nll(KernelContext& c, const Tensor& logp, const Tensor& target, const Ten
       const int64_t t = (*labels)[n * inner + i];
       if (has_ignore && t == ignore) continue;
       if (t < 0 || t >= C) return c.Error("target " + std::to_string(t) + " out of range");
-      const double w = weight ? ReadAsDouble(*weight, t) : 1.0;
-      loss[n * inner + i] = -ReadAsDouble(logp, (n * C + t) * inner + i) * w;
+      const double w = weight ? ElementAsDouble(*weight, t) : 1.0;
+      loss[n * inner + i] = -ElementAsDouble(logp, (n * C + t) * inner + i) * w;
       weight_sum += w;
     }
   if (reduction == "none") {
     Tensor& y = c.Output(out_index, logp.dtype(), target.shape());
-    for (size_t i = 0; i < loss.size(); ++i) WriteFromDouble(y, static_cast<int64_t>(i), loss[i]);
+    for (size_t i = 0; i < loss.size(); ++i)
+      SetElementFromDouble(y, static_cast<int64_t>(i), loss[i]);
     return Status::Ok();
   }
   double total = 0;
   for (double l : loss) total += l;
   if (reduction == "mean") total = weight_sum == 0 ? 0 : total / weight_sum;
   Tensor& y = c.Output(out_index, logp.dtype(), {});
-  WriteFromDouble(y, 0, total);
+  SetElementFromDouble(y, 0, total);
   return Status::Ok();
 }
 
@@ -65,12 +66,12 @@ Status SoftmaxCrossEntropyLoss(KernelContext& c) {
     for (int64_t i = 0; i < inner; ++i) {
       double peak = -INFINITY, sum = 0;
       for (int64_t k = 0; k < C; ++k)
-        peak = std::max(peak, ReadAsDouble(scores, (n * C + k) * inner + i));
+        peak = std::max(peak, ElementAsDouble(scores, (n * C + k) * inner + i));
       for (int64_t k = 0; k < C; ++k)
-        sum += std::exp(ReadAsDouble(scores, (n * C + k) * inner + i) - peak);
+        sum += std::exp(ElementAsDouble(scores, (n * C + k) * inner + i) - peak);
       for (int64_t k = 0; k < C; ++k) {
         const int64_t at = (n * C + k) * inner + i;
-        WriteFromDouble(logp, at, ReadAsDouble(scores, at) - peak - std::log(sum));
+        SetElementFromDouble(logp, at, ElementAsDouble(scores, at) - peak - std::log(sum));
       }
     }
   if (c.wants_output(1)) c.SetOutput(1, logp);

@@ -39,9 +39,9 @@ Status MatMul(KernelContext& c) {
       for (int64_t col = 0; col < n; ++col) {
         double acc = 0;
         for (int64_t j = 0; j < k; ++j)
-          acc += ReadAsDouble(a, o[0] * m * k + r * k + j) *
-                 ReadAsDouble(b, o[1] * k * n + j * n + col);
-        WriteFromDouble(y, i * m * n + r * n + col, acc);
+          acc += ElementAsDouble(a, o[0] * m * k + r * k + j) *
+                 ElementAsDouble(b, o[1] * k * n + j * n + col);
+        SetElementFromDouble(y, i * m * n + r * n + col, acc);
       }
   });
   return Status::Ok();

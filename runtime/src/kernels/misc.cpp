@@ -13,8 +13,8 @@ Status Shrink(KernelContext& c) {
   const double lambd = c.op().Float("lambd", 0.5f), bias = c.op().Float("bias", 0.f);
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   for (int64_t i = 0; i < x.elements(); ++i) {
-    const double v = ReadAsDouble(x, i);
-    WriteFromDouble(y, i, v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
+    const double v = ElementAsDouble(x, i);
+    SetElementFromDouble(y, i, v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
   }
   return Status::Ok();
 }
@@ -34,7 +34,8 @@ Status Window(KernelContext& c, double a0, double a1, double a2) {
   const double n = static_cast<double>(periodic ? size : size - 1);
   for (int64_t i = 0; i < size; ++i) {
     const double x = static_cast<double>(i);
-    WriteFromDouble(y, i, a0 - a1 * std::cos(2 * M_PI * x / n) + a2 * std::cos(4 * M_PI * x / n));
+    SetElementFromDouble(y, i,
+                         a0 - a1 * std::cos(2 * M_PI * x / n) + a2 * std::cos(4 * M_PI * x / n));
   }
   return Status::Ok();
 }
@@ -49,7 +50,7 @@ Status Det(KernelContext& c) {
   Tensor& y = c.Output(0, x.dtype(), shape);
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<double> m(static_cast<size_t>(n * n));
-    for (int64_t i = 0; i < n * n; ++i) m[i] = ReadAsDouble(x, b * n * n + i);
+    for (int64_t i = 0; i < n * n; ++i) m[i] = ElementAsDouble(x, b * n * n + i);
     double det = 1;
     for (int64_t col = 0; col < n; ++col) {  // Gaussian elimination with partial pivoting
       int64_t pivot = col;
@@ -70,7 +71,7 @@ Status Det(KernelContext& c) {
         for (int64_t k = col; k < n; ++k) m[r * n + k] -= f * m[col * n + k];
       }
     }
-    WriteFromDouble(y, b, det);
+    SetElementFromDouble(y, b, det);
   }
   return Status::Ok();
 }
@@ -94,17 +95,17 @@ Status MeanVarianceNormalization(KernelContext& c) {
   std::vector<double> mean(n_stat, 0), sq(n_stat, 0);
   const auto strides = BroadcastStrides(stat_shape, x.shape());
   ForEachBroadcast(x.shape(), {strides}, [&](int64_t i, const std::vector<int64_t>& o) {
-    mean[o[0]] += ReadAsDouble(x, i);
+    mean[o[0]] += ElementAsDouble(x, i);
   });
   for (auto& m : mean) m /= static_cast<double>(per);
   ForEachBroadcast(x.shape(), {strides}, [&](int64_t i, const std::vector<int64_t>& o) {
-    sq[o[0]] += std::pow(ReadAsDouble(x, i) - mean[o[0]], 2);
+    sq[o[0]] += std::pow(ElementAsDouble(x, i) - mean[o[0]], 2);
   });
   Tensor& y = c.Output(0, x.dtype(), x.shape());
   ForEachBroadcast(x.shape(), {strides}, [&](int64_t i, const std::vector<int64_t>& o) {
-    WriteFromDouble(y, i,
-                    (ReadAsDouble(x, i) - mean[o[0]]) /
-                        (std::sqrt(sq[o[0]] / static_cast<double>(per)) + 1e-9));
+    SetElementFromDouble(y, i,
+                         (ElementAsDouble(x, i) - mean[o[0]]) /
+                             (std::sqrt(sq[o[0]] / static_cast<double>(per)) + 1e-9));
   });
   return Status::Ok();
 }
@@ -159,13 +160,13 @@ Status NonMaxSuppression(KernelContext& c) {
         "NonMaxSuppression needs boxes of shape [batches, boxes, 4] and scores of shape "
         "[batches, classes, boxes]");
   // Read as double (it may be any integer type); a NaN or huge value must not reach the cast.
-  const double max_read = c.has_input(2) && c.in(2).elements() ? ReadAsDouble(c.in(2), 0) : 0.0;
+  const double max_read = c.has_input(2) && c.in(2).elements() ? ElementAsDouble(c.in(2), 0) : 0.0;
   const int64_t max_out = !(max_read > 0)      ? 0
                           : max_read >= 0x1p62 ? int64_t{1} << 62
                                                : static_cast<int64_t>(max_read);
-  const double iou_th = c.has_input(3) && c.in(3).elements() ? ReadAsDouble(c.in(3), 0) : 0;
+  const double iou_th = c.has_input(3) && c.in(3).elements() ? ElementAsDouble(c.in(3), 0) : 0;
   const bool has_score_th = c.has_input(4) && c.in(4).elements();
-  const double score_th = has_score_th ? ReadAsDouble(c.in(4), 0) : 0;
+  const double score_th = has_score_th ? ElementAsDouble(c.in(4), 0) : 0;
   const bool center = c.op().Int("center_point_box", 0) != 0;
   const int64_t B = scores.shape()[0], C = scores.shape()[1], N = scores.shape()[2];
   std::vector<int64_t> picked;
@@ -174,20 +175,20 @@ Status NonMaxSuppression(KernelContext& c) {
     for (int64_t cl = 0; cl < C; ++cl) {
       std::vector<int64_t> order;
       for (int64_t i = 0; i < N; ++i) {
-        if (!has_score_th || ReadAsDouble(scores, (b * C + cl) * N + i) > score_th)
+        if (!has_score_th || ElementAsDouble(scores, (b * C + cl) * N + i) > score_th)
           order.push_back(i);
       }
       std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        return ReadAsDouble(scores, (b * C + cl) * N + x) >
-               ReadAsDouble(scores, (b * C + cl) * N + y);
+        return ElementAsDouble(scores, (b * C + cl) * N + x) >
+               ElementAsDouble(scores, (b * C + cl) * N + y);
       });
       std::vector<int64_t> kept;
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        for (int k = 0; k < 4; ++k) box[k] = ReadAsDouble(boxes, (b * N + i) * 4 + k);
+        for (int k = 0; k < 4; ++k) box[k] = ElementAsDouble(boxes, (b * N + i) * 4 + k);
         bool suppressed = false;
         for (int64_t j : kept) {
-          for (int k = 0; k < 4; ++k) other[k] = ReadAsDouble(boxes, (b * N + j) * 4 + k);
+          for (int k = 0; k < 4; ++k) other[k] = ElementAsDouble(boxes, (b * N + j) * 4 + k);
           if (Iou(box.data(), other.data(), center) > iou_th) {
             suppressed = true;
             break;

@@ -33,14 +33,14 @@ Status BatchNormalization(KernelContext& c) {
     for (int64_t ch = 0; ch < C; ++ch) {
       double m = 0, sq = 0;
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t i = 0; i < inner; ++i) m += ReadAsDouble(x, (n * C + ch) * inner + i);
+        for (int64_t i = 0; i < inner; ++i) m += ElementAsDouble(x, (n * C + ch) * inner + i);
       m /= static_cast<double>(N * inner);
       for (int64_t n = 0; n < N; ++n)
         for (int64_t i = 0; i < inner; ++i)
-          sq += std::pow(ReadAsDouble(x, (n * C + ch) * inner + i) - m, 2);
+          sq += std::pow(ElementAsDouble(x, (n * C + ch) * inner + i) - m, 2);
       const double v = sq / static_cast<double>(N * inner);
-      if (run_mean) WriteFromDouble(*run_mean, ch, mean[ch] * momentum + m * (1 - momentum));
-      if (run_var) WriteFromDouble(*run_var, ch, var[ch] * momentum + v * (1 - momentum));
+      if (run_mean) SetElementFromDouble(*run_mean, ch, mean[ch] * momentum + m * (1 - momentum));
+      if (run_var) SetElementFromDouble(*run_var, ch, var[ch] * momentum + v * (1 - momentum));
       mean[ch] = static_cast<float>(m);
       var[ch] = static_cast<float>(v);
     }
@@ -65,7 +65,7 @@ Status BatchNormalization(KernelContext& c) {
       const double k = scale[ch] / std::sqrt(var[ch] + eps);
       for (int64_t i = 0; i < inner; ++i) {
         const int64_t at = (n * C + ch) * inner + i;
-        WriteFromDouble(y, at, (ReadAsDouble(x, at) - mean[ch]) * k + bias[ch]);
+        SetElementFromDouble(y, at, (ElementAsDouble(x, at) - mean[ch]) * k + bias[ch]);
       }
     }
   return Status::Ok();
@@ -76,15 +76,16 @@ void NormaliseRows(const Tensor& x, Tensor& y, int64_t rows, int64_t size, doubl
                    const std::function<double(int64_t row, int64_t i, double v)>& affine) {
   for (int64_t r = 0; r < rows; ++r) {
     double mean = 0, sq = 0;
-    for (int64_t i = 0; i < size; ++i) mean += ReadAsDouble(x, r * size + i);
+    for (int64_t i = 0; i < size; ++i) mean += ElementAsDouble(x, r * size + i);
     mean /= static_cast<double>(size);
     for (int64_t i = 0; i < size; ++i) {
-      const double d = ReadAsDouble(x, r * size + i) - mean;
+      const double d = ElementAsDouble(x, r * size + i) - mean;
       sq += d * d;
     }
     const double inv = 1.0 / std::sqrt(sq / static_cast<double>(size) + eps);
     for (int64_t i = 0; i < size; ++i) {
-      WriteFromDouble(y, r * size + i, affine(r, i, (ReadAsDouble(x, r * size + i) - mean) * inv));
+      SetElementFromDouble(y, r * size + i,
+                           affine(r, i, (ElementAsDouble(x, r * size + i) - mean) * inv));
     }
   }
 }
@@ -155,9 +156,9 @@ Status LayerNormalization(KernelContext& c) {
     Tensor* inv = c.wants_output(2) ? &c.Output(2, DataType::kFloat, stat_shape) : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       double m = 0, sq = 0;
-      for (int64_t i = 0; i < size; ++i) m += ReadAsDouble(x, r * size + i);
+      for (int64_t i = 0; i < size; ++i) m += ElementAsDouble(x, r * size + i);
       m /= static_cast<double>(size);
-      for (int64_t i = 0; i < size; ++i) sq += std::pow(ReadAsDouble(x, r * size + i) - m, 2);
+      for (int64_t i = 0; i < size; ++i) sq += std::pow(ElementAsDouble(x, r * size + i) - m, 2);
       if (mean) mean->mutable_data<float>()[r] = static_cast<float>(m);
       if (inv)
         inv->mutable_data<float>()[r] = static_cast<float>(
@@ -208,11 +209,11 @@ Status Lrn(KernelContext& c) {
         const int64_t lo = std::max<int64_t>(0, ch - (size - 1) / 2),
                       hi = std::min<int64_t>(C - 1, ch + size / 2);
         for (int64_t k = lo; k <= hi; ++k)
-          sq += std::pow(ReadAsDouble(x, (n * C + k) * inner + i), 2);
+          sq += std::pow(ElementAsDouble(x, (n * C + k) * inner + i), 2);
         const int64_t at = (n * C + ch) * inner + i;
-        WriteFromDouble(
+        SetElementFromDouble(
             y, at,
-            ReadAsDouble(x, at) / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+            ElementAsDouble(x, at) / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
       }
   return Status::Ok();
 }

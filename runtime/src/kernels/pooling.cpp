@@ -162,7 +162,7 @@ Status Pool(KernelContext& c, PoolKind kind) {
           if (count_pad && in_padded) ++count;
           continue;
         }
-        const double v = ReadAsDouble(x, nc * isize + src);
+        const double v = ElementAsDouble(x, nc * isize + src);
         ++count;
         if (kind == PoolKind::kMax) {
           if (v > acc || best < 0) {
@@ -177,7 +177,7 @@ Status Pool(KernelContext& c, PoolKind kind) {
       }
       if (kind == PoolKind::kAverage) acc = count ? acc / static_cast<double>(count) : 0;
       if (kind == PoolKind::kLp) acc = std::pow(acc, 1.0 / p);
-      WriteFromDouble(y, nc * osize + o, acc);
+      SetElementFromDouble(y, nc * osize + o, acc);
       if (indices) {
         int64_t flat = best;
         // best < 0: no tap inside the input (an empty axis), nothing to remap.
@@ -229,10 +229,10 @@ Status GlobalPool(KernelContext& c, bool max) {
   for (int64_t nc = 0; nc < x.shape()[0] * x.shape()[1]; ++nc) {
     double acc = max ? -INFINITY : 0;
     for (int64_t i = 0; i < inner; ++i) {
-      const double v = ReadAsDouble(x, nc * inner + i);
+      const double v = ElementAsDouble(x, nc * inner + i);
       acc = max ? std::max(acc, v) : acc + v;
     }
-    WriteFromDouble(y, nc, max ? acc : acc / static_cast<double>(inner));
+    SetElementFromDouble(y, nc, max ? acc : acc / static_cast<double>(inner));
   }
   return Status::Ok();
 }

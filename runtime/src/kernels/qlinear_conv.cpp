@@ -32,7 +32,7 @@ Result<bool> TryOneDnn(KernelContext& c, DataType out_type, const Tensor* bias) 
   if (c.has_input(5)) {
     const Tensor& wz = c.in(5);
     for (int64_t i = 0; i < wz.elements(); ++i)
-      if (ReadAsDouble(wz, i) != 0) return false;
+      if (ElementAsDouble(wz, i) != 0) return false;
   }
   const Tensor* xz = c.has_input(2) && c.in(2).elements() > 0 ? c.input(2) : nullptr;
   if (xz && xz->elements() != 1) return false;
@@ -41,15 +41,15 @@ Result<bool> TryOneDnn(KernelContext& c, DataType out_type, const Tensor* bias) 
   QuantizedConvParams q;
   q.x_signed = x.dtype() == DataType::kInt8;
   q.y_signed = out_type == DataType::kInt8;
-  q.x_zero = xz ? static_cast<int32_t>(ReadAsDouble(*xz, 0)) : 0;
+  q.x_zero = xz ? static_cast<int32_t>(ElementAsDouble(*xz, 0)) : 0;
   const Tensor* yz = c.has_input(7) && c.in(7).elements() > 0 ? c.input(7) : nullptr;
-  q.y_zero = yz ? static_cast<int32_t>(ReadAsDouble(*yz, 0)) : 0;
+  q.y_zero = yz ? static_cast<int32_t>(ElementAsDouble(*yz, 0)) : 0;
   // The scale each accumulator is multiplied by, in float32 as the loops below compute it.
-  const float x_scale = static_cast<float>(ReadAsDouble(c.in(1), 0));
-  const float y_scale = static_cast<float>(ReadAsDouble(c.in(6), 0));
+  const float x_scale = static_cast<float>(ElementAsDouble(c.in(1), 0));
+  const float y_scale = static_cast<float>(ElementAsDouble(c.in(6), 0));
   const Tensor& w_scale = c.in(4);
   for (int64_t m = 0; m < w_scale.elements(); ++m)
-    q.scales.push_back(x_scale * static_cast<float>(ReadAsDouble(w_scale, m)) / y_scale);
+    q.scales.push_back(x_scale * static_cast<float>(ElementAsDouble(w_scale, m)) / y_scale);
   std::vector<int64_t> out_shape = {g->batch, g->out_channels};
   out_shape.insert(out_shape.end(), g->out.begin(), g->out.end());
   Tensor& y = c.OutputUninit(0, out_type, out_shape);
@@ -103,23 +103,23 @@ Status QLinearConv(KernelContext& c) {
   auto conv = IntegerConv(c, x, c.input(2), w, c.input(5));
   if (!conv.ok()) return conv.status();
 
-  const float x_scale = static_cast<float>(ReadAsDouble(c.in(1), 0));
-  const float y_scale = static_cast<float>(ReadAsDouble(c.in(6), 0));
+  const float x_scale = static_cast<float>(ElementAsDouble(c.in(1), 0));
+  const float y_scale = static_cast<float>(ElementAsDouble(c.in(6), 0));
   const Tensor& w_scale = c.in(4);
-  const float zero = y_zero ? static_cast<float>(ReadAsDouble(*y_zero, 0)) : 0.f;
+  const float zero = y_zero ? static_cast<float>(ElementAsDouble(*y_zero, 0)) : 0.f;
   const float lo = out_type == DataType::kUint8 ? 0.f : -128.f;
   const float hi = out_type == DataType::kUint8 ? 255.f : 127.f;
   Tensor& y = c.OutputUninit(0, out_type, conv->shape);
   const int64_t per_m = Product(conv->shape, 2), N = conv->shape[0];
   for (int64_t m = 0; m < M; ++m) {
-    const float ws = static_cast<float>(ReadAsDouble(w_scale, w_scale.elements() == 1 ? 0 : m));
+    const float ws = static_cast<float>(ElementAsDouble(w_scale, w_scale.elements() == 1 ? 0 : m));
     const float scale = x_scale * ws / y_scale;
     const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t i = 0; i < per_m; ++i) {
         const int64_t at = (n * M + m) * per_m + i;
         const float q = std::nearbyint(static_cast<float>(conv->acc[at] + b) * scale) + zero;
-        WriteFromDouble(y, at, std::clamp(q, lo, hi));
+        SetElementFromDouble(y, at, std::clamp(q, lo, hi));
       }
   }
   return Status::Ok();

@@ -61,7 +61,7 @@ Status QuantizeLinear(KernelContext& c) {
       (out == DataType::kUint8 || out == DataType::kInt8)) {
     // Per tensor, float to 8 bits: the same float32 arithmetic in a loop that vectorises.
     const float s = scale.data<float>()[0],
-                zero = zp ? static_cast<float>(ReadAsDouble(*zp, 0)) : 0;
+                zero = zp ? static_cast<float>(ElementAsDouble(*zp, 0)) : 0;
     const float lo = out == DataType::kUint8 ? 0.f : -128.f,
                 hi = out == DataType::kUint8 ? 255.f : 127.f;
     const float* in = x.data<float>();
@@ -85,12 +85,12 @@ Status QuantizeLinear(KernelContext& c) {
   }
   for (int64_t i = 0; i < x.elements(); ++i) {
     const int64_t k = ParamIndex(x, scale, axis, i);
-    const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
+    const double zero = zp ? ElementAsDouble(*zp, k) : 0.0;
     // float32 arithmetic, as the specification's reference computes it
     const float q =
-        static_cast<float>(ReadAsDouble(x, i)) / static_cast<float>(ReadAsDouble(scale, k));
+        static_cast<float>(ElementAsDouble(x, i)) / static_cast<float>(ElementAsDouble(scale, k));
     const double r = std::isnan(q) ? 0.0 : std::nearbyint(q);  // NaN: the zero point, as above
-    WriteFromDouble(y, i, Saturate(r + zero, out));
+    SetElementFromDouble(y, i, Saturate(r + zero, out));
   }
   return Status::Ok();
 }
@@ -109,7 +109,7 @@ Status DequantizeLinear(KernelContext& c) {
     // Per tensor, 8 bits to float: (x - zero) is exact in float and the float product is the
     // double product correctly rounded, so this equals the general path below.
     const float s = scale.data<float>()[0];
-    const int32_t zero = zp ? static_cast<int32_t>(ReadAsDouble(*zp, 0)) : 0;
+    const int32_t zero = zp ? static_cast<int32_t>(ElementAsDouble(*zp, 0)) : 0;
     float* out = y.mutable_data<float>();
     const int64_t n = x.elements();
     if (x.dtype() == DataType::kUint8) {
@@ -123,8 +123,8 @@ Status DequantizeLinear(KernelContext& c) {
   }
   for (int64_t i = 0; i < x.elements(); ++i) {
     const int64_t k = ParamIndex(x, scale, axis, i);
-    const double zero = zp ? ReadAsDouble(*zp, k) : 0.0;
-    WriteFromDouble(y, i, (ReadAsDouble(x, i) - zero) * ReadAsDouble(scale, k));
+    const double zero = zp ? ElementAsDouble(*zp, k) : 0.0;
+    SetElementFromDouble(y, i, (ElementAsDouble(x, i) - zero) * ElementAsDouble(scale, k));
   }
   return Status::Ok();
 }
@@ -133,8 +133,8 @@ Status DynamicQuantizeLinear(KernelContext& c) {
   const Tensor& x = c.in(0);
   double lo = 0, hi = 0;
   for (int64_t i = 0; i < x.elements(); ++i) {
-    lo = std::min(lo, ReadAsDouble(x, i));
-    hi = std::max(hi, ReadAsDouble(x, i));
+    lo = std::min(lo, ElementAsDouble(x, i));
+    hi = std::max(hi, ElementAsDouble(x, i));
   }
   const float scale = (static_cast<float>(hi) - static_cast<float>(lo)) / 255.0f;
   double zp =
@@ -142,8 +142,9 @@ Status DynamicQuantizeLinear(KernelContext& c) {
   if (std::isnan(zp)) zp = 0;  // an infinite input makes -lo / scale inf / inf
   Tensor& y = c.Output(0, DataType::kUint8, x.shape());
   for (int64_t i = 0; i < x.elements(); ++i) {
-    const float q = static_cast<float>(ReadAsDouble(x, i)) / scale;
-    WriteFromDouble(y, i, scale == 0 ? zp : Saturate(std::nearbyint(q) + zp, DataType::kUint8));
+    const float q = static_cast<float>(ElementAsDouble(x, i)) / scale;
+    SetElementFromDouble(y, i,
+                         scale == 0 ? zp : Saturate(std::nearbyint(q) + zp, DataType::kUint8));
   }
   c.Output(1, DataType::kFloat, {}).mutable_data<float>()[0] = scale;
   c.Output(2, DataType::kUint8, {}).mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
@@ -172,10 +173,10 @@ Status IntegerMatMul(KernelContext& c, const Tensor& a, const Tensor& b, const T
       for (int64_t col = 0; col < n; ++col) {
         double acc = 0;
         for (int64_t j = 0; j < k; ++j) {
-          const double av = ReadAsDouble(a, (bi * m + r) * k + j) -
-                            (azp ? ReadAsDouble(*azp, azp->elements() > 1 ? r : 0) : 0);
-          const double bv = ReadAsDouble(b, ((b_batch > 1 ? bi : 0) * k + j) * n + col) -
-                            (bzp ? ReadAsDouble(*bzp, bzp->elements() > 1 ? col : 0) : 0);
+          const double av = ElementAsDouble(a, (bi * m + r) * k + j) -
+                            (azp ? ElementAsDouble(*azp, azp->elements() > 1 ? r : 0) : 0);
+          const double bv = ElementAsDouble(b, ((b_batch > 1 ? bi : 0) * k + j) * n + col) -
+                            (bzp ? ElementAsDouble(*bzp, bzp->elements() > 1 ? col : 0) : 0);
           acc += av * bv;
         }
         store(y, (bi * m + r) * n + col, acc);
@@ -186,7 +187,7 @@ Status IntegerMatMul(KernelContext& c, const Tensor& a, const Tensor& b, const T
 Status MatMulInteger(KernelContext& c) {
   return IntegerMatMul(
       c, c.in(0), c.in(1), c.input(2), c.input(3),
-      [](Tensor& y, int64_t i, double v) { WriteFromDouble(y, i, v); }, DataType::kInt32);
+      [](Tensor& y, int64_t i, double v) { SetElementFromDouble(y, i, v); }, DataType::kInt32);
 }
 
 Status QLinearMatMul(KernelContext& c) {
@@ -195,14 +196,14 @@ Status QLinearMatMul(KernelContext& c) {
     if (c.in(k).elements() < 1) return c.Error("scales and zero points must not be empty");
   }
   if (!IsIntegerType(c.in(7).dtype())) return c.Error("y_zero_point must be an integer tensor");
-  const double sa = ReadAsDouble(c.in(1), 0), sb = ReadAsDouble(c.in(4), 0),
-               sy = ReadAsDouble(c.in(6), 0);
+  const double sa = ElementAsDouble(c.in(1), 0), sb = ElementAsDouble(c.in(4), 0),
+               sy = ElementAsDouble(c.in(6), 0);
   const Tensor& yzp = c.in(7);
-  const double zy = ReadAsDouble(yzp, 0);
+  const double zy = ElementAsDouble(yzp, 0);
   return IntegerMatMul(
       c, c.in(0), c.in(3), c.input(2), c.input(5),
       [&](Tensor& y, int64_t i, double v) {
-        WriteFromDouble(y, i, Saturate(std::nearbyint(v * sa * sb / sy) + zy, yzp.dtype()));
+        SetElementFromDouble(y, i, Saturate(std::nearbyint(v * sa * sb / sy) + zy, yzp.dtype()));
       },
       yzp.dtype());
 }

@@ -297,7 +297,7 @@ std::vector<T> Load(const Tensor* t) {
     if (!v.empty()) std::memcpy(v.data(), t->raw(), v.size() * sizeof(T));
   } else {
     for (size_t i = 0; i < v.size(); ++i)
-      v[i] = static_cast<T>(ReadAsDouble(*t, static_cast<int64_t>(i)));
+      v[i] = static_cast<T>(ElementAsDouble(*t, static_cast<int64_t>(i)));
   }
   return v;
 }
@@ -307,7 +307,7 @@ void Store(Tensor& t, const std::vector<T>& v) {
   if (t.dtype() == (sizeof(T) == 4 ? DataType::kFloat : DataType::kDouble)) {
     if (!v.empty()) std::memcpy(t.mutable_raw(), v.data(), v.size() * sizeof(T));
   } else {
-    for (size_t i = 0; i < v.size(); ++i) WriteFromDouble(t, static_cast<int64_t>(i), v[i]);
+    for (size_t i = 0; i < v.size(); ++i) SetElementFromDouble(t, static_cast<int64_t>(i), v[i]);
   }
 }
 

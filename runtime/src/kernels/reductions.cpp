@@ -109,11 +109,11 @@ Status Reduce(KernelContext& c, Kind kind) {
   const auto out_strides = BroadcastStrides(keep_shape, x.shape());
   if (kind == Kind::kLogSumExp) {
     ForEachBroadcast(x.shape(), {out_strides}, [&](int64_t i, const std::vector<int64_t>& o) {
-      peak[o[0]] = std::max(peak[o[0]], ReadAsDouble(x, i));
+      peak[o[0]] = std::max(peak[o[0]], ElementAsDouble(x, i));
     });
   }
   ForEachBroadcast(x.shape(), {out_strides}, [&](int64_t i, const std::vector<int64_t>& o) {
-    const double v = ReadAsDouble(x, i);
+    const double v = ElementAsDouble(x, i);
     double& a = acc[o[0]];
     switch (kind) {
       case Kind::kSum:
@@ -149,7 +149,7 @@ Status Reduce(KernelContext& c, Kind kind) {
     if (kind == Kind::kLogSum) v = std::log(v);
     if (kind == Kind::kLogSumExp) v = std::log(v) + peak[i];
     if (minmax && n_red == 0) v = 0;
-    WriteFromDouble(y, i, v);
+    SetElementFromDouble(y, i, v);
   }
   return Status::Ok();
 }

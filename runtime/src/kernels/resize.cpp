@@ -127,8 +127,8 @@ Status ResizeKernel(KernelContext& c) {
         return c.Error("roi must have a start and an end per axis");
       for (int64_t k = 0; k < n; ++k) {
         const int64_t a = n == rank ? k : axes[k];
-        roi_start[a] = ReadAsDouble(roi, k);
-        roi_end[a] = ReadAsDouble(roi, k + n);
+        roi_start[a] = ElementAsDouble(roi, k);
+        roi_end[a] = ElementAsDouble(roi, k + n);
         if (!std::isfinite(roi_start[a]) || !std::isfinite(roi_end[a]))
           return c.Error("roi must be finite");
       }
@@ -171,7 +171,7 @@ Status ResizeKernel(KernelContext& c) {
       return c.Error("scales does not match the axes");
     for (int64_t k = 0; k < n; ++k) {
       const int64_t a = n == rank ? k : axes[k];
-      scales[a] = ReadAsDouble(*scales_t, k);
+      scales[a] = ElementAsDouble(*scales_t, k);
     }
     for (int64_t a = 0; a < rank; ++a)
       out_shape[a] = length(std::floor(static_cast<double>(x.shape()[a]) * scales[a]));
@@ -300,7 +300,7 @@ Status ResizeKernel(KernelContext& c) {
         src += tap.index * xs[a];
       }
       if (extrapolated) break;
-      acc += w * (fp32 ? static_cast<double>(xf[src]) : ReadAsDouble(x, src));
+      acc += w * (fp32 ? static_cast<double>(xf[src]) : ElementAsDouble(x, src));
       int64_t a = rank - 1;
       while (a >= 0 && ++pick[a] == at[a]->size()) pick[a--] = 0;
       if (a < 0) break;
@@ -310,7 +310,7 @@ Status ResizeKernel(KernelContext& c) {
     if (fp32) {
       y.mutable_data<float>()[i] = static_cast<float>(v);
     } else {
-      WriteFromDouble(y, i, v);
+      SetElementFromDouble(y, i, v);
     }
     for (int64_t a = rank - 1; a >= 0; --a) {  // next output coordinate
       if (++out_at[a] < out_shape[a]) break;

@@ -36,7 +36,7 @@ std::vector<double> AsDoubles(const Tensor& t) {
   } else if (t.dtype() == DataType::kFloat) {
     std::copy_n(t.data<float>(), v.size(), v.begin());
   } else {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = ReadAsDouble(t, static_cast<int64_t>(i));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = ElementAsDouble(t, static_cast<int64_t>(i));
   }
   return v;
 }
@@ -197,7 +197,7 @@ Status GridSample(KernelContext& c) {
       }
     }
   }
-  for (size_t i = 0; i < out.size(); ++i) WriteFromDouble(y, static_cast<int64_t>(i), out[i]);
+  for (size_t i = 0; i < out.size(); ++i) SetElementFromDouble(y, static_cast<int64_t>(i), out[i]);
   return Status::Ok();
 }
 
@@ -343,7 +343,7 @@ Status RoiAlign(KernelContext& c) {
       }
     }
   }
-  for (size_t i = 0; i < out.size(); ++i) WriteFromDouble(y, static_cast<int64_t>(i), out[i]);
+  for (size_t i = 0; i < out.size(); ++i) SetElementFromDouble(y, static_cast<int64_t>(i), out[i]);
   return Status::Ok();
 }
 

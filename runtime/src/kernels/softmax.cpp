@@ -47,7 +47,7 @@ Status Softmax(KernelContext& c, SoftKind kind) {
       double peak = -INFINITY;
       int64_t arg = 0;
       for (int64_t k = 0; k < dim; ++k) {
-        row[k] = ReadAsDouble(x, (o * dim + k) * inner + j);
+        row[k] = ElementAsDouble(x, (o * dim + k) * inner + j);
         if (row[k] > peak) {
           peak = row[k];
           arg = k;
@@ -63,7 +63,7 @@ Status Softmax(KernelContext& c, SoftKind kind) {
           v = row[k] - peak - std::log(sum);
         else
           v = k == arg ? 1.0 : 0.0;
-        WriteFromDouble(y, (o * dim + k) * inner + j, v);
+        SetElementFromDouble(y, (o * dim + k) * inner + j, v);
       }
     }
   return Status::Ok();

@@ -85,14 +85,14 @@ Status Dft(KernelContext& c) {
     for (int64_t i = 0; i < inner; ++i) {
       for (int64_t j = 0; j < used; ++j) {
         const int64_t at = ((o * len + j) * inner + i) * comp;
-        line[j] = {ReadAsDouble(x, at), comp == 2 ? ReadAsDouble(x, at + 1) : 0.0};
+        line[j] = {ElementAsDouble(x, at), comp == 2 ? ElementAsDouble(x, at + 1) : 0.0};
       }
       std::fill(line.begin() + used, line.end(), Complex{});
       plan.Run(line.data());
       for (int64_t k = 0; k < bins; ++k) {
         const int64_t at = ((o * bins + k) * inner + i) * 2;
-        WriteFromDouble(y, at, line[k].real() * scale);
-        WriteFromDouble(y, at + 1, line[k].imag() * scale);
+        SetElementFromDouble(y, at, line[k].real() * scale);
+        SetElementFromDouble(y, at + 1, line[k].imag() * scale);
       }
     }
   return Status::Ok();
@@ -135,20 +135,21 @@ Status Stft(KernelContext& c) {
 
   std::vector<double> w(static_cast<size_t>(n), 1.0);
   if (window)
-    for (int64_t j = 0; j < n; ++j) w[j] = ReadAsDouble(*window, j);
+    for (int64_t j = 0; j < n; ++j) w[j] = ElementAsDouble(*window, j);
   const FftPlan plan(n, false);
   std::vector<Complex> line(static_cast<size_t>(n));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t f = 0; f < frames; ++f) {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t at = (b * length + f * hop + j) * comp;
-        line[j] = Complex{ReadAsDouble(x, at), comp == 2 ? ReadAsDouble(x, at + 1) : 0.0} * w[j];
+        line[j] =
+            Complex{ElementAsDouble(x, at), comp == 2 ? ElementAsDouble(x, at + 1) : 0.0} * w[j];
       }
       plan.Run(line.data());
       for (int64_t k = 0; k < bins; ++k) {
         const int64_t at = ((b * frames + f) * bins + k) * 2;
-        WriteFromDouble(y, at, line[k].real());
-        WriteFromDouble(y, at + 1, line[k].imag());
+        SetElementFromDouble(y, at, line[k].real());
+        SetElementFromDouble(y, at + 1, line[k].imag());
       }
     }
   return Status::Ok();
@@ -181,7 +182,7 @@ Status MelWeightMatrix(KernelContext& c) {
   for (size_t i = 3; i < 5; ++i)
     if (!c.has_input(i) || c.in(i).elements() != 1 || !IsFloatType(c.in(i).dtype()))
       return c.Error("MelWeightMatrix lower_edge_hertz and upper_edge_hertz must be float scalars");
-  const double lower = ReadAsDouble(c.in(3), 0), upper = ReadAsDouble(c.in(4), 0);
+  const double lower = ElementAsDouble(c.in(3), 0), upper = ElementAsDouble(c.in(4), 0);
   if (!(lower >= 0) || !(upper >= lower) || !std::isfinite(upper))
     return c.Error(
         "MelWeightMatrix needs 0 <= lower_edge_hertz <= upper_edge_hertz (finite), got " +
@@ -204,7 +205,7 @@ Status MelWeightMatrix(KernelContext& c) {
   }
   // Bins past the spectrum (edges above sample_rate / 2) are dropped.
   auto set = [&](int64_t bin, int64_t band, double v) {
-    if (bin >= 0 && bin < spectrum_bins) WriteFromDouble(y, bin * mel_bins + band, v);
+    if (bin >= 0 && bin < spectrum_bins) SetElementFromDouble(y, bin * mel_bins + band, v);
   };
   for (int64_t i = 0; i < mel_bins; ++i) {
     const int64_t lo = edge[i], centre = edge[i + 1], hi = edge[i + 2];

@@ -438,8 +438,8 @@ Status ConstantOfShape(KernelContext& c) {
 }
 
 Status Range(KernelContext& c) {
-  const double start = ReadAsDouble(c.in(0), 0), limit = ReadAsDouble(c.in(1), 0),
-               delta = ReadAsDouble(c.in(2), 0);
+  const double start = ElementAsDouble(c.in(0), 0), limit = ElementAsDouble(c.in(1), 0),
+               delta = ElementAsDouble(c.in(2), 0);
   if (delta == 0) return c.Error("delta is zero");
   const double count = std::ceil((limit - start) / delta);
   // Bounded in double: converting NaN, infinity or anything past int64 is undefined.
@@ -447,7 +447,8 @@ Status Range(KernelContext& c) {
     return c.Error("start, limit and delta give more than 2^40 elements");
   const auto n = static_cast<int64_t>(std::max(0.0, count));
   Tensor& y = c.Output(0, c.in(0).dtype(), {n});
-  for (int64_t i = 0; i < n; ++i) WriteFromDouble(y, i, start + static_cast<double>(i) * delta);
+  for (int64_t i = 0; i < n; ++i)
+    SetElementFromDouble(y, i, start + static_cast<double>(i) * delta);
   return Status::Ok();
 }
 
@@ -463,7 +464,7 @@ Status Pad(KernelContext& c) {
     auto p = IntsOf(c.input(1));
     if (!p) return c.Error("pads must be int64");
     pads = *p;
-    if (c.has_input(2) && c.in(2).elements() > 0) value = ReadAsDouble(c.in(2), 0);
+    if (c.has_input(2) && c.in(2).elements() > 0) value = ElementAsDouble(c.in(2), 0);
   }
   std::vector<int64_t> axes;
   if (c.op().version >= 18 && c.has_input(3)) {
@@ -526,7 +527,7 @@ Status Pad(KernelContext& c) {
       src += coord * xs[d];
     }
     if (outside) {
-      WriteFromDouble(y, i, value);
+      SetElementFromDouble(y, i, value);
     } else {
       CopyElement(x, src, y, i);
     }
@@ -589,8 +590,9 @@ Status SpaceToDepth(KernelContext& c) {
 Status Dropout(KernelContext& c) {
   // Inference: the identity, and an all-true mask when asked for. Training mode with a nonzero
   // ratio would be random: refused rather than silently run as the identity.
-  const bool training = c.has_input(2) && c.in(2).elements() > 0 && ReadAsDouble(c.in(2), 0) != 0;
-  const double ratio = c.has_input(1) && c.in(1).elements() > 0 ? ReadAsDouble(c.in(1), 0) : 0.5;
+  const bool training =
+      c.has_input(2) && c.in(2).elements() > 0 && ElementAsDouble(c.in(2), 0) != 0;
+  const double ratio = c.has_input(1) && c.in(1).elements() > 0 ? ElementAsDouble(c.in(1), 0) : 0.5;
   if (training && ratio != 0)
     return NotImplemented("training-mode Dropout (random) is not supported");
   c.SetOutput(0, c.in(0));
@@ -621,9 +623,9 @@ Status ArgReduce(KernelContext& c, bool max) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
       int64_t best = 0;
-      double bv = ReadAsDouble(x, o * dim * inner + j);
+      double bv = ElementAsDouble(x, o * dim * inner + j);
       for (int64_t k = 1; k < dim; ++k) {
-        const double v = ReadAsDouble(x, (o * dim + k) * inner + j);
+        const double v = ElementAsDouble(x, (o * dim + k) * inner + j);
         if ((max && (v > bv || (last && v == bv))) || (!max && (v < bv || (last && v == bv)))) {
           bv = v;
           best = k;
@@ -662,7 +664,7 @@ Status TopK(KernelContext& c) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
       std::iota(order.begin(), order.end(), 0);
-      auto at = [&](int64_t i) { return ReadAsDouble(x, (o * dim + i) * inner + j); };
+      auto at = [&](int64_t i) { return ElementAsDouble(x, (o * dim + i) * inner + j); };
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         return largest ? at(a) > at(b) : at(a) < at(b);
       });
@@ -678,7 +680,7 @@ Status NonZero(KernelContext& c) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> hits;
   for (int64_t i = 0; i < x.elements(); ++i) {
-    if (ReadAsDouble(x, i) != 0) hits.push_back(i);
+    if (ElementAsDouble(x, i) != 0) hits.push_back(i);
   }
   const int64_t rank = std::max<int64_t>(x.rank(), 1);
   Tensor& y = c.Output(0, DataType::kInt64, {rank, static_cast<int64_t>(hits.size())});
@@ -727,9 +729,9 @@ Status CumSum(KernelContext& c) {
       for (int64_t s = 0; s < dim; ++s) {
         const int64_t k = reverse ? dim - 1 - s : s;
         const int64_t i = (o * dim + k) * inner + j;
-        const double v = ReadAsDouble(x, i);
+        const double v = ElementAsDouble(x, i);
         if (!exclusive) acc += v;
-        WriteFromDouble(y, i, acc);
+        SetElementFromDouble(y, i, acc);
         if (exclusive) acc += v;
       }
     }
@@ -742,7 +744,7 @@ Status OneHot(KernelContext& c) {
   // Depth and indices may be float: converted only when finite and in range.
   if (c.in(1).elements() != 1 || c.in(1).dtype() == DataType::kString)
     return c.Error("depth must be one number");
-  const double depth_value = ReadAsDouble(c.in(1), 0);
+  const double depth_value = ElementAsDouble(c.in(1), 0);
   if (!(depth_value >= 0 && depth_value <= static_cast<double>(kMaxTensorElements)))
     return c.Error("depth must be in [0, 2^40]");
   const auto depth = static_cast<int64_t>(depth_value);
@@ -760,7 +762,7 @@ Status OneHot(KernelContext& c) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t d = 0; d < depth; ++d)
       for (int64_t j = 0; j < tail; ++j) {
-        const double v = ReadAsDouble(ind, o * tail + j);
+        const double v = ElementAsDouble(ind, o * tail + j);
         // Indices outside [-depth, depth) (NaN and huge ones too) select no position.
         int64_t k = -1;
         if (v >= -static_cast<double>(depth) && v < static_cast<double>(depth)) {
@@ -784,7 +786,7 @@ Status EyeLike(KernelContext& c) {
   // empty tensor's 2^40 rows are not walked.
   if (k >= cols || k <= -rows) return Status::Ok();
   for (int64_t r = std::max<int64_t>(0, -k); r < std::min(rows, cols - k); ++r)
-    WriteFromDouble(y, r * cols + r + k, 1);
+    SetElementFromDouble(y, r * cols + r + k, 1);
   return Status::Ok();
 }
 
