@@ -208,6 +208,14 @@ int SubgraphIr::AddWeight(std::string name, graph::TensorInfo info,
   return static_cast<int>(values.size()) - 1;
 }
 
+int SubgraphIr::AddIntermediate(std::string name, graph::TensorInfo info) {
+  IrValue v;
+  v.name = std::move(name);
+  v.info = std::move(info);
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
 int SubgraphIr::RemoveDeadOps() {
   std::vector<int> readers(values.size(), 0);
   for (const auto& op : ops) {

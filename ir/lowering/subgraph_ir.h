@@ -74,6 +74,8 @@ struct SubgraphIr {
                                   const std::vector<int>& nodes, const std::vector<int>& inputs,
                                   const std::vector<int>& outputs);
   int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
+  // A new intermediate value, for an op a pass adds; returns its index.
+  int AddIntermediate(std::string name, graph::TensorInfo info);
   // Number of live ops reading value v.
   int UseCount(int v) const;
   // The live ops reading value v, one entry per input slot that reads it (an op reading v twice

@@ -315,13 +315,8 @@ class Rewriter {
   }
 
   int NewValue(const std::string& name, const graph::TensorInfo& info) {
-    IrValue value;
-    value.name = name;
-    value.info = info;
-    value.kind = ValueKind::kIntermediate;
-    ir_->values.push_back(std::move(value));
     nhwc_.push_back(false);
-    return static_cast<int>(ir_->values.size()) - 1;
+    return ir_->AddIntermediate(name, info);
   }
 
   void AddTranspose(int from, int to, const std::vector<int64_t>& perm) {

@@ -25,17 +25,6 @@ using lowering::IrOp;
 using lowering::IrValue;
 using lowering::SubgraphIr;
 
-int NewValue(SubgraphIr* ir, const std::string& name, int32_t dtype,
-             const std::vector<int64_t>& dims) {
-  IrValue v;
-  v.name = name;
-  v.info.dtype = dtype;
-  v.info.shape.rank_known = true;
-  for (int64_t d : dims) v.info.shape.dims.push_back(graph::Dim{d, ""});
-  ir->values.push_back(std::move(v));
-  return static_cast<int>(ir->values.size()) - 1;
-}
-
 std::vector<int64_t> Ints(const IrOp& op, const std::string& name) {
   const auto* a = op.Attr(name);
   if (!a) return {};

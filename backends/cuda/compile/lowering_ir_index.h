@@ -9,11 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "base/element_types.h"
 #include "base/half_float.h"
 #include "cuda/compile/op_desc.h"
 #include "lowering/subgraph_ir.h"
 
 namespace ortc::backends::cuda {
+
+// A new intermediate value of a static shape, for an op a pass adds; returns its index.
+inline int NewValue(lowering::SubgraphIr* ir, const std::string& name, int32_t dtype,
+                    const std::vector<int64_t>& dims) {
+  graph::TensorInfo info;
+  info.dtype = dtype;
+  info.shape.rank_known = true;
+  for (int64_t d : dims) info.shape.dims.push_back(graph::Dim{d, ""});
+  return ir->AddIntermediate(name, std::move(info));
+}
 
 // A snapshot: rebuild it after ops are added, removed or rewired.
 struct IrIndex {
@@ -46,11 +57,10 @@ struct IrIndex {
       return std::nullopt;
     const int32_t t = ir.values[v].info.dtype;
     const bool integer = t == onnx::TensorProto::INT64 || t == onnx::TensorProto::INT32;
-    const size_t width = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::INT32        ? 4
-                         : t == onnx::TensorProto::INT64                                       ? 8
-                         : t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16 ? 2
-                                                                                               : 0;
-    if (width == 0) return std::nullopt;
+    const bool floating = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
+                          t == onnx::TensorProto::BFLOAT16;
+    if (!integer && !floating) return std::nullopt;
+    const size_t width = HeldElementBytes(t);
     auto bytes = ir.values[v].bytes->ReadAll();
     if (!bytes.ok() || (*bytes)->size() % width != 0) return std::nullopt;
     const std::string& b = **bytes;

@@ -60,17 +60,6 @@ Result<std::string> Concatenate(const SubgraphIr& ir, const std::vector<int>& va
   return out;
 }
 
-int NewValue(SubgraphIr* ir, const std::string& name, int32_t dtype,
-             const std::vector<int64_t>& dims) {
-  IrValue v;
-  v.name = name;
-  v.info.dtype = dtype;
-  v.info.shape.rank_known = true;
-  for (int64_t d : dims) v.info.shape.dims.push_back(graph::Dim{d, ""});
-  ir->values.push_back(std::move(v));
-  return static_cast<int>(ir->values.size()) - 1;
-}
-
 // Merges one group of projections of activation `a`; false when the bytes cannot be read.
 Result<bool> Merge(SubgraphIr* ir, int a, const std::vector<Projection>& group) {
   const IrIndex x(*ir);
