@@ -1,6 +1,8 @@
-// The one interface every backend implements. The compiler side answers, per node, whether
-// the backend can run it (and why not); later issues add lowering, packing and the runtime side.
-// Backends register through the explicit list in registry.cpp, in-tree ones statically.
+// The compile side of a backend as the compiler sees it: per node, whether the backend takes it
+// (and why not), its options, its identity and compile. The compiler calls every backend through
+// the plugin ABI (abi/abi_backend.h implements this interface over a C table); the in-tree
+// backends implement it in C++ and are published as C tables (abi/in_process_compiler.h).
+// registry.cpp lists them, in-tree ones statically, plugins as they are loaded.
 #pragma once
 
 #include <functional>
@@ -89,7 +91,8 @@ class Backend {
   virtual std::string_view status_line() const = 0;
   // True for the CPU backend, which must take every node the others leave.
   virtual bool is_fallback() const { return false; }
-  virtual NodeSupport Supports(const graph::Graph& g, const graph::Node& node) const = 0;
+  // One answer per node of g, in node order.
+  virtual std::vector<NodeSupport> Capability(const graph::Graph& g) const = 0;
 
   // Compile side. Backends that cannot compile yet keep these defaults.
   virtual bool can_compile() const { return false; }

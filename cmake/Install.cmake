@@ -1,6 +1,6 @@
 # `cmake --install`: the ortc compiler, the runtime-only ortc-run, libortc_runtime.so with its
 # headers, the backend plugins (lib/ortc/backends/, where the runtime looks for them), a CMake
-# package (find_package(ortc) -> ortc::runtime), a pkg-config file (ortc.pc) and the Python
+# package (find_package(ortc) -> ortc::runtime, ortc::backend_abi), a pkg-config file (ortc.pc) and the Python
 # package. Three components: "compiler" (ortc), "python" (the Python package) and "runtime" (the
 # rest, what a device needs; scripts/pack_runtime).
 include(GNUInstallDirs)
@@ -18,6 +18,9 @@ install(TARGETS ortc_runtime_shared EXPORT ortcTargets LIBRARY DESTINATION ${CMA
 install(FILES runtime/include/ortc/ortc_c.h runtime/include/ortc/runtime.h
   base/include/ortc/status.h runtime/include/ortc/tensor.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ortc)
+# The backend plugin ABI: what an out-of-tree backend builds against (ortc::backend_abi).
+install(TARGETS ortc_backend_abi EXPORT ortcTargets)
+install(FILES schemas/plugin_abi/ortc_backend_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ortc)
 if(TARGET ortc_backend_cuda)
   install(TARGETS ortc_backend_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ortc/backends)
 endif()

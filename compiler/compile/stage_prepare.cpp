@@ -13,10 +13,11 @@ namespace fs = std::filesystem;
 
 Status ValidateOptions(const CompileOptions& o, std::vector<const backends::Backend*>* order) {
   for (const auto& name : o.backends) {
-    const auto* b = backends::FindBackend(name);
-    if (!b)
-      return InvalidArgument("unknown backend '" + name +
-                             "' in --ep (known: " + backends::KnownBackendNames() + ")");
+    auto found = backends::ResolveBackend(name);
+    if (!found.ok())
+      return InvalidArgument("unknown backend '" + name + "' in --ep (known: " +
+                             backends::KnownBackendNames() + "); " + found.status().message());
+    const auto* b = *found;
     if (!b->can_compile()) {
       return NotImplemented("backend " + name + " cannot compile yet (" +
                             std::string(b->status_line()) + ")");

@@ -71,10 +71,16 @@ Partition PartitionGraph(const graph::Graph& g, std::vector<const backends::Back
   p.backends.push_back(fallback);
 
   const int n = static_cast<int>(g.nodes.size());
+  // Each backend answers for the whole graph at once (one call through the plugin ABI).
+  std::vector<std::vector<backends::NodeSupport>> answers;
+  for (const auto* b : p.backends) {
+    answers.push_back(b->Capability(g));
+    answers.back().resize(n, backends::NodeSupport::No("no answer"));
+  }
   std::vector<int> label(n, -1);
   for (int i = 0; i < n; ++i) {
     for (int b = 0; b < static_cast<int>(p.backends.size()); ++b) {
-      auto answer = p.backends[b]->Supports(g, g.nodes[i]);
+      const auto& answer = answers[b][i];
       if (answer.supported) {
         label[i] = b;
         break;

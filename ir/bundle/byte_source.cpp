@@ -12,7 +12,18 @@ namespace ortc::bundle {
 
 ByteSource ByteSource::Memory(std::shared_ptr<const std::string> bytes) {
   ByteSource s;
+  s.data_ = reinterpret_cast<const std::byte*>(bytes->data());
+  s.size_ = bytes->size();
+  s.owner_ = bytes;
   s.memory_ = std::move(bytes);
+  return s;
+}
+
+ByteSource ByteSource::Owned(const void* data, size_t size, std::shared_ptr<const void> owner) {
+  ByteSource s;
+  s.data_ = static_cast<const std::byte*>(data);
+  s.size_ = size;
+  s.owner_ = std::move(owner);
   return s;
 }
 
@@ -26,11 +37,9 @@ ByteSource ByteSource::FileRegion(std::filesystem::path file, int64_t offset, in
 
 Status ByteSource::ForEachChunk(
     const std::function<Status(std::span<const std::byte>)>& sink) const {
-  if (memory_) {
-    const auto* p = reinterpret_cast<const std::byte*>(memory_->data());
-    for (size_t done = 0; done < memory_->size(); done += kStreamChunkBytes) {
-      ORTC_RETURN_IF_ERROR(sink({p + done, std::min(kStreamChunkBytes, memory_->size() - done)}));
-    }
+  if (in_memory()) {
+    for (size_t done = 0; done < size_; done += kStreamChunkBytes)
+      ORTC_RETURN_IF_ERROR(sink({data_ + done, std::min(kStreamChunkBytes, size_ - done)}));
     return Status::Ok();
   }
   const int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -59,6 +68,8 @@ Status ByteSource::ForEachChunk(
 
 Result<std::shared_ptr<const std::string>> ByteSource::ReadAll() const {
   if (memory_) return memory_;
+  if (in_memory())
+    return std::make_shared<const std::string>(reinterpret_cast<const char*>(data_), size_);
   auto out = std::make_shared<std::string>();
   out->reserve(static_cast<size_t>(length_));
   Status s = ForEachChunk([&](std::span<const std::byte> c) {

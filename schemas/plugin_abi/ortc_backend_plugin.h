@@ -1,8 +1,13 @@
-/* The backend plugin ABI: the C interface between the ortc runtime and a backend library it
- * loads with dlopen (libortc_backend_<name>.so). Pure C, documented in backends/README.md.
+/* The backend plugin ABI: the C interface between ortc and a backend, on both sides. Pure C,
+ * documented in backends/README.md.
  *
- * A plugin exports exactly two symbols, ortc_backend_create and ortc_backend_release; all else
- * goes through the function table create returns.
+ * Runtime side: the runtime loads a backend library with dlopen (libortc_backend_<name>.so),
+ * which exports ortc_backend_create and ortc_backend_release; all else goes through the
+ * OrtcBackend function table create returns.
+ * Compile side (version 5): the compiler asks a backend which nodes it takes and compiles its
+ * groups through the OrtcBackendCompiler table. In-tree backends register their tables
+ * statically; a plugin library exports ortc_backend_compiler_create and
+ * ortc_backend_compiler_release beside (or instead of) the runtime pair.
  *
  * Ownership: create returns an owned OrtcBackend (give it back with ortc_backend_release);
  * load_graph returns an owned OrtcGraph (give it back with release_graph, before the backend).
@@ -27,10 +32,12 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs or tables below; host and plugin must agree exactly. */
-#define ORTC_BACKEND_ABI_VERSION 4u
+#define ORTC_BACKEND_ABI_VERSION 5u
 
 #define ORTC_BACKEND_CREATE_SYMBOL "ortc_backend_create"
 #define ORTC_BACKEND_RELEASE_SYMBOL "ortc_backend_release"
+#define ORTC_BACKEND_COMPILER_CREATE_SYMBOL "ortc_backend_compiler_create"
+#define ORTC_BACKEND_COMPILER_RELEASE_SYMBOL "ortc_backend_compiler_release"
 
 typedef enum OrtcPluginStatus {
   ORTC_PLUGIN_OK = 0,
@@ -40,10 +47,16 @@ typedef enum OrtcPluginStatus {
   ORTC_PLUGIN_EP_FAIL = 4,          /* the device or a vendor library failed */
   ORTC_PLUGIN_UNSUPPORTED = 5,      /* this machine cannot run it (no driver, no device...) */
   ORTC_PLUGIN_ABI_MISMATCH = 6,     /* create: the host's ABI version is not this plugin's */
-  ORTC_PLUGIN_BUFFER_TOO_SMALL = 7  /* describe_device: retry with *length + 1 bytes */
+  ORTC_PLUGIN_BUFFER_TOO_SMALL = 7, /* describe_device: retry with *length + 1 bytes */
+  /* Added in version 5, for the compile side: */
+  ORTC_PLUGIN_IO_ERROR = 8,       /* a file (external data) could not be read */
+  ORTC_PLUGIN_OUT_OF_MEMORY = 9,  /* an allocation failed */
+  ORTC_PLUGIN_NO_SUCH_FILE = 10   /* a file the model names does not exist */
 } OrtcPluginStatus;
 
-/* What the host offers the plugin. Layout rule: abi_version and struct_size stay first. */
+/* What the host offers the plugin. Layout rule: abi_version and struct_size stay first. The
+ * struct, and the log function and user it names, stay valid until the table create returned is
+ * released, so a plugin may keep the pointer. */
 typedef struct OrtcHostApi {
   uint32_t abi_version; /* ORTC_BACKEND_ABI_VERSION of the host */
   uint32_t struct_size; /* sizeof(OrtcHostApi) of the host */
@@ -105,6 +118,27 @@ typedef struct OrtcGraphLoadInfo {
 
 typedef struct OrtcGraph OrtcGraph; /* opaque, owned by the plugin */
 
+/* What a context binary's manifest records about the compile (the compile side's identity):
+ * the version gate hands it to check_binary. Borrowed for the call. */
+typedef struct OrtcBinaryFacts {
+  uint32_t struct_size;
+  const char* sdk_version;           /* EPContext ep_sdk_version */
+  const char* hardware_architecture; /* EPContext hardware_architecture */
+  const OrtcKeyValue* versions;      /* manifest versions: component -> version */
+  uint32_t num_versions;
+  const char* const* hardware_targets;
+  uint32_t num_hardware_targets;
+  const OrtcKeyValue* properties;
+  uint32_t num_properties;
+} OrtcBinaryFacts;
+
+/* check_binary's answer, ONNX Runtime's OrtCompiledModelCompatibility in spirit. */
+typedef enum OrtcBinaryVerdict {
+  ORTC_BINARY_OPTIMAL = 0,               /* runs, as well as a fresh compile would */
+  ORTC_BINARY_PREFER_RECOMPILATION = 1,  /* runs, but a compile for this machine would do better */
+  ORTC_BINARY_UNSUPPORTED = 2            /* cannot run here; the reason says what to do */
+} OrtcBinaryVerdict;
+
 /* The plugin's function table. Layout rule: abi_version and struct_size stay first so that
  * a host can read them from a plugin of any version before trusting the rest. */
 typedef struct OrtcBackend {
@@ -156,6 +190,15 @@ typedef struct OrtcBackend {
   OrtcPluginStatus (*copy_memory_rows)(struct OrtcBackend* self, void* dst, int32_t dst_location,
                                        uint64_t dst_pitch, const void* src, int32_t src_location,
                                        uint64_t src_pitch, uint64_t row_bytes, uint64_t rows);
+  /* The version gate's question for this backend's binaries: can this machine run a binary
+   * whose compile recorded these facts? *verdict receives an OrtcBinaryVerdict and `reason`
+   * (same buffer rules as describe_device) says why when it is not OPTIMAL, naming both sides
+   * ("compiled for SDK 2.1, this machine has 1.4"); the host always passes a buffer, and an
+   * OPTIMAL verdict may leave the reason empty. May be NULL: the host then applies only
+   * its own checks (the CUDA plugin's facts are checked by the host). Added in version 5. */
+  OrtcPluginStatus (*check_binary)(struct OrtcBackend* self, const OrtcBinaryFacts* facts,
+                                   int32_t* verdict, char* reason, size_t capacity,
+                                   size_t* length);
 } OrtcBackend;
 
 /* Exported by the plugin. Refuses (ABI_MISMATCH, *out untouched) a host ABI version it does not
@@ -163,6 +206,220 @@ typedef struct OrtcBackend {
 typedef OrtcPluginStatus (*OrtcBackendCreateFn)(uint32_t host_abi_version, const OrtcHostApi* host,
                                                 OrtcBackend** out);
 typedef void (*OrtcBackendReleaseFn)(OrtcBackend* backend);
+
+/* ------------------------------------------------------------------------------------------
+ * Compile side (added in version 5).
+ *
+ * The compiler shows a backend the model as a graph view: nodes in topological order, values
+ * with element type and shape where known, constants with their bytes. Everything in a view is
+ * borrowed for the call. The backend answers, per node, whether it takes it and why not; the
+ * compiler groups the nodes each backend takes, and hands each group back to compile, which
+ * reports its result through a sink of host functions: the program (the backend's own format),
+ * its inputs and outputs, and its weights, each either bytes or a reference to a file region
+ * the host streams into the binary's shared, deduplicated weight pool.
+ * Threading: calls on one compiler table may come from several threads at once.
+ * ------------------------------------------------------------------------------------------ */
+
+/* One attribute of a node. Types are ONNX AttributeProto's numbers; graphs and tensors come with
+ * their type and no value. */
+typedef struct OrtcAttributeView {
+  const char* name;
+  int32_t type; /* 1 FLOAT, 2 INT, 3 STRING, 6 FLOATS, 7 INTS, 8 STRINGS, others: no value */
+  float f;
+  int64_t i;
+  const char* s; /* STRING: bytes (not NUL-terminated in general) */
+  uint64_t s_size;
+  const float* floats; /* FLOATS */
+  const int64_t* ints; /* INTS */
+  const char* const* strings; /* STRINGS: NUL-terminated */
+  uint32_t count;             /* entries of floats, ints or strings */
+} OrtcAttributeView;
+
+/* One value (a tensor) of the graph. */
+typedef struct OrtcValueView {
+  const char* name;
+  int32_t dtype;       /* ONNX TensorProto.DataType; 0 when unknown */
+  int32_t rank;        /* -1 when unknown */
+  const int64_t* dims; /* rank entries; -1 for a size known only at run time */
+  int32_t producer;    /* node index, -1 for graph inputs and constants */
+  int32_t is_graph_input;
+  int32_t is_graph_output;
+  /* Constants (initializers): their bytes, little-endian, row-major. Either data is set, or
+   * the bytes are byte_size bytes at external_offset of external_file. An initializer that is
+   * also a graph input is only a default the caller may override: treat it as constant only
+   * when is_graph_input is 0. */
+  int32_t is_constant;
+  const void* data;
+  uint64_t byte_size;
+  const char* external_file; /* absolute path, or NULL */
+  uint64_t external_offset;
+} OrtcValueView;
+
+typedef struct OrtcNodeView {
+  const char* name; /* never empty */
+  const char* op_type;
+  const char* domain;        /* "" for ai.onnx */
+  int32_t since_version;     /* version of the op definition in effect; 0 when unknown */
+  const int32_t* inputs;     /* value indices; -1 for an omitted optional input */
+  uint32_t num_inputs;
+  const int32_t* outputs;    /* value indices; -1 for an omitted optional output */
+  uint32_t num_outputs;
+  const OrtcAttributeView* attributes;
+  uint32_t num_attributes;
+  int32_t has_subgraphs;     /* If/Loop/Scan bodies are not shown */
+} OrtcNodeView;
+
+typedef struct OrtcGraphView {
+  uint32_t struct_size; /* sizeof(OrtcGraphView) of the host */
+  const OrtcNodeView* nodes;
+  uint32_t num_nodes;
+  const OrtcValueView* values;
+  uint32_t num_values;
+  /* For backends linked into the host only: the host's own graph objects, and a token naming the
+   * build they belong to. A backend linked into the host may use them instead of the view when
+   * host_build is the very pointer its own build exports (the in-tree backends do, to compile
+   * from the host's IR without a copy); a plugin built elsewhere must ignore them. */
+  const char* host_build;
+  const void* host_graph;
+  const void* host_model; /* compile only; NULL in get_capability */
+} OrtcGraphView;
+
+/* The nodes of one group, and the values it reads from outside and makes for outside. */
+typedef struct OrtcSubgraphRef {
+  const char* name; /* the graph's name in the binary (= EPContext partition_name) */
+  const int32_t* nodes; /* node indices of the view, topological order */
+  uint32_t num_nodes;
+  const int32_t* inputs; /* value indices, constants excluded */
+  uint32_t num_inputs;
+  const int32_t* outputs;
+  uint32_t num_outputs;
+} OrtcSubgraphRef;
+
+/* Sinks (capability, identity, option sets): the host sets every function. */
+typedef struct OrtcCapabilitySink {
+  void* user;
+  void (*claim)(void* user, uint32_t node);
+  /* A node neither claimed nor refused counts as refused for "no answer". */
+  void (*refuse)(void* user, uint32_t node, const char* reason);
+} OrtcCapabilitySink;
+
+/* An input or output of a compiled graph. */
+typedef struct OrtcTensorDesc {
+  const char* name;
+  int32_t dtype;
+  uint32_t rank;
+  const int64_t* dims;         /* -1 for sizes known only at run time */
+  const char* const* symbols;  /* NULL, or rank entries ("" when a dim has none) */
+} OrtcTensorDesc;
+
+/* A weight slot of a compiled graph: what the runtime hands back in OrtcGraphLoadInfo.weights. */
+typedef struct OrtcWeightDesc {
+  int32_t dtype;
+  uint32_t rank;
+  const int64_t* dims;
+  const char* layout; /* free text the backend reads back ("plain", "oihw_o16"...); NULL: plain */
+  uint32_t alignment; /* bytes, a power of two; 0: 64 */
+} OrtcWeightDesc;
+
+typedef enum OrtcBytesKind {
+  ORTC_BYTES_COPY = 0,        /* data/size: the host copies them during the call */
+  ORTC_BYTES_HANDED_OVER = 1, /* data/size stay valid until the host calls release(owner) */
+  ORTC_BYTES_FILE_REGION = 2  /* `size` bytes at `offset` of `file`: the host streams them */
+} OrtcBytesKind;
+
+typedef struct OrtcBytes {
+  int32_t kind; /* OrtcBytesKind */
+  const void* data;
+  uint64_t size;
+  void* owner;                   /* HANDED_OVER */
+  void (*release)(void* owner);  /* HANDED_OVER; may be NULL */
+  const char* file;              /* FILE_REGION */
+  uint64_t offset;               /* FILE_REGION */
+} OrtcBytes;
+
+/* A choice between implementations of one step that `ortc tune` can measure. */
+typedef struct OrtcTunableChoice {
+  const char* step; /* the step's main ONNX node */
+  const char* key;  /* what the step computes: a measurement applies wherever it recurs */
+  const char* choice;
+  const char* const* candidates;
+  uint32_t num_candidates;
+  const char* source; /* "rule", "option", "measured" */
+} OrtcTunableChoice;
+
+/* Where compile reports its result. Strings and arrays are copied during each call. The host
+ * sets every function. */
+typedef struct OrtcCompileSink {
+  void* user;
+  void (*set_program)(void* user, const void* data, uint64_t size);
+  void (*add_input)(void* user, const OrtcTensorDesc* desc);  /* in the program's order */
+  void (*add_output)(void* user, const OrtcTensorDesc* desc);
+  void (*add_weight)(void* user, const OrtcWeightDesc* desc, const OrtcBytes* bytes); /* slots */
+  void (*set_arena_bytes)(void* user, uint64_t bytes);
+  /* A named section stored beside the program (a device image); unique in the binary. */
+  void (*add_artefact)(void* user, const char* name, const void* data, uint64_t size);
+  void (*add_note)(void* user, const char* key, const char* value); /* EPContext notes */
+  void (*add_binary_version)(void* user, const char* key, const char* value); /* manifest */
+  void (*add_stat)(void* user, const char* key, int64_t count); /* fused patterns... */
+  void (*add_choice)(void* user, const OrtcTunableChoice* choice);
+  void (*progress)(void* user, const char* step, int32_t done, int32_t total);
+} OrtcCompileSink;
+
+/* What the backend records about its binaries: the bin manifest and the EPContext attributes,
+ * and what its runtime side's check_binary reads back. */
+typedef struct OrtcIdentitySink {
+  void* user;
+  void (*set_sdk_version)(void* user, const char* value);
+  void (*set_hardware_architecture)(void* user, const char* value);
+  void (*add_version)(void* user, const char* key, const char* value);
+  void (*add_hardware_target)(void* user, const char* target);
+  void (*add_property)(void* user, const char* key, const char* value);
+} OrtcIdentitySink;
+
+typedef struct OrtcOptionSetSink {
+  void* user;
+  void (*add_set)(void* user, const OrtcKeyValue* options, uint32_t num_options);
+} OrtcOptionSetSink;
+
+#define ORTC_COMPILER_FALLBACK 1u    /* takes every node the others leave (the CPU backend) */
+#define ORTC_COMPILER_CAN_COMPILE 2u /* compile works (else: capability answers only) */
+
+/* The compile side's function table. Layout rule as OrtcBackend's. */
+typedef struct OrtcBackendCompiler {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* name;        /* "npu": --ep names it, files are named by it (model_npu.bin) */
+  const char* ep_source;   /* EPContext source of its nodes: "ortc." + name */
+  const char* status_line; /* one line saying what it can do today */
+  const char* version;     /* the backend's build version, free text */
+  uint32_t flags;          /* ORTC_COMPILER_* */
+  /* The session's provider options for this backend; INVALID_ARGUMENT names the known keys. */
+  OrtcPluginStatus (*validate_options)(struct OrtcBackendCompiler* self,
+                                       const OrtcKeyValue* options, uint32_t num_options);
+  /* Answers every node of the view through the sink. */
+  OrtcPluginStatus (*get_capability)(struct OrtcBackendCompiler* self, const OrtcGraphView* graph,
+                                     const OrtcCapabilitySink* sink);
+  OrtcPluginStatus (*identity)(struct OrtcBackendCompiler* self, const OrtcKeyValue* options,
+                               uint32_t num_options, const OrtcIdentitySink* sink);
+  /* Compiles one group of nodes it claimed. */
+  OrtcPluginStatus (*compile)(struct OrtcBackendCompiler* self, const OrtcGraphView* graph,
+                              const OrtcSubgraphRef* subgraph, const OrtcKeyValue* options,
+                              uint32_t num_options, const OrtcCompileSink* sink);
+  /* Option sets that each compile every tunable choice one way (may be NULL: nothing to tune). */
+  OrtcPluginStatus (*tuning_variants)(struct OrtcBackendCompiler* self,
+                                      const OrtcOptionSetSink* sink);
+  /* A warning about these options to print once, "" when none (may be NULL). Same buffer rules
+   * as describe_device. */
+  OrtcPluginStatus (*options_warning)(struct OrtcBackendCompiler* self,
+                                      const OrtcKeyValue* options, uint32_t num_options,
+                                      char* buffer, size_t capacity, size_t* length);
+  const char* (*last_error)(struct OrtcBackendCompiler* self);
+} OrtcBackendCompiler;
+
+typedef OrtcPluginStatus (*OrtcBackendCompilerCreateFn)(uint32_t host_abi_version,
+                                                        const OrtcHostApi* host,
+                                                        OrtcBackendCompiler** out);
+typedef void (*OrtcBackendCompilerReleaseFn)(OrtcBackendCompiler* compiler);
 
 #ifdef __cplusplus
 } /* extern "C" */

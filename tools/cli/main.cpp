@@ -3,8 +3,12 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <string>
 
+#include "abi/plugin_compilers.h"
 #include "cli/compile_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/version.h"
@@ -32,6 +36,25 @@ int main(int argc, char** argv) {
          "Log to stderr what loading and partitioning decided: -v shape inference and groups, "
          "-vv every refusal of every node")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option_function<std::vector<std::string>>(
+      "--backend-path",
+      [](const std::vector<std::string>& folders) {
+        // The compiler searches these first; the runtime (run, verify, generate) too, through
+        // the variable it reads, so one flag serves a compile and the run after it.
+        std::string path;
+        for (const auto& f : folders) {
+          std::error_code ec;
+          const std::string dir = std::filesystem::absolute(f, ec).string();
+          ortc::backends::abi::AddBackendSearchFolder(dir);
+          path += (path.empty() ? "" : ":") + dir;
+        }
+        if (const char* old = std::getenv("ORTC_BACKEND_PATH"); old && *old)
+          path += ":" + std::string(old);
+        ::setenv("ORTC_BACKEND_PATH", path.c_str(), 1);
+      },
+      "Folder of out-of-tree backend libraries (libortc_backend_<name>.so, e.g. "
+      "examples/backend_skeleton's npu), searched before ORTC_BACKEND_PATH (repeatable): "
+      "ortc compile m.onnx --ep npu,cuda,cpu --backend-path DIR");
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddCompileCommand(app, &exit_code);
   ortc::cli::AddInspectCommand(app, &exit_code);

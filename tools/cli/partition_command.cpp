@@ -39,11 +39,11 @@ Result<std::vector<const backends::Backend*>> ParseBackends(const std::string& l
   std::string name;
   while (std::getline(ss, name, ',')) {
     if (name.empty()) continue;
-    const auto* b = backends::FindBackend(name);
-    if (!b)
-      return InvalidArgument("unknown backend '" + name +
-                             "' in --ep (known: " + backends::KnownBackendNames() + ")");
-    out.push_back(b);
+    auto b = backends::ResolveBackend(name);
+    if (!b.ok())
+      return InvalidArgument("unknown backend '" + name + "' in --ep (known: " +
+                             backends::KnownBackendNames() + "); " + b.status().message());
+    out.push_back(*b);
   }
   if (out.empty()) return InvalidArgument("--ep names no backend");
   return out;

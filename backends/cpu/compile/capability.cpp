@@ -133,7 +133,14 @@ class Cpu final : public Backend {
     return CompileCpuSubgraph(model, subgraph, cpu);
   }
 
-  NodeSupport Supports(const graph::Graph&, const graph::Node& node) const override {
+  std::vector<NodeSupport> Capability(const graph::Graph& g) const override {
+    std::vector<NodeSupport> answers;
+    for (const auto& node : g.nodes) answers.push_back(Supports(node));
+    return answers;
+  }
+
+ private:
+  static NodeSupport Supports(const graph::Node& node) {
     if (!node.domain.empty()) {
       return NodeSupport::No("op " + node.domain + "::" + node.op_type +
                              " is in a custom domain; the CPU backend runs only ai.onnx ops");

@@ -16,8 +16,10 @@ class Cuda final : public Backend {
     return "compiles static-shape graphs to cuDNN/cuBLASLt calls and NVRTC-built kernels "
            "(cubins per --target-arch + PTX); --input-shape fixes dynamic dims";
   }
-  NodeSupport Supports(const graph::Graph& g, const graph::Node& node) const override {
-    return CudaSupports(g, node);
+  std::vector<NodeSupport> Capability(const graph::Graph& g) const override {
+    std::vector<NodeSupport> answers;
+    for (const auto& node : g.nodes) answers.push_back(CudaSupports(g, node));
+    return answers;
   }
   bool can_compile() const override { return true; }
   Status ValidateOptions(const ProviderOptions& options) const override {

@@ -123,7 +123,8 @@ OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          &AllocateForCaller,
                          &FreeForCaller,
                          &CopyForCaller,
-                         &CopyRowsForCaller};
+                         &CopyRowsForCaller,
+                         nullptr};
 
 }  // namespace
 }  // namespace ortc::cuda_rt

@@ -88,7 +88,7 @@ Result<BackendVerdict> Gate(const format::ContextBinary& bin, const format::EpCo
     for (uint32_t i = 0; list && i < list->size(); ++i) targets.push_back(list->Get(i)->str());
     return GateCpu(targets, device, where);
   }
-  return v;
+  return GatePlugin(bin, node, where);
 }
 
 }  // namespace ortc::loader

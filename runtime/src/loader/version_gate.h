@@ -6,6 +6,7 @@
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
 #include "ortc/runtime.h"
+#include "plugin/backend_library.h"
 
 namespace ortc::loader {
 
@@ -23,6 +24,16 @@ Result<BackendVerdict> GateCuda(const CudaBinaryFacts& bin, const DeviceDescript
 // or an ISA such as "avx2"), pure, like GateCuda.
 Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
                                const DeviceDescription& device, const std::string& where);
+
+// The plugin library of a backend the runtime has no code of its own for (not cpu, not cuda),
+// or an error saying where to put it; `where` names the node.
+Result<std::shared_ptr<plugin::BackendLibrary>> PluginBackendFor(const std::string& backend,
+                                                                 const std::string& where);
+
+// The fit of a binary of a backend that lives wholly in a plugin: the plugin's check_binary
+// judges the versions the compile recorded (an unsupported verdict is an error, as above).
+Result<BackendVerdict> GatePlugin(const format::ContextBinary& bin,
+                                  const format::EpContextNode& node, const std::string& where);
 
 // Checks the pairing (backend, content id, graph) and the hardware fit. Errors are
 // INVALID_GRAPH; an unsupported verdict is returned as an error too.

@@ -27,8 +27,12 @@ class MaskBackend final : public Backend {
   std::string_view ep_source() const override { return name_; }
   std::string_view status_line() const override { return "test"; }
   bool is_fallback() const override { return fallback_; }
-  NodeSupport Supports(const Graph&, const ortc::graph::Node& n) const override {
-    return mask_[std::stoi(n.name.substr(1))] ? NodeSupport::Yes() : NodeSupport::No("masked");
+  std::vector<NodeSupport> Capability(const Graph& g) const override {
+    std::vector<NodeSupport> answers;
+    for (const auto& n : g.nodes)
+      answers.push_back(mask_[std::stoi(n.name.substr(1))] ? NodeSupport::Yes()
+                                                           : NodeSupport::No("masked"));
+    return answers;
   }
 
  private:

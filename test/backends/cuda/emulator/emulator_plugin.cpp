@@ -227,7 +227,8 @@ OrtcBackend g_backend = {ORTC_BACKEND_ABI_VERSION,
                          &AllocateDevice,
                          &FreeDevice,
                          &CopyMemory,
-                         &CopyMemoryRows};
+                         &CopyMemoryRows,
+                         nullptr};
 
 }  // namespace
 }  // namespace ortc::test::cuda
