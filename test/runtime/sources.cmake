@@ -11,8 +11,10 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/temp_registry_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensor_elements_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/onnx_tensor_api_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate/past_input_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/buffer_pool_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exec/run_cpu_op_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/shape_limit_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/spectral_test.cpp

@@ -17,7 +17,7 @@
 #include "compile/publish_lock.h"
 #include "format/context_binary_reader.h"
 #include "graph/input_shapes.h"
-#include "kernels/onednn_conv.h"
+#include "ortc/runtime.h"
 #include "ortc_git_commit.h"
 #include "partition/partition_report.h"
 #include "registry.h"
@@ -236,8 +236,9 @@ int Run(CompileArgs& args) {
       return Status::Ok();
     };
     o.after_publish = [&args, &o](const compile::CompileReport& published) {
-      const nlohmann::json tools{
-          {"ortc", kCompiler}, {"oneDNN", exec::OneDnnVersion()}, {"context_binary_format", "1.0"}};
+      const nlohmann::json tools{{"ortc", kCompiler},
+                                 {"oneDNN", DescribeCpuKernelLibrary().version},
+                                 {"context_binary_format", "1.0"}};
       return compile::WriteBundleManifest(args.bundle, published, o, tools)
           .WithContext("writing the bundle manifest");
     };

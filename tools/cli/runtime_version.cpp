@@ -1,7 +1,6 @@
 #include "cli/runtime_version.h"
 
 #include "context_binary_format.h"
-#include "kernels/onednn_conv.h"
 #include "ortc/runtime.h"
 #include "plugin_abi/ortc_backend_plugin.h"
 
@@ -11,8 +10,9 @@ std::string RuntimeVersionLines() {
   std::string t = "context binary format " + std::to_string(format::kFormatMajor) + "." +
                   std::to_string(format::kFormatMinor) + ", backend plugin ABI " +
                   std::to_string(ORTC_BACKEND_ABI_VERSION) + "\n";
-  const std::string isa = exec::OneDnnEffectiveIsa();
-  t += "cpu: oneDNN " + exec::OneDnnVersion() + ", code for " +
+  const CpuKernelLibrary cpu = DescribeCpuKernelLibrary();
+  const std::string& isa = cpu.isa;
+  t += "cpu: " + cpu.name + " " + cpu.version + ", code for " +
        (isa.empty() ? std::string("an ISA older than avx2") : isa) + " on this machine\n";
   const DeviceDescription d = DeviceDescription::Detect();
   const auto driver = d.cuda_driver_version;

@@ -14,10 +14,22 @@
 #include "base/atomic_write.h"
 #include "base/regular_file.h"
 #include "base/shape_limit.h"
-#include "loader/tensor_proto.h"
 
 namespace ortc::io {
 namespace {
+
+// Through the runtime's reader and writer of ONNX tensors: the ones a model's initializers go
+// through.
+Result<Tensor> FromTensorProto(const onnx::TensorProto& p) {
+  const std::string bytes = p.SerializeAsString();
+  return TensorFromOnnxBytes(bytes.data(), bytes.size());
+}
+
+onnx::TensorProto ToTensorProto(const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.ParseFromString(TensorToOnnxBytes(t, name));
+  return p;
+}
 
 const std::map<std::string, DataType>& NpyTypes() {
   static const std::map<std::string, DataType> m = {
@@ -165,7 +177,7 @@ Result<Tensor> ReadTensorFile(const std::filesystem::path& path) {
   onnx::TensorProto p;
   if (!p.ParseFromIstream(&in))
     return InvalidArgument(path.string() + ": not a TensorProto (.pb) file");
-  return loader::TensorFromProto(p, nullptr);
+  return FromTensorProto(p);
 }
 
 namespace {
@@ -176,7 +188,7 @@ Result<Tensor> FromSequenceProto(const onnx::SequenceProto& p) {
                            std::to_string(p.elem_type()) + "); ortc runs sequences of tensors");
   std::vector<Tensor> items;
   for (const auto& t : p.tensor_values()) {
-    auto item = loader::TensorFromProto(t, nullptr);
+    auto item = FromTensorProto(t);
     if (!item.ok()) return item.status();
     items.push_back(std::move(item).value());
   }
@@ -203,7 +215,7 @@ Result<Tensor> ReadOptionalFile(const std::filesystem::path& path) {
   onnx::OptionalProto p;
   if (!p.ParseFromIstream(&in))
     return InvalidArgument(path.string() + ": not an OptionalProto (.pb) file");
-  if (p.has_tensor_value()) return loader::TensorFromProto(p.tensor_value(), nullptr);
+  if (p.has_tensor_value()) return FromTensorProto(p.tensor_value());
   if (p.has_sequence_value()) return FromSequenceProto(p.sequence_value());
   return Tensor::NoneOptional();
 }
@@ -216,7 +228,7 @@ Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value
     onnx::SequenceProto p;
     p.set_name(name);
     p.set_elem_type(onnx::SequenceProto::TENSOR);
-    for (const auto& item : value.items()) *p.add_tensor_values() = loader::TensorToProto(item, "");
+    for (const auto& item : value.items()) *p.add_tensor_values() = ToTensorProto(item, "");
     return format::WriteFileAtomically(out,
                                        [&](std::ostream& f) { return p.SerializeToOstream(&f); });
   }
@@ -229,7 +241,7 @@ Status WriteContainerFile(const std::filesystem::path& path, const Tensor& value
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
                        const std::string& name) {
   if (path.extension() == ".npy") return WriteNpy(path, t);
-  const onnx::TensorProto p = loader::TensorToProto(t, name);
+  const onnx::TensorProto p = ToTensorProto(t, name);
   return format::WriteFileAtomically(path,
                                      [&](std::ostream& out) { return p.SerializeToOstream(&out); });
 }

@@ -11,8 +11,7 @@
 #include "cpu/compile/compile.h"
 #include "cpu/compile/weight_packing.h"
 #include "graph/opset_support.h"
-#include "kernels/kernel.h"
-#include "kernels/onednn_conv.h"
+#include "ortc/runtime.h"
 
 namespace ortc::backends::cpu {
 namespace {
@@ -42,7 +41,7 @@ std::string NestedRefusal(const onnx::GraphProto& g, int64_t opset) {
     if (node.op_type() == "Constant") continue;
     if (!graph::ResolveOp(domain, node.op_type(), opset).exists)
       return where + "the op does not exist at opset " + std::to_string(opset);
-    if (!exec::FindKernel(domain, node.op_type()))
+    if (!HasCpuKernel(node.op_type()))  // domain is ai.onnx here
       return where + "the CPU runtime has no kernel for it yet";
     for (const auto& a : node.attribute()) {
       if (!a.has_g()) continue;
@@ -114,7 +113,7 @@ class Cpu final : public Backend {
     const std::string isa = resolved.ok() ? *resolved : std::string();
     if (!isa.empty()) {
       id.hardware_targets.push_back(std::string(kPackedIsaPrefix) + isa);
-      id.versions.emplace_back("oneDNN", exec::OneDnnVersion());
+      id.versions.emplace_back("oneDNN", DescribeCpuKernelLibrary().version);
     }
     id.properties = {{"layouts", isa.empty() ? "plain" : "oneDNN blocked for " + isa},
                      {"precision", bf16 ? "bf16" : "fp32"}};
@@ -153,7 +152,7 @@ class Cpu final : public Backend {
                              std::to_string(node.opset));
     }
     // The CPU backend claims exactly what the runtime's kernels run.
-    if (!exec::FindKernel(node.domain, node.op_type)) {
+    if (!HasCpuKernel(node.op_type)) {  // custom domains were refused above
       return NodeSupport::No("the CPU runtime has no kernel for " + node.op_type + " yet");
     }
     if (node.has_subgraphs) {

@@ -214,4 +214,28 @@ struct CompatibilityVerdict {
 CompatibilityVerdict CheckCompatibilityInfo(const std::string& info,
                                             const DeviceDescription* device = nullptr);
 
+// The library the CPU kernels' convolutions run on, as this process loaded it: its name
+// ("oneDNN"), version ("2.6.3") and the instruction set of the code it generates on this
+// machine ("avx512_core_bf16"; "" for one older than avx2). What `ortc --version` and a
+// bundle's manifest record.
+struct CpuKernelLibrary {
+  std::string name;
+  std::string version;
+  std::string isa;
+};
+CpuKernelLibrary DescribeCpuKernelLibrary();
+
+// One ONNX op run on host tensors by the CPU kernels, exactly as a compiled CPU program runs
+// it: the compiler folds constants through it, so a folded value is what the run computes.
+struct CpuOpCall {
+  std::string op_type;                // an ai.onnx op
+  int opset = 0;                      // the version of the op's definition in effect
+  std::string attributes;             // a serialized ONNX NodeProto carrying the attributes (or "")
+  std::vector<const Tensor*> inputs;  // nullptr for an omitted optional input
+  size_t num_outputs = 1;
+  uint64_t max_output_bytes = 0;  // refuse larger outputs; 0: no limit
+};
+bool HasCpuKernel(const std::string& op_type);  // an ai.onnx op the CPU kernels run
+Result<std::vector<Tensor>> RunCpuOp(const CpuOpCall& call);
+
 }  // namespace ortc

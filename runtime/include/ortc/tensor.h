@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ortc/status.h"
+
 namespace ortc {
 
 // Element types, numbered as ONNX's TensorProto.DataType.
@@ -126,5 +128,11 @@ class Tensor {
   MemoryLocation location_ = MemoryLocation::kHost;
   std::shared_ptr<std::vector<std::string>> strings_;
 };
+
+// A tensor from the bytes of a serialized ONNX TensorProto (ONNX's .pb test-data files), its
+// data inline (raw_data or the typed fields); one that names external data is refused.
+Result<Tensor> TensorFromOnnxBytes(const void* data, size_t size);
+// A host tensor as the bytes of a serialized ONNX TensorProto named `name`, its data inline.
+std::string TensorToOnnxBytes(const Tensor& t, const std::string& name);
 
 }  // namespace ortc
