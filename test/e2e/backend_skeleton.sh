@@ -33,6 +33,23 @@ echo "skeleton: built against the installed package, its test passed, it exports
 # 2. A weight-sharing group compiled across three backends.
 "$py" "$src/test/e2e/make_qdq_three_backends.py" "$work/models" > /dev/null
 m=$work/models
+# The partition: the plugin's claims and its reasons for what it leaves, in ortc's report.
+"$ortc" partition "$m/qdq_b1.onnx" --ep npu,cuda,cpu --backend-path "$work/npu" --json \
+  > "$work/partition.json"
+"$py" - "$work/partition.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+by_backend = {}
+for g in r["groups"]:
+    by_backend.setdefault(g["backend"], []).append(g)
+npu_nodes = sorted(n for g in by_backend.get("npu", []) for n in g["nodes"])
+assert {"conv1", "conv2", "fc", "q_c1", "dq_w3"} <= set(npu_nodes), f"npu groups: {npu_nodes}"
+assert "cuda" in by_backend and "cpu" in by_backend, f"groups per backend: {list(by_backend)}"
+reasons = [x["reason"] for x in r["refusals"] if x["backend"] == "npu"]
+assert any("QuantizeLinear only as the output" in x for x in reasons), reasons
+assert any("Softmax" in x for x in reasons), reasons
+print("partition: the npu takes the QDQ Conv and MatMul units; its refusals carry its reasons")
+PY
 "$ortc" compile "$m/qdq_b1.onnx" "$m/qdq_b2.onnx" --share-weights --ep npu,cuda,cpu \
   --backend-path "$work/npu" --target-arch sm_80 -o "$work/out/" --json > "$work/compile.json"
 "$py" - "$work/compile.json" "$work/out" <<'PY'
