@@ -116,8 +116,37 @@ Result<CtxModel> BuildCtxModel(const CtxModelInput& in) {
     if (v >= 0 && out_vi.type().has_tensor_type())
       StaticOutputShape(g.values[v].info.shape, &out_vi);
   }
+  std::unordered_set<std::string> typed;
   for (const auto& vi : src.value_info()) {
-    if (live_values.count(vi.name())) *dst->add_value_info() = vi;
+    if (live_values.count(vi.name())) {
+      *dst->add_value_info() = vi;
+      typed.insert(vi.name());
+    }
+  }
+  // Values passed between nodes of the ctx model that the source left untyped get the type
+  // inference gave them: an EPContext node's outputs have no type of their own (its schema
+  // allows any), so a consumer such as ONNX Runtime could not type the graph without them.
+  for (const auto& o : src.output()) typed.insert(o.name());
+  for (const auto& node : dst->node()) {
+    for (const auto& name : node.output()) {
+      const int v = name.empty() ? -1 : g.FindValue(name);
+      if (v < 0 || typed.count(name) || g.values[v].info.dtype == 0) continue;
+      typed.insert(name);
+      onnx::ValueInfoProto* vi = dst->add_value_info();
+      vi->set_name(name);
+      auto* tensor = vi->mutable_type()->mutable_tensor_type();
+      tensor->set_elem_type(g.values[v].info.dtype);
+      const graph::Shape& shape = g.values[v].info.shape;
+      if (!shape.rank_known) continue;
+      auto* dims = tensor->mutable_shape();
+      for (const graph::Dim& d : shape.dims) {
+        auto* dim = dims->add_dim();
+        if (d.known())
+          dim->set_dim_value(d.value);
+        else if (!d.symbol.empty())
+          dim->set_dim_param(d.symbol);
+      }
+    }
   }
 
   // Initializers of the nodes kept as ONNX: embedded, or moved to the external file.

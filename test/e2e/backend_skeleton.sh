@@ -4,12 +4,15 @@
 # CPU backends: one weight-sharing group of two int8 QDQ models (batch 1 and 2) compiled across
 # npu, cuda and cpu, run (CUDA programs in the host emulator plugin, npu graphs in the skeleton's
 # host simulation) and held to a numpy reference computed by the operators' definitions; the
-# version gate asks the npu plugin about the SDK the binary was compiled with.
-# Usage: backend_skeleton.sh BUILD_DIR WORK_DIR CUDA_EMULATOR_PLUGIN_DIR
+# version gate asks the npu plugin about the SDK the binary was compiled with. Given the ONNX
+# Runtime test host and the ortc EP library, stock ONNX Runtime runs the same bundles too.
+# Usage: backend_skeleton.sh BUILD_DIR WORK_DIR CUDA_EMULATOR_PLUGIN_DIR [ORT_HOST EP_LIBRARY]
 set -euo pipefail
 build=$1
 work=$2
 emulator=$3
+ort_host=${4:-}
+ort_ep=${5:-}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 py=/usr/bin/python3
 rm -rf "$work" && mkdir -p "$work"
@@ -107,6 +110,24 @@ assert np.allclose(probs, want, atol=1e-5), f"probs differ by {np.abs(probs - wa
 print(f"run batch {b}: q2 within 1 LSB of the reference ({(diff > 0).sum()} of {diff.size} off by one), probs and label equal it")
 PY
 done
+
+# 3b. Stock ONNX Runtime runs the same bundles through the ortc EP, plugins and all.
+if [ -n "$ort_host" ]; then
+  for b in 1 2; do
+    "$ort_host" --ep-library "$ort_ep" \
+      --session "$work/out/qdq_b${b}_ctx.onnx|$work/ort_b$b|x=$m/x_b$b.npy" > /dev/null
+    "$py" - "$work/ort_b$b" "$work/run_b$b" <<'PY'
+import sys
+import numpy as np
+ort, own = sys.argv[1:]
+for name in ("q2", "probs", "label"):
+    assert np.array_equal(np.load(f"{ort}/{name}.npy"), np.load(f"{own}/{name}.npy")), name
+PY
+  done
+  echo "ONNX Runtime: both bundles run through the ortc EP with outputs identical to ortc run's"
+else
+  echo "ONNX Runtime: not checked here (its test host is not built)"
+fi
 
 # 4. The version gate reads the npu plugin's SDK version.
 if ORTC_NPU_SIM_SDK_VERSION=2.0 "$ortc" run "$work/out/qdq_b1_ctx.onnx" --input "x=$m/x_b1.npy" \

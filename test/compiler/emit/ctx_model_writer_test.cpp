@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 
 #include "emit/ctx_model_writer.h"
 #include "graph/model.h"
@@ -114,4 +115,15 @@ TEST_CASE("a compiled group becomes one EPContext node and takes its initializer
   bool ms = false;
   for (const auto& op : ctx->proto.opset_import()) ms |= op.domain() == "com.microsoft";
   CHECK(ms);
+  // The source declares no intermediate types: the values between nodes get the inferred ones
+  // (an EPContext output has no type of its own), the graph output keeps its declaration.
+  std::map<std::string, const onnx::ValueInfoProto*> typed;
+  for (const auto& vi : g.value_info()) typed[vi.name()] = &vi;
+  for (const std::string name : {"a", "h", "s"}) {
+    REQUIRE(typed.count(name));
+    CHECK(typed[name]->type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+    REQUIRE(typed[name]->type().tensor_type().shape().dim_size() == 1);
+    CHECK(typed[name]->type().tensor_type().shape().dim(0).dim_value() == 4);
+  }
+  CHECK(typed.count("y") == 0);
 }
