@@ -1,5 +1,5 @@
 // A declarative capability table: which ops (by version), element types and attribute values a
-// backend accepts. Backends build one and answer Supports() from it, with a reason on refusal.
+// backend accepts. Backends build one and answer Capability() from it, with a reason on refusal.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include "abi/plugin_compilers.h"
 
 #include <dlfcn.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +16,16 @@ namespace {
 std::mutex g_mutex;
 std::vector<std::string> g_folders;
 
-void HostLog(void*, int32_t, const char*) {}
+// A plugin's diagnostics, in the compiler's log (-v shows info, -vv debug).
+void HostLog(void*, int32_t level, const char* message) {
+  const char* text = message ? message : "";
+  if (level >= 2)
+    spdlog::warn("backend plugin: {}", text);
+  else if (level == 1)
+    spdlog::info("backend plugin: {}", text);
+  else
+    spdlog::debug("backend plugin: {}", text);
+}
 
 }  // namespace
 
