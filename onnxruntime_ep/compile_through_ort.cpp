@@ -48,9 +48,11 @@ Result<onnx::ModelProto> ReadModel(const fs::path& path) {
 Result<std::vector<const backends::Backend*>> BackendOrder(const std::vector<std::string>& names) {
   std::vector<const backends::Backend*> order;
   for (const auto& name : names) {
-    const auto* b = backends::FindBackend(name);
-    if (!b)
-      return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (cpu, cuda)");
+    auto found = backends::ResolveBackend(name);
+    if (!found.ok())
+      return InvalidArgument("unknown backend '" + name + "' in ep.ortc.backends (known: " +
+                             backends::KnownBackendNames() + "); " + found.status().message());
+    const backends::Backend* b = *found;
     if (!b->can_compile())
       return NotImplemented("backend " + name + " cannot compile (" +
                             std::string(b->status_line()) + ")");

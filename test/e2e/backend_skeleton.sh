@@ -125,6 +125,22 @@ for name in ("q2", "probs", "label"):
 PY
   done
   echo "ONNX Runtime: both bundles run through the ortc EP with outputs identical to ortc run's"
+  # ONNX Runtime's compile API, with the npu named in the EP's backends.
+  mkdir -p "$work/ort_compiled"
+  "$ort_host" --ep-library "$ort_ep" --config ep.ortc.backends=npu,cpu \
+    --compile "$m/qdq_b1.onnx" "$work/ort_compiled/qdq_ctx.onnx" > "$work/ort_compile.log" 2>&1 ||
+    { cat "$work/ort_compile.log" >&2; fail "ONNX Runtime's compile API with ep.ortc.backends=npu,cpu"; }
+  [ -f "$work/ort_compiled/qdq_npu.bin" ] || fail "ONNX Runtime's compile wrote no npu binary"
+  "$ort_host" --ep-library "$ort_ep" \
+    --session "$work/ort_compiled/qdq_ctx.onnx|$work/ort_compiled/run|x=$m/x_b1.npy" > /dev/null
+  "$py" - "$work/ort_compiled/run" "$m" <<'PY'
+import sys
+import numpy as np
+run, m = sys.argv[1:]
+assert np.array_equal(np.load(f"{run}/q2.npy"), np.load(f"{m}/expected_q2_b1.npy")), "q2"
+assert np.array_equal(np.load(f"{run}/label.npy"), np.load(f"{m}/expected_label_b1.npy")), "label"
+PY
+  echo "ONNX Runtime: its compile API compiled through ortc onto the npu, and the result runs"
 else
   echo "ONNX Runtime: not checked here (its test host is not built)"
 fi
