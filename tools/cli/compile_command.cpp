@@ -337,7 +337,9 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile prefill.onnx decode.onnx --share-weights --ep cuda,cpu \\\n"
       "      --shape-profile prefill:input_ids=1x16,attention_mask=1x16,position_ids=1x16 \\\n"
       "      --shape-profile decode:input_ids=1x1,attention_mask=1x512,position_ids=1x1 \\\n"
-      "      --input-shape past_key_0=1x8x511x64,...   # a 512-position sliding window\n\n"
+      "      --input-shape past_key_0=1x8x511x64,...   # a 512-position sliding window\n"
+      "  ortc compile model.onnx --ep npu,cuda,cpu --backend-path build-npu   # an out-of-tree "
+      "backend\n\n"
       "Writes are atomic: on failure or interruption no output file is left half-written.\n" +
       std::string(kExitCodeHelp));
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });

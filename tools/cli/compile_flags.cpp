@@ -12,7 +12,9 @@ namespace ortc::cli {
 void AddCompileFlags(CLI::App* cmd, CompileFlags* f, bool shape_alias) {
   cmd->add_option("--ep", f->eps,
                   "Backends to compile for, in priority order (comma-separated); nodes none of "
-                  "them takes stay ONNX nodes run by the CPU")
+                  "them takes stay ONNX nodes run by the CPU. A backend built outside ortc "
+                  "(libortc_backend_<name>.so) is found through --backend-path DIR or "
+                  "ORTC_BACKEND_PATH")
       ->default_val("cpu");
   cmd->add_option("--provider-option", f->provider_options,
                   "Backend option, as backend:key=value (repeatable). cpu:conv_algorithm=direct "
