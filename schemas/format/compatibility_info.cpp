@@ -25,6 +25,16 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+// Whether a text can stand in a field of the string, which ';' and '=' delimit.
+bool Fits(const std::string& text) {
+  return text.find_first_of(";=") == std::string::npos;
+}
+
+bool KnownField(const std::string& key) {
+  return key == "format" || key == "cpu" || key == "cuda" || key == "cuda_driver" ||
+         key == "cudnn" || key == "cublas";
+}
+
 }  // namespace
 
 CudaBinaryFacts CudaFactsOf(const std::vector<std::pair<std::string, std::string>>& versions,
@@ -62,6 +72,11 @@ std::string CompatibilityInfo(const std::vector<BinaryFacts>& binaries) {
       info += ";cuda=" + Join(facts.targets) + ";cuda_driver=" + std::to_string(facts.min_driver);
       if (!facts.cudnn_version.empty()) info += ";cudnn=" + facts.cudnn_version;
       if (!facts.cublas_version.empty()) info += ";cublas=" + facts.cublas_version;
+    } else {
+      info += ";" + bin.backend + "=" + Join(bin.hardware_targets);
+      for (const auto& [key, value] : bin.versions) {
+        if (Fits(key) && Fits(value)) info += ";" + bin.backend + "." + key + "=" + value;
+      }
     }
   }
   return info;
@@ -73,9 +88,25 @@ ParsedCompatibility ParseCompatibilityInfo(const std::string& info) {
   if (fields.empty() || fields[0] != "ortc") return p;  // not ours
   p.ours = true;
   std::map<std::string, std::string> kv;
+  auto plugin = [&p](const std::string& backend) -> BinaryFacts& {
+    for (auto& b : p.plugins)
+      if (b.backend == backend) return b;
+    p.plugins.push_back({backend, {}, {}});
+    return p.plugins.back();
+  };
   for (size_t i = 1; i < fields.size(); ++i) {
     auto eq = fields[i].find('=');
-    if (eq != std::string::npos) kv[fields[i].substr(0, eq)] = fields[i].substr(eq + 1);
+    if (eq == std::string::npos) continue;
+    const std::string key = fields[i].substr(0, eq), value = fields[i].substr(eq + 1);
+    kv[key] = value;
+    if (KnownField(key) || key.empty()) continue;
+    // "<backend>=<targets>" and "<backend>.<version key>=<value>": a plugin backend's facts.
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      plugin(key).hardware_targets = Split(value, ',');
+    } else if (dot > 0) {
+      plugin(key.substr(0, dot)).versions.emplace_back(key.substr(dot + 1), value);
+    }
   }
   p.format = kv.count("format") ? kv["format"] : "";
   if (kv.count("cpu")) {

@@ -34,7 +34,9 @@ CudaBinaryFacts CudaFactsOf(const std::vector<std::pair<std::string, std::string
                             const std::vector<std::string>& hardware_targets);
 
 // "ortc;format=1.0;cpu=generic-le" or, with CUDA, "...;cuda=sm_90,compute_90;cuda_driver=13000;
-// cudnn=9.1.0;cublas=13.0.0".
+// cudnn=9.1.0;cublas=13.0.0". A backend that lives in a plugin (an NPU's) adds its hardware
+// targets and every manifest version, for its plugin to judge: "...;npu=npu-sim-v1;
+// npu.npu_sdk=1.0" (a version whose text holds ';' or '=' is left out).
 std::string CompatibilityInfo(const std::vector<BinaryFacts>& binaries);
 
 // A compatibility string read back. Fields it does not know are ignored; a later duplicate wins.
@@ -45,6 +47,7 @@ struct ParsedCompatibility {
   std::vector<std::string> cpu_targets;
   bool has_cuda = false;
   CudaBinaryFacts cuda;
+  std::vector<BinaryFacts> plugins;  // backends other than cpu and cuda, in the string's order
 };
 ParsedCompatibility ParseCompatibilityInfo(const std::string& info);
 

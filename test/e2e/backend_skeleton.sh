@@ -141,6 +141,17 @@ assert np.array_equal(np.load(f"{run}/q2.npy"), np.load(f"{m}/expected_q2_b1.npy
 assert np.array_equal(np.load(f"{run}/label.npy"), np.load(f"{m}/expected_label_b1.npy")), "label"
 PY
   echo "ONNX Runtime: its compile API compiled through ortc onto the npu, and the result runs"
+  # ONNX Runtime's question before it loads a compiled model: the string names the npu binary's
+  # facts, and the npu plugin answers.
+  info=$("$py" -c "import onnx, sys; print({p.key: p.value for p in onnx.load(sys.argv[1]).metadata_props}['ep_compatibility_info.ortc'])" "$work/out/qdq_b1_ctx.onnx")
+  case "$info" in *";npu=npu-sim-v1;npu.npu_sdk=1.0"*) ;; *) fail "compatibility string without the npu's facts: $info" ;; esac
+  answer() { "$ort_host" --ep-library "$ort_ep" --compatibility "$info" | sed -n 's/^compatibility: //p'; }
+  [ "$(answer)" = EP_SUPPORTED_OPTIMAL ] || fail "SDK 1.0 device: $(answer)"
+  [ "$(ORTC_NPU_SIM_SDK_VERSION=1.2 answer)" = EP_SUPPORTED_PREFER_RECOMPILATION ] ||
+    fail "SDK 1.2 device: $(ORTC_NPU_SIM_SDK_VERSION=1.2 answer)"
+  [ "$(ORTC_NPU_SIM_SDK_VERSION=2.0 answer)" = EP_UNSUPPORTED ] ||
+    fail "SDK 2.0 device: $(ORTC_NPU_SIM_SDK_VERSION=2.0 answer)"
+  echo "ONNX Runtime: the compatibility string carries the npu's SDK; the plugin's answers reach ONNX Runtime (optimal, prefer recompilation, unsupported)"
 else
   echo "ONNX Runtime: not checked here (its test host is not built)"
 fi

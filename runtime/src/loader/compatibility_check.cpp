@@ -32,6 +32,14 @@ Compatibility CheckCompatibility(const std::string& info, const DeviceDescriptio
   if (parsed.has_cpu) apply(GateCpu(parsed.cpu_targets, device, "ortc cpu binary"));
   if (parsed.has_cuda && c.answer != Compatibility::Answer::kUnsupported)
     apply(GateCuda(parsed.cuda, device, "ortc cuda binary"));
+  // A plugin backend's binary: its plugin must be here, and judges the facts the string carries.
+  for (const auto& b : parsed.plugins) {
+    if (c.answer == Compatibility::Answer::kUnsupported) break;
+    PluginBinaryFacts facts;
+    facts.versions = b.versions;
+    facts.hardware_targets = b.hardware_targets;
+    apply(GatePluginFacts(b.backend, facts, "ortc " + b.backend + " binary"));
+  }
   return c;
 }
 

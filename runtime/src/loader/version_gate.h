@@ -30,6 +30,18 @@ Result<BackendVerdict> GateCpu(const std::vector<std::string>& targets,
 Result<std::shared_ptr<plugin::BackendLibrary>> PluginBackendFor(const std::string& backend,
                                                                  const std::string& where);
 
+// What a plugin backend's binary recorded of its compile: the manifest's versions, hardware
+// targets and properties, and (from the EPContext node, when there is one) SDK and architecture.
+struct PluginBinaryFacts {
+  std::string sdk_version, hardware_architecture;
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::vector<std::string> hardware_targets;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+// The plugin's own verdict on those facts (check_binary), as GateCuda's: unsupported is an error.
+Result<BackendVerdict> GatePluginFacts(const std::string& backend, const PluginBinaryFacts& facts,
+                                       const std::string& where);
+
 // The fit of a binary of a backend that lives wholly in a plugin: the plugin's check_binary
 // judges the versions the compile recorded (an unsupported verdict is an error, as above).
 Result<BackendVerdict> GatePlugin(const format::ContextBinary& bin,

@@ -32,6 +32,34 @@ TEST_CASE("compatibility strings name each binary's targets and CUDA requirement
         "cpu=generic-le");
 }
 
+TEST_CASE("a plugin backend's targets and versions travel in the string, for its plugin",
+          "[compat]") {
+  const BinaryFacts npu{"npu", {"npu-sim-v1"}, {{"npu_sdk", "1.0"}, {"odd", "a;b"}}};
+  const std::string info = CompatibilityInfo({npu, {"cpu", {"generic-le"}, {}}});
+  // The version whose text holds a delimiter is left out rather than corrupting the string.
+  CHECK(info == "ortc;format=1.0;npu=npu-sim-v1;npu.npu_sdk=1.0;cpu=generic-le");
+  const auto parsed = ortc::format::ParseCompatibilityInfo(info);
+  CHECK(parsed.has_cpu);
+  CHECK_FALSE(parsed.has_cuda);
+  REQUIRE(parsed.plugins.size() == 1);
+  CHECK(parsed.plugins[0].backend == "npu");
+  CHECK(parsed.plugins[0].hardware_targets == std::vector<std::string>{"npu-sim-v1"});
+  CHECK(parsed.plugins[0].versions ==
+        std::vector<std::pair<std::string, std::string>>{{"npu_sdk", "1.0"}});
+  // CPU and CUDA fields are never taken for a plugin's.
+  CHECK(ortc::format::ParseCompatibilityInfo(
+            "ortc;format=1.0;cuda=sm_80;cuda_driver=13000;cudnn=9.1.0;cpu=avx2")
+            .plugins.empty());
+}
+
+TEST_CASE("a plugin backend's binary needs its plugin", "[compat]") {
+  const auto c =
+      CheckCompatibility("ortc;format=1.0;cpu=generic-le;nosuchnpu=v1;nosuchnpu.sdk=1", Avx2Cpu());
+  CHECK(c.answer == Answer::kUnsupported);
+  CHECK_THAT(c.reason,
+             Catch::Contains("needs backend nosuchnpu") && Catch::Contains("ORTC_BACKEND_PATH"));
+}
+
 TEST_CASE("compatibility answers follow the version gate on the CPU", "[compat]") {
   const auto device = Avx2Cpu();
   CHECK(CheckCompatibility("ortc;format=1.0;cpu=generic-le", device).answer == Answer::kOptimal);
