@@ -42,6 +42,11 @@ struct CompileResult {
 };
 
 bundle::ByteSource BytesOf(const OrtcBytes* b, std::string* error) {
+  if (!b || (!b->data && b->size > 0 && b->kind != ORTC_BYTES_FILE_REGION)) {
+    if (b && b->kind == ORTC_BYTES_HANDED_OVER && b->release) b->release(b->owner);
+    *error = "a weight's bytes are missing (no bytes, or no data for a non-empty size)";
+    return bundle::ByteSource::Memory(std::make_shared<const std::string>());
+  }
   switch (b->kind) {
     case ORTC_BYTES_COPY:
       return bundle::ByteSource::Memory(std::make_shared<const std::string>(
@@ -67,17 +72,34 @@ bundle::ByteSource BytesOf(const OrtcBytes* b, std::string* error) {
 OrtcCompileSink MakeCompileSink(CompileResult* r) {
   OrtcCompileSink s{};
   s.user = r;
+  // A plugin is trusted code, but a null where bytes belong is reported, not dereferenced.
   s.set_program = [](void* u, const void* data, uint64_t size) {
-    static_cast<CompileResult*>(u)->graph.program.assign(static_cast<const char*>(data), size);
+    auto* r = static_cast<CompileResult*>(u);
+    if (!data && size)
+      r->error = "set_program: no data for " + std::to_string(size) + " bytes";
+    else
+      r->graph.program.assign(static_cast<const char*>(data), size);
   };
   s.add_input = [](void* u, const OrtcTensorDesc* d) {
-    static_cast<CompileResult*>(u)->graph.inputs.push_back(TensorOf(d));
+    auto* r = static_cast<CompileResult*>(u);
+    if (!d)
+      r->error = "add_input: no description";
+    else
+      r->graph.inputs.push_back(TensorOf(d));
   };
   s.add_output = [](void* u, const OrtcTensorDesc* d) {
-    static_cast<CompileResult*>(u)->graph.outputs.push_back(TensorOf(d));
+    auto* r = static_cast<CompileResult*>(u);
+    if (!d)
+      r->error = "add_output: no description";
+    else
+      r->graph.outputs.push_back(TensorOf(d));
   };
   s.add_weight = [](void* u, const OrtcWeightDesc* d, const OrtcBytes* b) {
     auto* r = static_cast<CompileResult*>(u);
+    if (!d) {
+      r->error = "add_weight: no description";
+      return;
+    }
     bundle::WeightSpec w;
     w.dtype = d->dtype;
     if (d->dims) w.dims.assign(d->dims, d->dims + d->rank);
@@ -90,8 +112,12 @@ OrtcCompileSink MakeCompileSink(CompileResult* r) {
     static_cast<CompileResult*>(u)->graph.arena_bytes = bytes;
   };
   s.add_artefact = [](void* u, const char* name, const void* data, uint64_t size) {
-    static_cast<CompileResult*>(u)->graph.artefacts.emplace_back(
-        Text(name), std::string(static_cast<const char*>(data), size));
+    auto* r = static_cast<CompileResult*>(u);
+    if (!data && size)
+      r->error = "add_artefact '" + Text(name) + "': no data";
+    else
+      r->graph.artefacts.emplace_back(Text(name),
+                                      std::string(static_cast<const char*>(data), size));
   };
   s.add_note = [](void* u, const char* k, const char* v) {
     static_cast<CompileResult*>(u)->graph.notes.emplace_back(Text(k), Text(v));
@@ -103,8 +129,10 @@ OrtcCompileSink MakeCompileSink(CompileResult* r) {
     static_cast<CompileResult*>(u)->graph.stats[Text(k)] = static_cast<int>(n);
   };
   s.add_choice = [](void* u, const OrtcTunableChoice* c) {
+    if (!c) return;
     TunableChoice t{Text(c->step), Text(c->key), Text(c->choice), {}, Text(c->source)};
-    for (uint32_t i = 0; i < c->num_candidates; ++i) t.candidates.push_back(Text(c->candidates[i]));
+    for (uint32_t i = 0; c->candidates && i < c->num_candidates; ++i)
+      t.candidates.push_back(Text(c->candidates[i]));
     static_cast<CompileResult*>(u)->graph.choices.push_back(std::move(t));
   };
   s.progress = [](void* u, const char* step, int32_t done, int32_t total) {

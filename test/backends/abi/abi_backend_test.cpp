@@ -57,7 +57,8 @@ struct FakeState {
   int released = 0;  // HANDED_OVER releases seen
   bool fail_capability = false;
   bool fail_compile = false;
-  std::string file;  // for the FILE_REGION weight
+  bool null_weight = false;  // reports a weight of 16 bytes without its data
+  std::string file;          // for the FILE_REGION weight
 };
 FakeState g_fake;
 thread_local std::string g_fake_error;
@@ -114,6 +115,7 @@ OrtcPluginStatus FakeCompile(OrtcBackendCompiler*, const OrtcGraphView* g,
   OrtcWeightDesc w{1, 1, wdims, "fake_layout", 128};
   static const float copied[4] = {1, 2, 3, 4};
   OrtcBytes copy{ORTC_BYTES_COPY, copied, sizeof(copied), nullptr, nullptr, nullptr, 0};
+  if (g_fake.null_weight) copy.data = nullptr;
   s->add_weight(s->user, &w, &copy);
   auto* owned = new std::string("HANDEDOVER012345");
   OrtcBytes handed{ORTC_BYTES_HANDED_OVER,
@@ -291,6 +293,13 @@ TEST_CASE("abi: a C table's answers reach the compiler intact") {
     CHECK(g_fake.released == 0);
     compiled = Status(StatusCode::kInvalidArgument, "dropped");
     CHECK(g_fake.released == 1);
+
+    // A report with a weight but no bytes fails the compile instead of reading a null.
+    g_fake.null_weight = true;
+    auto hollow = b.Compile(*model, sg, {}, {});
+    CHECK(hollow.status().code() == StatusCode::kInvalidGraph);
+    CHECK_THAT(hollow.status().message(), Catch::Contains("bytes are missing"));
+    g_fake.null_weight = false;
 
     // Failures keep their code and text.
     g_fake.fail_compile = true;
