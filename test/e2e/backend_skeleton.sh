@@ -12,7 +12,7 @@ build=$1
 work=$2
 emulator=$3
 ort_host=${4:-}
-ort_ep=${5:-}
+ort_ep=${5:+$(realpath "$5")}  # ONNX Runtime resolves a relative path against its own folder
 src=$(cd "$(dirname "$0")/../.." && pwd)
 py=/usr/bin/python3
 rm -rf "$work" && mkdir -p "$work"
