@@ -1,7 +1,6 @@
 // The version gate for backends that live wholly in a plugin (an NPU's, examples/
 // backend_skeleton): the plugin judges its own binaries. The runtime knows CPU and CUDA binaries
 // itself; of any other backend it knows only that the plugin must be there and answer.
-#include <algorithm>
 #include <vector>
 
 #include "loader/version_gate.h"
@@ -64,25 +63,17 @@ Result<BackendVerdict> GatePluginFacts(const std::string& backend, const PluginB
   facts.num_properties = static_cast<uint32_t>(properties.size());
 
   int32_t verdict = ORTC_BINARY_OPTIMAL;
-  std::string reason(1024, '\0');
-  size_t length = 0;
-  OrtcPluginStatus s =
-      table->check_binary(table, &facts, &verdict, reason.data(), reason.size(), &length);
-  if (s == ORTC_PLUGIN_BUFFER_TOO_SMALL && length < (1u << 20)) {
-    reason.assign(length + 1, '\0');
-    s = table->check_binary(table, &facts, &verdict, reason.data(), reason.size(), &length);
-  }
-  ORTC_RETURN_IF_ERROR((*lib)->StatusOf(s, where + ": checking the binary"));
-  reason.resize(std::min(length, reason.size()));
+  auto reason = (*lib)->CheckBinary(facts, &verdict);
+  if (!reason.ok()) return reason.status().WithContext(where);
   switch (verdict) {
     case ORTC_BINARY_OPTIMAL:
       return v;
     case ORTC_BINARY_PREFER_RECOMPILATION:
       v.verdict = Verdict::kPreferRecompilation;
-      v.reason = reason;
+      v.reason = *reason;
       return v;
     default:
-      return InvalidGraph(where + ": backend " + backend + " cannot run this binary: " + reason +
+      return InvalidGraph(where + ": backend " + backend + " cannot run this binary: " + *reason +
                           " (verdict: unsupported)");
   }
 }

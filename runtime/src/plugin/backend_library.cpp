@@ -178,6 +178,13 @@ Result<std::string> BackendLibrary::DescribeGraph(OrtcGraph* graph) const {
   });
 }
 
+Result<std::string> BackendLibrary::CheckBinary(const OrtcBinaryFacts& facts,
+                                                int32_t* verdict) const {
+  return ReadText(*this, "checking a binary", [&](char* b, size_t n, size_t* len) {
+    return backend_->check_binary(backend_, &facts, verdict, b, n, len);
+  });
+}
+
 Result<std::string> BackendLibrary::LastRunProfile(OrtcGraph* graph) const {
   return ReadText(*this, "reading a run's profile", [&](char* b, size_t n, size_t* len) {
     return backend_->last_run_profile(graph, b, n, len);

@@ -35,6 +35,9 @@ class BackendLibrary {
   // describe_graph / last_run_profile of a loaded graph: the plugin's JSON text.
   Result<std::string> DescribeGraph(OrtcGraph* graph) const;
   Result<std::string> LastRunProfile(OrtcGraph* graph) const;
+  // check_binary on a binary's recorded facts: the reason text, *verdict the OrtcBinaryVerdict.
+  // Only for a plugin whose table has check_binary.
+  Result<std::string> CheckBinary(const OrtcBinaryFacts& facts, int32_t* verdict) const;
   // A Status from a plugin call's result and last_error().
   Status StatusOf(OrtcPluginStatus s, const std::string& what) const;
   OrtcBackend* table() const { return backend_; }
