@@ -15,6 +15,13 @@ find_library(DNNL_LIBRARY dnnl REQUIRED)
 add_library(dnnl::dnnl UNKNOWN IMPORTED)
 set_target_properties(dnnl::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY}
   INTERFACE_INCLUDE_DIRECTORIES ${DNNL_INCLUDE_DIR})
+# OpenBLAS: the CPU kernels' GEMMs; the runtime sets its thread count with the session's.
+find_library(OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+find_path(OPENBLAS_INCLUDE_DIR cblas.h PATHS /usr/include/x86_64-linux-gnu/openblas-pthread
+  /usr/include/aarch64-linux-gnu/openblas-pthread /usr/include/openblas NO_DEFAULT_PATH)
+if(NOT OPENBLAS_INCLUDE_DIR)
+  find_path(OPENBLAS_INCLUDE_DIR cblas.h REQUIRED)
+endif()
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)
 add_library(xxhash::xxhash UNKNOWN IMPORTED)

@@ -7,7 +7,7 @@
 
 #include "base/regular_file.h"
 #include "base/shape_limit.h"
-#include "exec/intra_op_threads.h"
+#include "cpu_kernel/intra_op_threads.h"
 #include "exec/profiler.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"

@@ -32,9 +32,9 @@
 #include <thread>
 
 #include "compile/compile_driver.h"
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "cuda_ctx_executor.h"
 #include "io/tensor_files.h"
-#include "kernels/kernel_util.h"
 #include "tensor_compare.h"
 
 namespace fs = std::filesystem;

@@ -13,8 +13,8 @@
 #include <set>
 
 #include "compile/compile_driver.h"
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "io/tensor_files.h"
-#include "kernels/kernel_util.h"
 #include "ortc/runtime.h"
 #include "tensor_compare.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/kernel_util.h"
+#include "cpu/runtime/kernels/kernel_util.h"
 
 namespace ortc::test {
 

@@ -24,6 +24,7 @@ FLOORS = [
     ("base", 0),                # Status, files, hashing, shape bounds and texts: the ground
     ("schemas", 1),             # formats and the plugin ABI
     ("runtime/include", 2),     # the runtime's public API
+    ("runtime/kernel_api", 3),  # what the CPU kernels see of the executor
     ("runtime/src", 3),         # the runtime's private code
     ("ir", 4),                  # the IR that the compiler and every backend's compile side share
     ("backends", 5),            # every backend, compile and runtime sides
@@ -35,7 +36,7 @@ FLOORS = [
 # Private parts: only the area itself includes them.
 PRIVATE = {"runtime/src"}
 # Where a quoted include is looked up after the including file's folder, in the build's order.
-INCLUDE_ROOTS = ["base/include", "runtime/include", "runtime/src", "tools", "ir", "compiler", "backends",
+INCLUDE_ROOTS = ["base/include", "runtime/include", "runtime/kernel_api", "runtime/src", "tools", "ir", "compiler", "backends",
                  "schemas", "onnxruntime_ep"]
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".cu")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -8,9 +8,9 @@
 
 #include "bundle/context_binary_writer.h"
 #include "compile/compile_driver.h"
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
-#include "kernels/kernel_util.h"
 #include "loader/binary_cache.h"
 #include "model_builder.h"
 #include "ortc/runtime.h"

@@ -5,7 +5,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loader/compatibility_info_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/fixed_inputs_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plain_subgraph_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/loader/cpu_program_validator_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../schemas/format/cpu_program_validator_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/element_types_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/mapped_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
@@ -17,14 +17,14 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/exec/run_cpu_op_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exec/intra_op_threads_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/shape_limit_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/spectral_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/depthwise_conv_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/reductions_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/winograd_conv_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/winograd_bf16_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/conv_plan_key_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/integer_results_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/slice_axis_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/data_movement_checks_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/kernels/hostile_operands_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/spectral_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/depthwise_conv_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/reductions_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/winograd_conv_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/winograd_bf16_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/conv_plan_key_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/integer_results_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/slice_axis_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/data_movement_checks_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/hostile_operands_test.cpp
 )

@@ -12,7 +12,7 @@
 #include "cpu/compile/quantized_fusion.h"
 #include "cpu/compile/weight_packing.h"
 #include "cpu_program_generated.h"
-#include "loader/cpu_program_validator.h"
+#include "format/cpu_program_validator.h"
 #include "lowering/constant_folding.h"
 #include "lowering/memory_plan.h"
 #include "lowering/weight_rewrites.h"
@@ -260,7 +260,7 @@ CompiledGraph SerializeProgram(const lowering::SubgraphIr& ir, const std::string
   auto plan = lowering::PlanMemory(buffers, 64);
   // An arena the runtime would refuse as damage (more than 2^40 bytes): every intermediate is
   // then allocated at run time instead, where each tensor is checked on its own.
-  if (static_cast<uint64_t>(plan.arena_bytes) > loader::kMaxArenaBytes) {
+  if (static_cast<uint64_t>(plan.arena_bytes) > format::kMaxArenaBytes) {
     std::fill(buffer_of.begin(), buffer_of.end(), -1);
     plan.arena_bytes = 0;
   }

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "base/shape_limit.h"
-#include "kernels/fused_activation.h"
-#include "kernels/onednn_conv.h"
+#include "cpu/runtime/kernels/fused_activation.h"
+#include "cpu/runtime/kernels/onednn_conv.h"
 
 namespace ortc::backends::cpu {
 namespace {

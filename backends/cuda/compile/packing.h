@@ -1,7 +1,8 @@
-// CUDA weight packing: float32 -> float16 / bfloat16 with round-to-nearest-even (the runtime's
-// conversions, kernels/kernel_util.h, so compiler and CPU kernels round alike), and filter
-// re-layout KCRS (ONNX) -> KRSC (NHWC convolutions) or CRSK (generated grouped convolutions). Pure
-// byte transformations, tested bit for bit against independent references.
+// CUDA weight packing: float32 -> float16 / bfloat16 with round-to-nearest-even
+// (base/half_float.h's conversions, which the CPU kernels use too, so compiler and CPU kernels
+// round alike), and filter re-layout KCRS (ONNX) -> KRSC (NHWC convolutions) or CRSK (generated
+// grouped convolutions). Pure byte transformations, tested bit for bit against independent
+// references.
 #pragma once
 
 #include <cstdint>

@@ -5,10 +5,10 @@
 #include <new>
 #include <set>
 
+#include "cpu_kernel/exec_graph.h"
+#include "cpu_kernel/kernel_context.h"
 #include "exec/buffer_pool.h"
-#include "exec/exec_graph.h"
 #include "exec/profiler.h"
-#include "kernels/kernel.h"
 
 namespace ortc::exec {
 

@@ -1,5 +1,5 @@
 // Intra-op thread count: physical cores from sysfs, OpenMP and OpenBLAS set together.
-#include "exec/intra_op_threads.h"
+#include "cpu_kernel/intra_op_threads.h"
 
 #include <cblas.h>
 #include <omp.h>

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_kernel/kernel_context.h"
 #include "exec/profiler.h"
-#include "kernels/kernel.h"
 
 namespace ortc::exec {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/exec_graph.h"
+#include "cpu_kernel/exec_graph.h"
 #include "plugin/backend_library.h"
 
 namespace ortc::exec {

@@ -3,8 +3,8 @@
 // API, so that it needs nothing of the executor's internals).
 #include <onnx/onnx_pb.h>
 
-#include "exec/exec_graph.h"
-#include "kernels/kernel.h"
+#include "cpu_kernel/exec_graph.h"
+#include "cpu_kernel/kernel_context.h"
 #include "loader/plain_subgraph.h"
 #include "ortc/runtime.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu_kernel/exec_graph.h"
 #include "cpu_program_generated.h"
-#include "exec/exec_graph.h"
 #include "format/context_binary_reader.h"
 
 namespace ortc::loader {

@@ -7,10 +7,10 @@
 
 #include "cpu_program_generated.h"
 #include "exec/plugin_node.h"
+#include "format/cpu_program_validator.h"
 #include "format/ep_context.h"
 #include "loader/binary_cache.h"
 #include "loader/cpu_program_loader.h"
-#include "loader/cpu_program_validator.h"
 #include "loader/plain_subgraph.h"
 #include "loader/tensor_proto.h"
 #include "loader/version_gate.h"
@@ -247,9 +247,9 @@ class Builder {
     if (!fbc::VerifyProgramBuffer(verifier))
       return InvalidGraph("graph '" + ep->partition_name + "': the CPU program is corrupt");
     const auto* program = fbc::GetProgram(bytes.data());
-    ORTC_RETURN_IF_ERROR(ValidateCpuProgram(*program,
-                                            graph->weights() ? graph->weights()->size() : 0,
-                                            "graph '" + ep->partition_name + "'"));
+    ORTC_RETURN_IF_ERROR(format::ValidateCpuProgram(*program,
+                                                    graph->weights() ? graph->weights()->size() : 0,
+                                                    "graph '" + ep->partition_name + "'"));
     if (program->inputs()->size() != ep->inputs.size() ||
         program->outputs()->size() != ep->outputs.size()) {
       return InvalidGraph(

@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "exec/exec_graph.h"
+#include "cpu_kernel/exec_graph.h"
 #include "loader/fixed_inputs.h"
 #include "ortc/runtime.h"
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "exec/exec_graph.h"
+#include "cpu_kernel/exec_graph.h"
 
 namespace ortc::loader {
 

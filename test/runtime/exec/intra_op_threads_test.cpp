@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "exec/intra_op_threads.h"
+#include "cpu_kernel/intra_op_threads.h"
 
 using namespace ortc::exec;
 

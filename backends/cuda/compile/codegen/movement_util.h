@@ -33,7 +33,7 @@ std::string FloatStorageType(int32_t dtype);
 std::string BitsLiteral(int32_t dtype, double value);
 
 bool NormaliseAxis(int64_t& axis, int64_t rank);
-// Row-major strides and dim products: the runtime's (kernels/kernel_util.h).
+// Row-major strides and dim products: base/shape_math.h's, as the CPU kernels use.
 using exec::Product;
 using exec::Strides;
 std::string DimsText(const std::vector<int64_t>& dims);  // "[2,3]"

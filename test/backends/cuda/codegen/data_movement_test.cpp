@@ -6,8 +6,8 @@
 #include <cstring>
 #include <random>
 
+#include "cpu_kernel/kernel_context.h"
 #include "data_movement_test_util.h"
-#include "kernels/kernel.h"
 
 namespace ortc::test::cuda {
 namespace {

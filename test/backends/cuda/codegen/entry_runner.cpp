@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "kernels/kernel.h"
+#include "cpu_kernel/kernel_context.h"
 #include "reference_conversions.h"
 
 namespace ortc::test::cuda {

@@ -10,8 +10,8 @@
 #include <random>
 
 #include "codegen/reference_conversions.h"
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "cuda/compile/packing.h"
-#include "kernels/kernel_util.h"
 
 using namespace ortc::backends::cuda;
 using ortc::test::cuda::BitsFloat;

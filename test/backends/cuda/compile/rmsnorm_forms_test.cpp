@@ -8,8 +8,8 @@
 
 #include <cstring>
 
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "cuda/compile/codegen/kernel_text.h"
-#include "kernels/kernel_util.h"
 #include "plan_helpers.h"
 #include "test_data.h"
 

@@ -8,10 +8,10 @@
 #include <random>
 #include <set>
 
+#include "cpu/runtime/kernels/kernel_util.h"
 #include "format/ep_context.h"
 #include "graph/contrib_ops.h"
 #include "graph/model.h"
-#include "kernels/kernel_util.h"
 #include "library_reference.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"

@@ -1,0 +1,44 @@
+// Helpers shared by CPU kernels: type dispatch, elements read and written as double or bits,
+// reading small integer inputs. Half-precision conversion and shape arithmetic come from base/
+// (half_float.h, shape_math.h), which the compile side uses too.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "base/element_types.h"
+#include "base/half_float.h"
+#include "base/shape_limit.h"
+#include "base/shape_math.h"
+#include "cpu_kernel/kernel_context.h"
+
+namespace ortc::exec {
+
+// Elements read and written as double: ElementAsDouble and SetElementFromDouble (ortc/tensor.h).
+// Element i of an integer tensor as 64 bits (signed types sign-extended), and a 64-bit value
+// written truncated to the element type: bitwise ops work on the bits, which a round trip
+// through double loses above 2^53 and cannot convert back for negative or 2^64-sized values.
+uint64_t ReadBits(const Tensor& t, int64_t i);
+void WriteBits(Tensor& t, int64_t i, uint64_t v);
+bool IsIntegerType(DataType t);
+
+// Calls f(T{}) for the C++ type of a numeric dtype (not float16/bfloat16/string): the table's
+// VisitNumericType, for a runtime DataType.
+template <typename F>
+bool DispatchNumeric(DataType dt, F&& f) {
+  return VisitNumericType(static_cast<int32_t>(dt), std::forward<F>(f));
+}
+
+bool IsFloatType(DataType t);
+
+// Reads a 0-D/1-D integer tensor (int32 or int64).
+std::optional<std::vector<int64_t>> IntsOf(const Tensor* t);
+// The first element of an integer tensor (TopK's k, CumSum's axis): nullopt when t is absent,
+// empty or not int32/int64.
+std::optional<int64_t> FirstIntOf(const Tensor* t);
+
+}  // namespace ortc::exec

@@ -1,0 +1,83 @@
+// MatMul (batched, broadcast) and Gemm: float32 through Sgemm, other types in double.
+#include "cpu/runtime/kernels/float_gemm.h"
+#include "cpu/runtime/kernels/kernel_util.h"
+#include "cpu/runtime/kernels/registry.h"
+
+namespace ortc::exec {
+namespace {
+
+Status MatMul(KernelContext& c) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  if (a.rank() == 0 || b.rank() == 0) return c.Error("MatMul inputs must have rank >= 1");
+  std::vector<int64_t> as = a.shape(), bs = b.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (bs[bs.size() - 2] != k) return c.Error("MatMul inner dimensions differ");
+  auto batch = BroadcastShape({std::vector<int64_t>(as.begin(), as.end() - 2),
+                               std::vector<int64_t>(bs.begin(), bs.end() - 2)});
+  if (!batch) return c.Error("MatMul batch dimensions cannot be broadcast");
+  std::vector<int64_t> out = *batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  Tensor& y = c.Output(0, a.dtype(), out);
+  const auto sa = BroadcastStrides(std::vector<int64_t>(as.begin(), as.end() - 2), *batch);
+  const auto sb = BroadcastStrides(std::vector<int64_t>(bs.begin(), bs.end() - 2), *batch);
+  const int64_t batches = Product(*batch);
+  if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat) {
+    ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
+      Sgemm(false, false, m, n, k, 1.f, a.data<float>() + o[0] * m * k, k,
+            b.data<float>() + o[1] * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
+    });
+    (void)batches;
+    return Status::Ok();
+  }
+  ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double acc = 0;
+        for (int64_t j = 0; j < k; ++j)
+          acc += ElementAsDouble(a, o[0] * m * k + r * k + j) *
+                 ElementAsDouble(b, o[1] * k * n + j * n + col);
+        SetElementFromDouble(y, i * m * n + r * n + col, acc);
+      }
+  });
+  return Status::Ok();
+}
+
+Status Gemm(KernelContext& c) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  const bool ta = c.op().Int("transA", 0) != 0, tb = c.op().Int("transB", 0) != 0;
+  const float alpha = c.op().Float("alpha", 1.f), beta = c.op().Float("beta", 1.f);
+  if (a.rank() != 2 || b.rank() != 2) return c.Error("Gemm inputs must be 2-D");
+  const int64_t m = ta ? a.shape()[1] : a.shape()[0], k = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t n = tb ? b.shape()[0] : b.shape()[1];
+  if ((tb ? b.shape()[1] : b.shape()[0]) != k) return c.Error("Gemm inner dimensions differ");
+  Tensor& y = c.Output(0, a.dtype(), {m, n});
+  std::vector<float> out(static_cast<size_t>(m * n), 0.f);
+  if (c.has_input(2) && beta != 0.f) {
+    const Tensor& bias = c.in(2);
+    auto shape = BroadcastShape({bias.shape(), {m, n}});
+    if (!shape || *shape != std::vector<int64_t>{m, n})
+      return c.Error("Gemm bias cannot be broadcast to the output");
+    const auto cf = AsFloats(bias);
+    ForEachBroadcast({m, n}, {BroadcastStrides(bias.shape(), {m, n})},
+                     [&](int64_t i, const std::vector<int64_t>& o) { out[i] = cf[o[0]]; });
+  }
+  const FloatView af(a), bf(b);
+  Sgemm(ta, tb, m, n, k, alpha, af.data, a.shape()[1], bf.data, b.shape()[1], beta, out.data(), n);
+  StoreFloats(y, out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterMatMulKernels(KernelTable& t) {
+  t["MatMul"] = MatMul;
+  t["Gemm"] = Gemm;
+}
+
+}  // namespace ortc::exec
