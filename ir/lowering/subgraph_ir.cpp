@@ -33,6 +33,11 @@ int64_t IrOp::IntAttr(const std::string& n, int64_t fallback) const {
   const auto* a = Attr(n);
   return a ? a->i() : fallback;
 }
+std::vector<int64_t> IrOp::IntsAttr(const std::string& n) const {
+  const auto* a = Attr(n);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
 float IrOp::FloatAttr(const std::string& n, float fallback) const {
   const auto* a = Attr(n);
   return a ? a->f() : fallback;

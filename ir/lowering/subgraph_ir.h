@@ -51,6 +51,8 @@ struct IrOp {
   const onnx::AttributeProto* Attr(const std::string& n) const;
   int64_t IntAttr(const std::string& n, int64_t fallback) const;
   float FloatAttr(const std::string& n, float fallback) const;
+  // The attribute's ints; empty when the op has no attribute of that name.
+  std::vector<int64_t> IntsAttr(const std::string& n) const;
   // Setters replace an attribute of that name or add one.
   void SetIntAttr(const std::string& n, int64_t v);
   void SetFloatAttr(const std::string& n, float v);

@@ -32,7 +32,8 @@ runs on each family (FAMILIES):
    compiled decode graph serves every step and gives the same tokens; asking past the cache is
    an error.
 5. CUDA, at one decode step's static shapes: each graph (the prefill, the decode step with a
-   growing and with a padded cache, the GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
+   growing and with a padded cache, for Llama also with a 9000-row cache that the decode kernel
+   splits over its keys, the GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
    node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), every
    attention recognised (the decode steps' as decode kernels; the Llama family's rotations as
    rotary ops in both forms), and its CUDA program agrees with the CPU runtime in the host
@@ -71,6 +72,9 @@ NEW_TOKENS = 32
 FIXED = 64  # positions of the fixed-size cache
 PROMPTS = ([5, 17, 42, 8], [90, 3, 3, 61, 27, 11, 0, 54, 19])
 CUDA_PROMPT = 8  # the CUDA checks' shapes: a prompt of 8, then a decode step at length 9
+# A decode step past one block's keys (codegen's kDecodeMaxKeys, 8192): the decode kernel splits
+# the cache's keys into runs on blocks of their own and merges them.
+LONG_PAST = 9000
 
 
 @dataclass
@@ -81,6 +85,10 @@ class Family:
     script: str
     stem: str
     genai_same_weights: bool  # the GenAI form is the pair's model: ONNX Runtime's tokens agree
+    # Positions of its rotary table (make_kv_decoder.py's MAX_POSITIONS), when its decode graph
+    # takes a cache of any length: the long-cache CUDA check reads random positions from it.
+    # GPT-2's learned positions and causal table stop at 128, so it has no such check.
+    rotary_positions: int = 0
 
     def path(self, work, kind):
         return os.path.join(work, f"{self.stem}_{kind}.onnx")
@@ -89,7 +97,7 @@ class Family:
 # Seed 1: greedy continuations that vary (16 to 23 distinct tokens in 32, both families), a
 # stronger check than a model that repeats one token.
 SEED = 1
-FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False),
+FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False, rotary_positions=256),
             Family("GPT-2", "make_gpt2_kv_decoder.py", "gpt2", genai_same_weights=True))
 
 
@@ -288,6 +296,8 @@ def check_cuda(ortc, emulator, work, fam):
               (decode, step(decode, 1, FIXED, FIXED - 1)),  # a padded cache
               (genai, step(genai, 1, CUDA_PROMPT + 1, CUDA_PROMPT)),
               (genai, step(genai, 1, FIXED, FIXED)))
+    if fam.rotary_positions:  # a cache past one block's keys: split over them
+        graphs += ((decode, step(decode, 1, LONG_PAST + 1, LONG_PAST)),)
     for model, shapes in graphs:
         name = os.path.basename(model)[:-len(".onnx")]
         total = shapes["attention_mask"][1]
@@ -307,17 +317,25 @@ def check_cuda(ortc, emulator, work, fam):
         assert low["fused_attention"] >= 1, (name, low)
         want_decode = low["fused_attention"] if shapes["input_ids"][1] == 1 else 0
         assert low["decode_attention"] == want_decode, (name, shapes, low)
+        # A cache past one block's keys is split into runs in every layer; short ones are not
+        # (too few keys for two runs of at least 256).
+        want_split = want_decode if total > 8192 else 0
+        assert low["decode_attention_split"] == want_split, (name, shapes, low)
         if fam.name == "Llama":  # q and k rotated in every layer, in both export forms
             assert low["rotary_fused"] == 2 * low["fused_attention"], (name, low)
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
                     "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]
             if "position_ids" in shapes:
-                args += ["--int-range", f"position_ids={total - shapes['input_ids'][1]}:{total - 1}"]
+                first, last = total - shapes["input_ids"][1], total - 1
+                if last >= fam.rotary_positions > 0:  # past the table: any of its positions
+                    first, last = 0, fam.rotary_positions - 1
+                args += ["--int-range", f"position_ids={first}:{last}"]
             e = run(args, ok=False)
             assert e.returncode == 0, f"{name} emulated at {precision}: exit {e.returncode}\n{e.stdout}"
         print(f"{name} {shapes['attention_mask']}: one CUDA group at a decode step's shapes, {low['steps']} steps "
-              f"({low['decode_attention']} decode attention kernels, {low['rotary_fused']} rotary); emulated at "
+              f"({low['decode_attention']} decode attention kernels, {low['decode_attention_split']} split over the keys, "
+              f"{low['rotary_fused']} rotary); emulated at "
               "fp32 and fp16")
     return True
 

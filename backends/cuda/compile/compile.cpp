@@ -59,6 +59,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   // gone once nothing reads them.
   if (ir->RemoveDeadOps() > 0) ir->Compact();
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
+  const int decode_split = SplitDecodeAttention(&ir.value());
   auto plan = LowerToPlan(*ir, options, &out.stats);
   if (!plan.ok()) return plan.status();
   out.plan = std::move(plan).value();
@@ -83,6 +84,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["fused_attention"] += attention;
   out.stats["attention_on_gemms"] += attention_gemm;
   out.stats["decode_attention"] += decode_attention;
+  out.stats["decode_attention_split"] += decode_split;
   out.stats["outer_products"] += outer_products;
   out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;

@@ -67,10 +67,15 @@ int FuseAttention(lowering::SubgraphIr* ir);
 // Each FusedAttention op replaced by StridedView copies, MatMul Q K^T (alpha = scale),
 // AttentionSoftmax, MatMul P V and the head-merging Transpose (lowering_attention_gemm.cpp):
 // attention on cuBLASLt's GEMMs (tensor cores at fp16/bf16). Returns how many. Attention of a
-// few query rows against its keys (a generation step reading its cache:
-// codegen::DecodeAttentionFits) stays one FusedAttention op, which runs as the decode kernel:
-// counted in *decode_kept.
+// few query rows (at most codegen::kDecodeMaxRows: a generation step reading its cache) stays one
+// FusedAttention op, which runs as the decode kernel: counted in *decode_kept.
 int LowerAttentionToGemms(lowering::SubgraphIr* ir, int* decode_kept);
+
+// Each decode-shaped FusedAttention (at most codegen::kDecodeMaxRows query rows) that
+// codegen::DecodeKeySplits splits over its keys becomes DecodeAttentionPartial + its merge
+// (lowering_decode_split.cpp); returns how many. Runs after ApplyPrecision: the runs' records
+// are fp32.
+int SplitDecodeAttention(lowering::SubgraphIr* ir);
 
 // MatMuls of [.., M, 1] by [.., 1, N] become the Mul they compute (lowering_outer_products.cpp),
 // so the elementwise fusion takes them; returns how many. Runs after the attention passes.

@@ -25,20 +25,14 @@ using lowering::IrOp;
 using lowering::IrValue;
 using lowering::SubgraphIr;
 
-std::vector<int64_t> Ints(const IrOp& op, const std::string& name) {
-  const auto* a = op.Attr(name);
-  if (!a) return {};
-  return {a->ints().begin(), a->ints().end()};
-}
-
 struct View {
   std::vector<int64_t> shape, strides;
   int64_t offset = 0, head_group = 1;
 };
 
 View ViewAttr(const IrOp& op, const std::string& name) {
-  return {Ints(op, name + "_shape"), Ints(op, name + "_strides"), op.IntAttr(name + "_offset", 0),
-          op.IntAttr(name + "_head_group", 1)};
+  return {op.IntsAttr(name + "_shape"), op.IntsAttr(name + "_strides"),
+          op.IntAttr(name + "_offset", 0), op.IntAttr(name + "_head_group", 1)};
 }
 
 // Whether the view reads its source whole, in order: the source's bytes already are the
@@ -241,7 +235,7 @@ void Expand(SubgraphIr* ir, const IrOp& f, std::vector<IrOp>* ops) {
   const std::string base = f.name + "/gemm";
   View q = ViewAttr(f, "q"), k = ViewAttr(f, "k"), v = ViewAttr(f, "v");
   int qs = f.inputs[0], ks = f.inputs[1], vs = f.inputs[2];
-  std::vector<int64_t> out_perm = Ints(f, "out_perm");
+  std::vector<int64_t> out_perm = f.IntsAttr("out_perm");
   if (out_perm.empty()) {
     out_perm.resize(rank);
     std::iota(out_perm.begin(), out_perm.end(), 0);
@@ -327,11 +321,12 @@ void Expand(SubgraphIr* ir, const IrOp& f, std::vector<IrOp>* ops) {
 }
 
 // A generation step's attention: one kernel reading the cache beats three steps (two GEMMs of a
-// single row and a softmax), whose launches cost more than their work.
+// single row and a softmax), whose launches cost more than their work. Long caches too: the
+// decode kernel splits them over the keys (SplitDecodeAttention).
 bool DecodeShaped(const IrOp& f) {
   const View q = ViewAttr(f, "q"), k = ViewAttr(f, "k");
-  return q.shape.size() == 4 && k.shape.size() == 4 &&
-         codegen::DecodeAttentionFits(q.shape[2], k.shape[2]);
+  return q.shape.size() == 4 && k.shape.size() == 4 && q.shape[2] >= 1 &&
+         q.shape[2] <= codegen::kDecodeMaxRows;
 }
 
 }  // namespace

@@ -60,12 +60,6 @@ std::optional<std::vector<int64_t>> IntConstant(const IrIndex& x, int v) {
   return out;
 }
 
-std::vector<int64_t> IntsAttr(const IrOp& op, const std::string& name) {
-  const auto* a = op.Attr(name);
-  if (!a) return {};
-  return {a->ints().begin(), a->ints().end()};
-}
-
 // The scalar factor of a Mul or Div by a single-element float constant, and its other input.
 std::optional<std::pair<float, int>> ScaleLink(const IrIndex& x, const IrOp& op) {
   if (op.inputs.size() != 2) return std::nullopt;
@@ -107,7 +101,7 @@ std::optional<Link> MakeLink(const IrIndex& x, int op_index, int produced, bool 
     return l;
   if (t == "Transpose") {
     l.kind = Kind::kTranspose;
-    l.perm = IntsAttr(op, "perm");
+    l.perm = op.IntsAttr("perm");
     if (l.perm.empty()) {
       for (int64_t a = rank; a-- > 0;) l.perm.push_back(a);
     }
@@ -126,7 +120,7 @@ std::optional<Link> MakeLink(const IrIndex& x, int op_index, int produced, bool 
     l.kind = Kind::kSlice;
     std::optional<std::vector<int64_t>> starts, ends, axes, steps;
     if (op.since_version < 10) {
-      starts = IntsAttr(op, "starts"), ends = IntsAttr(op, "ends"), axes = IntsAttr(op, "axes");
+      starts = op.IntsAttr("starts"), ends = op.IntsAttr("ends"), axes = op.IntsAttr("axes");
     } else {
       auto in = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
       starts = IntConstant(x, in(1)), ends = IntConstant(x, in(2));

@@ -110,9 +110,29 @@ std::vector<int64_t> PermOr(const OpDesc& op, const std::string& name, size_t ra
   return p;
 }
 
+// DecodeAttentionMerge: its input holds [batch, heads, rows, key_splits, dv + 2] runs, its
+// output is the attention's (through out_perm).
+Result<Shapes> MergeShapesOf(const OpDesc& op) {
+  if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.inputs[0].dims.size() != 5 ||
+      op.inputs[0].dtype != onnx::TensorProto::FLOAT)
+    return InvalidArgument("DecodeAttentionMerge takes one float [b, h, rows, runs, dv + 2] input");
+  const auto& r = op.inputs[0].dims;
+  auto out = OutputView(op.outputs[0].dims, PermOr(op, "out_perm", op.outputs[0].dims.size()));
+  if (!out || r[3] != IntAttr(op, "key_splits", 0) || r[4] < 3 || out->dims[0] != r[0] ||
+      out->dims[1] != r[1] || out->dims[2] != r[2] || out->dims[3] != r[4] - 2)
+    return InvalidArgument("DecodeAttentionMerge: its runs and output do not chain");
+  Shapes s;
+  s.out = *out;
+  s.q.dims = {r[0], r[1], r[2], 1};
+  s.rows = r[2], s.value_dim = r[4] - 2, s.key_splits = r[3];
+  return s;
+}
+
 }  // namespace
 
 Result<Shapes> ShapesOf(const OpDesc& op) {
+  if (op.op_type == kDecodeMergeOp) return MergeShapesOf(op);
+  const bool partial = op.op_type == kDecodePartialOp;
   if (op.inputs.size() != 5 || op.outputs.size() != 1)
     return InvalidArgument("FusedAttention takes q, k, v, mask, cond and has one output");
   for (size_t i : {kQ, kK, kV}) {
@@ -132,7 +152,15 @@ Result<Shapes> ShapesOf(const OpDesc& op) {
   for (const auto* r : {&q, &k, &v}) {
     if (!r->ok()) return r->status();
   }
-  auto out = OutputView(op.outputs[0].dims, PermOr(op, "out_perm", op.outputs[0].dims.size()));
+  // DecodeAttentionPartial writes its runs' records, not the output: the output's logical
+  // [b, h, rows, dv] stands in for the chaining checks below.
+  std::optional<View4> out;
+  if (partial && *q && *v) {
+    out = View4{};
+    out->dims = {(**q).dims[0], (**q).dims[1], (**q).dims[2], (**v).dims[3]};
+  } else if (!partial) {
+    out = OutputView(op.outputs[0].dims, PermOr(op, "out_perm", op.outputs[0].dims.size()));
+  }
   if (!*q || !*k || !*v || !out)
     return InvalidArgument("FusedAttention: bad ranks or permutations");
   s.q = **q, s.k = **k, s.v = **v, s.out = *out;
@@ -145,6 +173,20 @@ Result<Shapes> ShapesOf(const OpDesc& op) {
   if (s.k.dims[3] != s.head_dim || s.v.dims[2] != s.keys || s.out.dims[2] != s.rows ||
       s.out.dims[3] != s.value_dim)
     return InvalidArgument("FusedAttention: q, k, v and output shapes do not chain");
+  s.key_chunk = s.keys;
+  if (partial) {
+    s.key_splits = IntAttr(op, "key_splits", 0);
+    if (s.key_splits < 1 || s.key_splits > s.keys)
+      return InvalidArgument("DecodeAttentionPartial: key_splits must be in [1, keys]");
+    s.key_chunk = (s.keys + s.key_splits - 1) / s.key_splits;
+    const std::vector<int64_t> runs = {s.q.dims[0], s.q.dims[1], s.rows, s.key_splits,
+                                       s.value_dim + 2};
+    if (op.outputs[0].dtype != onnx::TensorProto::FLOAT || op.outputs[0].dims != runs ||
+        (s.keys + s.key_chunk - 1) / s.key_chunk != s.key_splits)
+      return InvalidArgument(
+          "DecodeAttentionPartial: the output must be float [b, h, rows, key_splits, dv + 2] "
+          "and every run hold keys");
+  }
   View4 scores;
   scores.dims = {s.q.dims[0], s.q.dims[1], s.rows, s.keys};
   for (size_t i : {kMask, kCond}) {
@@ -189,13 +231,19 @@ std::string MaskScore(const OpDesc& op, const Shapes& s, const std::string& var,
 using namespace attention;
 
 bool IsAttentionOp(const std::string& op_type) {
-  return op_type == "FusedAttention" || IsAttentionPartOp(op_type);
+  return op_type == "FusedAttention" || op_type == kDecodePartialOp || op_type == kDecodeMergeOp ||
+         IsAttentionPartOp(op_type);
 }
 
 std::string AttentionUnsupported(const OpDesc& op) {
   if (IsAttentionPartOp(op.op_type)) return AttentionPartUnsupported(op);
   auto s = ShapesOf(op);
   if (!s.ok()) return s.status().message();
+  if (op.op_type == kDecodeMergeOp)
+    return s->value_dim <= kMaxHeadDim ? "" : "DecodeAttentionMerge: value dims up to 128";
+  if (op.op_type == kDecodePartialOp && !DecodeAttentionFits(s->rows, s->key_chunk))
+    return "DecodeAttentionPartial: at most " + std::to_string(kDecodeMaxRows) + " rows and " +
+           std::to_string(kDecodeMaxKeys) + " keys a run";
   if (s->head_dim > kMaxHeadDim || s->value_dim > kMaxHeadDim)
     return "FusedAttention: head dims up to " + std::to_string(kMaxHeadDim) + " (got " +
            std::to_string(std::max(s->head_dim, s->value_dim)) + ")";
@@ -237,7 +285,9 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   auto shapes = ShapesOf(op);
   if (!shapes.ok()) return shapes.status();
   const Shapes& s = *shapes;
-  if (DecodeAttentionFits(s.rows, s.keys)) return EmitDecodeAttention(name, op, s);
+  if (op.op_type == kDecodeMergeOp) return EmitDecodeAttentionMerge(name, op, s);
+  if (op.op_type == kDecodePartialOp || DecodeAttentionFits(s.rows, s.keys))
+    return EmitDecodeAttention(name, op, s);
   const int64_t D = s.head_dim, DV = s.value_dim;
   const Split sp = ChooseSplit(s);
   const int64_t R = sp.rows, P = sp.splits, threads = R * P;

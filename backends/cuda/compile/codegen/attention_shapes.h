@@ -26,6 +26,9 @@ struct View4 {
 struct Shapes {
   View4 q, k, v, out, mask, cond;
   int64_t head_dim = 0, value_dim = 0, rows = 0, keys = 0;
+  // The decode kernel's runs of keys: key_splits runs of key_chunk keys (the last may be
+  // shorter); 1 run of all keys for FusedAttention.
+  int64_t key_splits = 1, key_chunk = 0;
 };
 
 // Whether optional input i is given.
@@ -45,8 +48,12 @@ std::string BaseOf(const View4& v);
 std::string MaskScore(const OpDesc& op, const Shapes& s, const std::string& var,
                       const std::string& row, const std::string& key, const std::string& indent);
 
-// The decode kernel (decode_attention_kernels.cpp): a few query rows against many keys.
+// The decode kernel (decode_attention_kernels.cpp): a few query rows against many keys, in one
+// block per row (FusedAttention) or per run of keys (DecodeAttentionPartial); and the runs'
+// merge (DecodeAttentionMerge).
 Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& op,
                                          const Shapes& s);
+Result<KernelSource> EmitDecodeAttentionMerge(const std::string& name, const OpDesc& op,
+                                              const Shapes& s);
 
 }  // namespace ortc::backends::cuda::codegen::attention

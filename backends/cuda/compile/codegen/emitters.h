@@ -44,7 +44,12 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 // q_strides, q_offset (and k_..., v_...), for slices of a fused QKV projection; k_head_group /
 // v_head_group (default 1): head h reads source head h / group (GQA's repeated kv heads).
 // Output: softmax(scale * q k^T + mask) v.
-// IsAttentionOp / AttentionUnsupported / EmitAttention also cover the attention_parts ops.
+// Split over the keys (decode_attention_kernels.cpp): DecodeAttentionPartial takes
+// FusedAttention's inputs and attributes plus key_splits, and writes float
+// [batch, heads, rows, key_splits, dv + 2] (per run of keys: max, sum of exp, unnormalised
+// output); DecodeAttentionMerge (attributes key_splits, out_perm) turns those into the output.
+// IsAttentionOp / AttentionUnsupported / EmitAttention also cover these and the attention_parts
+// ops.
 bool IsAttentionOp(const std::string& op_type);
 std::string AttentionUnsupported(const OpDesc& op);
 Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op);

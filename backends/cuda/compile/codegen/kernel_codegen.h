@@ -99,11 +99,20 @@ bool SupportsLayouts(const std::string& op_type);
 bool LayoutApplies(const std::string& op_type, size_t i);
 // Why this particular op cannot be generated (attribute or shape limits), "" when it can.
 std::string Unsupported(const OpDesc& op);
-// FusedAttention with at most kDecodeMaxRows query rows and kDecodeMaxKeys keys (a generation
-// step against its cache) runs as one decode kernel whose blocks split the keys
-// (decode_attention_kernels.cpp); lowering keeps such attention fused rather than on GEMMs.
-constexpr int64_t kDecodeMaxRows = 4, kDecodeMaxKeys = 8192;
+// Attention of at most kDecodeMaxRows query rows (a generation step against its cache) runs as
+// the decode kernel (decode_attention_kernels.cpp): one block per row over at most
+// kDecodeMaxKeys keys (its scores fill shared memory), or split over the keys into runs of at
+// least kDecodeMinChunk keys and merged; lowering keeps such attention fused rather than on GEMMs.
+constexpr int64_t kDecodeMaxRows = 4, kDecodeMaxKeys = 8192, kDecodeMinChunk = 256;
 bool DecodeAttentionFits(int64_t rows, int64_t keys);
+// How many runs the keys of a decode attention are split into, given the blocks of one run each
+// (batch x heads x rows): 1 when the rows alone fill the GPU or the keys are few; at least what
+// keeps each run within kDecodeMaxKeys. Every run has ceil(keys / splits) keys but the last.
+int64_t DecodeKeySplits(int64_t blocks, int64_t keys);
+// The two ops of a split decode attention (emitters.h): the runs' records, then their merge.
+// Lowering forms them (lowering_decode_split.cpp).
+inline constexpr const char* kDecodePartialOp = "DecodeAttentionPartial";
+inline constexpr const char* kDecodeMergeOp = "DecodeAttentionMerge";
 
 Result<KernelSource> EmitFused(const std::string& name, const FusedGroup& group);
 Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op);

@@ -3,7 +3,8 @@
 // head transposes read and written through permutations, additive and Where masks, fully masked
 // rows, and the refusals; and the decode kernel (at most cg::kDecodeMaxRows query rows) on the
 // same cases, with keys wrapping its threads, every head size's column groups and repeated
-// key/value heads.
+// key/value heads; and the decode kernel split over the keys and merged (flash-decoding): uneven
+// runs, whole runs masked, a cache longer than one block holds.
 #include <array>
 #include <cmath>
 #include <functional>
@@ -40,6 +41,9 @@ struct Case {
   bool keep_if_true = true;
   float fill = 0.f;
   bool mask_after_where = false;  // Where(cond, s, fill) + mask, as eager GPT-2 writes it
+  // > 0: the decode kernel split over the keys into this many runs (DecodeAttentionPartial),
+  // then merged (DecodeAttentionMerge), instead of FusedAttention's one kernel.
+  int64_t key_splits = 0;
 };
 
 std::vector<int64_t> Stored(const std::vector<int64_t>& logical, const std::vector<int64_t>& p) {
@@ -77,9 +81,24 @@ double RunCase(const Case& c, const std::string& name) {
                 AttrInts("out_perm", c.out_perm), AttrInt("mask_after_where", c.mask_after_where)});
   op.constants.resize(5);
   std::string cond_bytes(c.cond.begin(), c.cond.end());
-  const auto outs = RunKernel(op, name,
-                              {Floats(q), Floats(k), Floats(v),
-                               c.mask.empty() ? std::string() : Floats(c.mask), cond_bytes});
+  const std::vector<std::string> inputs = {
+      Floats(q), Floats(k), Floats(v), c.mask.empty() ? std::string() : Floats(c.mask), cond_bytes};
+  std::vector<std::string> outs;
+  if (c.key_splits == 0) {
+    outs = RunKernel(op, name, inputs);
+  } else {
+    // The two kernels lowering_decode_split.cpp makes of a decode attention.
+    const std::vector<int64_t> runs_dims = {c.b, c.h, c.s, c.key_splits, c.d + 2};
+    auto partial = op;
+    partial.op_type = "DecodeAttentionPartial";
+    partial.outputs = {T(F, runs_dims)};
+    partial.attributes.push_back(AttrInt("key_splits", c.key_splits));
+    const auto runs = RunKernel(partial, name + "_runs", inputs);
+    auto merge = Op("DecodeAttentionMerge", 1, {T(F, runs_dims)}, {T(F, o_st)},
+                    {AttrInts("out_perm", c.out_perm), AttrInt("key_splits", c.key_splits)});
+    merge.constants.resize(1);
+    outs = RunKernel(merge, name + "_merge", runs);
+  }
   const auto got = AsFloats(outs[0]);
   // Inverse of out_perm: logical axis b is stored at axis a with out_perm[a] = b.
   std::vector<int64_t> out_read(4);
@@ -213,6 +232,84 @@ TEST_CASE("FusedAttention of a few query rows runs the decode kernel", "[cuda][a
       for (int j = 0; j < 130; ++j) c.cond.push_back(r != 2 && j <= 126 + r);
     c.fill = -INFINITY;
     CHECK(RunCase(c, "decode_causal") < 2e-6);
+  }
+}
+
+TEST_CASE("the decode kernel split over the keys matches the reference", "[cuda][attention]") {
+  SECTION("how many runs: the GPU filled, runs of at least kDecodeMinChunk keys, within a block") {
+    CHECK(cg::DecodeKeySplits(1, 300) == 1);         // too few keys for two runs
+    CHECK(cg::DecodeKeySplits(2 * 132, 8000) == 1);  // the rows alone fill the GPU
+    CHECK(cg::DecodeKeySplits(12, 4096) == 16);      // 12 heads, a 4096-key cache: 22 wanted
+    CHECK(cg::DecodeKeySplits(1000, 20000) == 3);    // many blocks, but one block's keys bounded
+    for (int64_t blocks : {1, 4, 12, 64, 300})
+      for (int64_t keys : {1, 255, 256, 513, 1000, 8192, 8193, 50000, 131072}) {
+        const int64_t n = cg::DecodeKeySplits(blocks, keys), chunk = (keys + n - 1) / n;
+        INFO(blocks << " blocks, " << keys << " keys: " << n << " runs");
+        CHECK(n >= 1);
+        CHECK(chunk <= cg::kDecodeMaxKeys);
+        CHECK((n - 1) * chunk < keys);  // no empty run
+        if (n > 1) CHECK(chunk >= cg::kDecodeMinChunk);
+      }
+  }
+  SECTION("runs of a cache, uneven last run, head sizes 16 and 128") {
+    for (int64_t d : {16, 128}) {
+      Case c;
+      c.b = 2, c.h = 3, c.s = 1, c.keys = 301, c.d = d, c.scale = 1 / std::sqrt(float(d));
+      c.key_splits = 3;  // runs of 101, 101 and 99 keys
+      CHECK(RunCase(c, "decode_runs_" + std::to_string(d)) < 2e-6);
+    }
+  }
+  SECTION("a cache longer than one block holds, stored [b, keys, h, d], written back so") {
+    Case c;
+    c.b = 1, c.h = 2, c.s = 1, c.keys = cg::kDecodeMaxKeys + 808, c.d = 8, c.scale = 0.3f;
+    c.qkv_stored_perm = {0, 2, 1, 3};
+    c.out_perm = {0, 2, 1, 3};
+    c.key_splits = cg::DecodeKeySplits(c.b * c.h * c.s, c.keys);
+    CHECK(c.key_splits > 1);
+    CHECK(RunCase(c, "decode_long") < 2e-6);
+  }
+  SECTION("whole runs masked: a padded cache, one live key, and a row with none") {
+    Case c;
+    c.b = 2, c.h = 1, c.s = 2, c.keys = 1000, c.d = 16, c.scale = 0.25f;
+    c.key_splits = 4;  // runs of 250 keys
+    c.mask_dims = {2, 1, 2, 1000};
+    c.mask.assign(4000, 0.f);
+    for (int j = 300; j < 1000; ++j) c.mask[j] = -INFINITY;  // batch 0 row 0: runs 2, 3 empty
+    for (int j = 0; j < 1000; ++j) c.mask[1000 + j] = j == 777 ? 0.f : -INFINITY;  // one key
+    for (int j = 0; j < 1000; ++j) c.mask[2000 + j] = -INFINITY;  // batch 1 row 0: no key
+    CHECK(RunCase(c, "decode_runs_masked") < 2e-6);
+  }
+  SECTION("four rows against the cache with a causal Where and the mask after it") {
+    Case c;
+    c.b = 1, c.h = 2, c.s = 4, c.keys = 600, c.d = 8, c.scale = 0.5f;
+    c.key_splits = 2;
+    c.cond_dims = {1, 1, 4, 600};
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 600; ++j) c.cond.push_back(j <= 596 + r);
+    c.fill = -3.4028234663852886e38f;
+    c.mask_dims = {1, 1, 1, 600};
+    c.mask.assign(600, 0.f);
+    c.mask[0] = c.fill;
+    c.mask_after_where = true;
+    CHECK(RunCase(c, "decode_runs_causal") < 2e-6);
+  }
+  SECTION("refusals name their reason") {
+    auto partial = Op("DecodeAttentionPartial", 1,
+                      {T(F, {1, 2, 1, 16}), T(F, {1, 2, 40, 16}), T(F, {1, 2, 40, 16}), {}, {}},
+                      {T(F, {1, 2, 1, 4, 18})}, {AttrInt("key_splits", 4)});
+    CHECK(cg::Unsupported(partial).empty());
+    auto wrong_runs = partial;
+    wrong_runs.outputs = {T(F, {1, 2, 1, 4, 16})};
+    CHECK_THAT(cg::Unsupported(wrong_runs), Catch::Contains("key_splits, dv + 2"));
+    auto too_many = partial;
+    too_many.attributes.back().set_i(41);
+    CHECK_THAT(cg::Unsupported(too_many), Catch::Contains("key_splits must be in [1, keys]"));
+    auto merge = Op("DecodeAttentionMerge", 1, {T(F, {1, 2, 1, 4, 18})}, {T(F, {1, 2, 1, 16})},
+                    {AttrInt("key_splits", 4)});
+    CHECK(cg::Unsupported(merge).empty());
+    auto mismatched = merge;
+    mismatched.outputs = {T(F, {1, 2, 1, 15})};
+    CHECK_THAT(cg::Unsupported(mismatched), Catch::Contains("do not chain"));
   }
 }
 

@@ -78,14 +78,14 @@ ModelBuilder Gqa() {
   return b;
 }
 
-// One generation step of a GQA decoder: 4 query heads of one row against a 32-position cache of
-// 2 key/value heads, repeated as Llama's code writes it.
-ModelBuilder GqaDecodeStep() {
+// One generation step of a GQA decoder: 4 query heads of one row against a cache of `keys`
+// positions of 2 key/value heads, repeated as Llama's code writes it.
+ModelBuilder GqaDecodeStep(int64_t keys = 32) {
   ModelBuilder b(18);
-  b.Input("q", {1, 4, 1, 8}).Input("k", {1, 2, 32, 8}).Input("v", {1, 2, 32, 8});
-  b.Input("mask", {1, 1, 1, 32});
-  b.IntInitializer("ax2", {2}).IntInitializer("rep", {1, 2, 2, 32, 8});
-  b.IntInitializer("heads4", {1, 4, 32, 8});
+  b.Input("q", {1, 4, 1, 8}).Input("k", {1, 2, keys, 8}).Input("v", {1, 2, keys, 8});
+  b.Input("mask", {1, 1, 1, keys});
+  b.IntInitializer("ax2", {2}).IntInitializer("rep", {1, 2, 2, keys, 8});
+  b.IntInitializer("heads4", {1, 4, keys, 8});
   b.Initializer("scale", {}, {1 / std::sqrt(8.f)});
   for (const char* t : {"k", "v"}) {
     const std::string n = t;
@@ -145,6 +145,44 @@ TEST_CASE("a generation step's attention stays one decode kernel, not GEMMs", "[
   auto prefill = PlanAll(Gqa());
   CHECK(prefill.graph.stats.at("decode_attention") == 0);
   CHECK(prefill.graph.stats.at("attention_on_gemms") == 1);
+}
+
+TEST_CASE("a decode step's attention splits over a long cache's keys into runs and a merge",
+          "[lowering]") {
+  // 4 heads of one row: 4 blocks would leave the GPU idle, so a 4096-key cache is read in 16 runs
+  // of 256 keys (cg::DecodeKeySplits); the runs' records stay fp32 at fp16.
+  auto p = PlanAll(GqaDecodeStep(4096), backends::cuda::Precision::kFp16);
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("decode_attention") == 1);
+  CHECK(p.graph.stats.at("decode_attention_split") == 1);
+  CHECK(Gemms(plan) == 0);
+  CHECK(LaunchesOf(plan, "FusedAttention").empty());
+  const auto partial = LaunchesOf(plan, "DecodeAttentionPartial");
+  const auto merge = LaunchesOf(plan, "DecodeAttentionMerge");
+  REQUIRE(partial.size() == 1);
+  REQUIRE(merge.size() == 1);
+  CHECK(cg::IntAttr(*partial[0], "key_splits", 0) == 16);
+  CHECK(cg::IntAttr(*partial[0], "k_head_group", 1) == 2);  // the cache read in place
+  CHECK(partial[0]->inputs[1].dims == std::vector<int64_t>{1, 2, 4096, 8});
+  CHECK(partial[0]->outputs[0].dtype == T::FLOAT);
+  CHECK(partial[0]->outputs[0].dims == std::vector<int64_t>{1, 4, 1, 16, 10});
+  CHECK(merge[0]->inputs[0].dims == partial[0]->outputs[0].dims);
+  CHECK(merge[0]->outputs[0].dtype == T::FLOAT16);
+  // Past one block's kDecodeMaxKeys, the fused form splits too (it took the tiled kernel), and
+  // so do the GEMM form's decode steps (they took three GEMM steps).
+  for (auto mode : {kFused, backends::cuda::CudaOptions::Attention::kGemm}) {
+    auto lng = PlanAll(GqaDecodeStep(cg::kDecodeMaxKeys + 100), kFp32, mode);
+    CHECK(lng.graph.stats.at("decode_attention_split") == 1);
+    CHECK(Gemms(lng.graph.plan) == 0);
+    const auto runs = LaunchesOf(lng.graph.plan, "DecodeAttentionPartial");
+    REQUIRE(runs.size() == 1);
+    CHECK(cg::IntAttr(*runs[0], "key_splits", 0) ==
+          cg::DecodeKeySplits(4, cg::kDecodeMaxKeys + 100));
+  }
+  // A short cache keeps the one-kernel form.
+  auto short_cache = PlanAll(GqaDecodeStep(32));
+  CHECK(short_cache.graph.stats.at("decode_attention_split") == 0);
+  CHECK(LaunchesOf(short_cache.graph.plan, "FusedAttention").size() == 1);
 }
 
 TEST_CASE("SDPA's decomposition fuses: split scale, Where bias, IsNaN guard", "[lowering]") {
