@@ -97,7 +97,11 @@ class Backend {
   // Compile side. Backends that cannot compile yet keep these defaults.
   virtual bool can_compile() const { return false; }
   virtual Status ValidateOptions(const ProviderOptions& options) const;
-  virtual BinaryIdentity Identity(const ProviderOptions& options) const { return {}; }
+  // What the binary records of the SDK and hardware it was compiled for (the version gate reads
+  // it back); an error when the backend cannot say, so that no binary is written without it.
+  virtual Result<BinaryIdentity> Identity(const ProviderOptions& options) const {
+    return BinaryIdentity{};
+  }
   virtual Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                         const ProviderOptions& options,
                                         const CompileProgress& progress) const;

@@ -209,7 +209,7 @@ Status AbiBackend::ValidateOptions(const ProviderOptions& options) const {
   return StatusOf(table_->validate_options(table_, kv.data(), kv.size()));
 }
 
-BinaryIdentity AbiBackend::Identity(const ProviderOptions& options) const {
+Result<BinaryIdentity> AbiBackend::Identity(const ProviderOptions& options) const {
   BinaryIdentity id;
   OrtcIdentitySink sink{};
   sink.user = &id;
@@ -229,9 +229,9 @@ BinaryIdentity AbiBackend::Identity(const ProviderOptions& options) const {
     static_cast<BinaryIdentity*>(u)->properties.emplace_back(Text(k), Text(v));
   };
   const KeyValues kv(options);
-  // The C++ interface has no error path here (options were validated first): a failure leaves
-  // an empty identity, as the in-tree backends did for options that do not parse.
-  if (table_->identity(table_, kv.data(), kv.size(), &sink) != ORTC_PLUGIN_OK) return {};
+  const Status s = StatusOf(table_->identity(table_, kv.data(), kv.size(), &sink));
+  if (!s.ok())
+    return Status(s.code(), "backend " + name_ + " could not name its versions: " + s.message());
   return id;
 }
 

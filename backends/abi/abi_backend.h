@@ -23,7 +23,7 @@ class AbiBackend final : public Backend {
   bool can_compile() const override { return table_->flags & ORTC_COMPILER_CAN_COMPILE; }
   std::vector<NodeSupport> Capability(const graph::Graph& g) const override;
   Status ValidateOptions(const ProviderOptions& options) const override;
-  BinaryIdentity Identity(const ProviderOptions& options) const override;
+  Result<BinaryIdentity> Identity(const ProviderOptions& options) const override;
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                 const ProviderOptions& options,
                                 const CompileProgress& progress) const override;

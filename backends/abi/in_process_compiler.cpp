@@ -74,7 +74,9 @@ OrtcPluginStatus GetCapability(OrtcBackendCompiler* self, const OrtcGraphView* v
 OrtcPluginStatus Identity(OrtcBackendCompiler* self, const OrtcKeyValue* options, uint32_t n,
                           const OrtcIdentitySink* sink) {
   return Guarded([&] {
-    const BinaryIdentity id = Impl(self).Identity(ToOptions(options, n));
+    auto identity = Impl(self).Identity(ToOptions(options, n));
+    if (!identity.ok()) return Fail(identity.status());
+    const BinaryIdentity& id = *identity;
     sink->set_sdk_version(sink->user, id.sdk_version.c_str());
     sink->set_hardware_architecture(sink->user, id.hardware_architecture.c_str());
     for (const auto& [k, v] : id.versions) sink->add_version(sink->user, k.c_str(), v.c_str());

@@ -111,7 +111,9 @@ Status CompileBackendBinary(CompileRun& run, const backends::Backend* b, Backend
   const auto options_it = o.provider_options.find(summary.name);
   const backends::ProviderOptions opts =
       options_it == o.provider_options.end() ? backends::ProviderOptions{} : options_it->second;
-  const backends::BinaryIdentity id = b->Identity(opts);
+  auto identity = b->Identity(opts);
+  if (!identity.ok()) return identity.status();
+  const backends::BinaryIdentity& id = *identity;
   const std::filesystem::path bin_path = BinPath(run.first_ctx, summary.name);
   auto writer = bundle::ContextBinaryWriter::Create(
       bin_path, {kProducer, summary.name, id.versions, id.hardware_targets, id.properties});

@@ -399,6 +399,8 @@ typedef struct OrtcBackendCompiler {
   /* Answers every node of the view through the sink. */
   OrtcPluginStatus (*get_capability)(struct OrtcBackendCompiler* self, const OrtcGraphView* graph,
                                      const OrtcCapabilitySink* sink);
+  /* The versions and targets the binary records for the version gate. A failure (last_error
+     says why) stops the compile before its binary is written. */
   OrtcPluginStatus (*identity)(struct OrtcBackendCompiler* self, const OrtcKeyValue* options,
                                uint32_t num_options, const OrtcIdentitySink* sink);
   /* Compiles one group of nodes it claimed. */

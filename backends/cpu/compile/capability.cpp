@@ -96,7 +96,7 @@ class Cpu final : public Backend {
     return Status::Ok();
   }
 
-  BinaryIdentity Identity(const ProviderOptions& options) const override {
+  Result<BinaryIdentity> Identity(const ProviderOptions& options) const override {
     const bool bf16 = CpuPrecision(options) == "bf16";
     BinaryIdentity id;
     id.sdk_version = "ortc-cpu 1";

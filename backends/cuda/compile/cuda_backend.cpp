@@ -25,9 +25,10 @@ class Cuda final : public Backend {
   Status ValidateOptions(const ProviderOptions& options) const override {
     return ParseCudaOptions(options).status();
   }
-  BinaryIdentity Identity(const ProviderOptions& options) const override {
+  Result<BinaryIdentity> Identity(const ProviderOptions& options) const override {
     auto o = ParseCudaOptions(options);
-    return o.ok() ? CudaIdentity(*o) : BinaryIdentity{};
+    if (!o.ok()) return o.status();
+    return CudaIdentity(*o);
   }
   Result<CompiledGraph> Compile(const graph::Model& model, const Subgraph& subgraph,
                                 const ProviderOptions& options,

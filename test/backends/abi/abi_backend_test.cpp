@@ -12,6 +12,7 @@
 #include "abi/in_process_compiler.h"
 #include "abi/plugin_compilers.h"
 #include "cpu/compile/capability.h"
+#include "cuda/compile/capability.h"
 #include "graph/model.h"
 #include "model_builder.h"
 #include "registry.h"
@@ -57,6 +58,7 @@ struct FakeState {
   int released = 0;  // HANDED_OVER releases seen
   bool fail_capability = false;
   bool fail_compile = false;
+  bool fail_identity = false;
   bool null_weight = false;  // reports a weight of 16 bytes without its data
   std::string file;          // for the FILE_REGION weight
 };
@@ -88,6 +90,10 @@ OrtcPluginStatus FakeCapability(OrtcBackendCompiler*, const OrtcGraphView* g,
 
 OrtcPluginStatus FakeIdentity(OrtcBackendCompiler*, const OrtcKeyValue*, uint32_t,
                               const OrtcIdentitySink* s) {
+  if (g_fake.fail_identity) {
+    g_fake_error = "fake: the SDK's version file is missing";
+    return ORTC_PLUGIN_NO_SUCH_FILE;
+  }
   s->set_sdk_version(s->user, "7.1");
   s->set_hardware_architecture(s->user, "fake-v2");
   s->add_version(s->user, "fake_sdk", "7.1");
@@ -249,7 +255,9 @@ TEST_CASE("abi: a C table's answers reach the compiler intact") {
     CHECK(bad.message() == "fake: unknown option 'speed'");
     CHECK(b.ValidateOptions({}).ok());
 
-    const BinaryIdentity id = b.Identity({});
+    auto identity = b.Identity({});
+    REQUIRE(identity.ok());
+    const BinaryIdentity& id = *identity;
     CHECK(id.sdk_version == "7.1");
     CHECK(id.hardware_architecture == "fake-v2");
     REQUIRE(id.versions.size() == 1);
@@ -301,7 +309,14 @@ TEST_CASE("abi: a C table's answers reach the compiler intact") {
     CHECK_THAT(hollow.status().message(), Catch::Contains("bytes are missing"));
     g_fake.null_weight = false;
 
-    // Failures keep their code and text.
+    // Failures keep their code and text; a backend that cannot name its versions writes no
+    // binary (the version gate would have nothing to check).
+    g_fake.fail_identity = true;
+    const auto no_identity = b.Identity({});
+    CHECK(no_identity.status().code() == StatusCode::kNoSuchFile);
+    CHECK(no_identity.status().message() ==
+          "backend fake could not name its versions: fake: the SDK's version file is missing");
+    g_fake.fail_identity = false;
     g_fake.fail_compile = true;
     auto failed = b.Compile(*model, sg, {}, {});
     CHECK(failed.status().code() == StatusCode::kIoError);
@@ -367,7 +382,15 @@ TEST_CASE("abi: the in-tree CPU backend answers through its table as it does in 
   CHECK(through->is_fallback());
   CHECK(through->ValidateOptions({{"precision", "fp64"}}).message() ==
         direct.ValidateOptions({{"precision", "fp64"}}).message());
-  CHECK(through->Identity({}).hardware_targets == direct.Identity({}).hardware_targets);
+  CHECK(through->Identity({})->hardware_targets == direct.Identity({})->hardware_targets);
+  // Options that do not parse: no identity through the table either, and the same reason.
+  const Backend* cuda = FindBackend("cuda");
+  REQUIRE(cuda != nullptr);
+  const auto bad = cuda->Identity({{"precision", "fp64"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(
+      bad.status().message(),
+      Catch::Contains(cuda::CudaBackend().Identity({{"precision", "fp64"}}).status().message()));
   // Not a view of the host's own graph: the in-tree table refuses rather than guess.
   OrtcBackendCompiler* table = abi::InProcessCompiler(direct);
   const abi::GraphView gv(model->graph, model.get());
