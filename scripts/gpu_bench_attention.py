@@ -9,12 +9,15 @@ from gpu_bench_common import HERE, log, rel_l2, run_lines, step_timeout, worker_
 from gpu_bench_ortc import ortc_compile, ortc_run
 
 
-def attention_inputs(rng, seq, heads, head_dim, pad, wd):
-    """q, k, v ([1, heads, seq, head_dim], fp16, standard normal) and an additive padding mask
-    ([1, 1, 1, seq]: 0, the last `pad` keys -10000) as .npy in wd: (feeds, fp32 reference output)."""
+def attention_inputs(rng, seq, heads, head_dim, pad, wd, rows=None):
+    """q ([1, heads, rows, head_dim]), k, v ([1, heads, seq, head_dim]), fp16, standard normal, and
+    an additive padding mask ([1, 1, 1, seq]: 0, the last `pad` keys -10000) as .npy in wd:
+    (feeds, fp32 reference output). rows defaults to seq."""
     import numpy as np
     os.makedirs(wd, exist_ok=True)
-    arrays = {n: rng.standard_normal((1, heads, seq, head_dim)).astype(np.float16) for n in "qkv"}
+    rows = seq if rows is None else rows
+    arrays = {n: rng.standard_normal((1, heads, rows if n == "q" else seq, head_dim)).astype(np.float16)
+              for n in "qkv"}
     mask = np.zeros((1, 1, 1, seq), np.float16)
     if pad:
         mask[..., -pad:] = -10000.0
@@ -78,8 +81,8 @@ def attention_worker(spec_file):
     emit("INFO", info)
     if not hasattr(F, "scaled_dot_product_attention"):
         for x in spec["seqs"]:
-            emit("RESULT", {"seq": x["seq"], "failed": f"not exercised: torch {torch.__version__} has no "
-                            "scaled_dot_product_attention"})
+            emit("RESULT", {"seq": x["seq"], "tag": x["tag"], "failed": f"not exercised: torch "
+                            f"{torch.__version__} has no scaled_dot_product_attention"})
         return 0
     dt = torch.float16 if dev == "cuda" else torch.float32  # CPU (dry runs): fp32
     sleep = getattr(torch.cuda, "_sleep", None)
@@ -109,8 +112,8 @@ def attention_worker(spec_file):
     except ImportError:
         SDPBackend = sdpa_kernel = None
     for x in spec["seqs"]:
-        emit("START", {"seq": x["seq"]})
-        res = {"seq": x["seq"]}
+        emit("START", {"seq": x["seq"], "tag": x["tag"]})
+        res = {"seq": x["seq"], "tag": x["tag"]}
         try:
             q, k, v, mask = (torch.from_numpy(np.load(x[n])).to(dev).to(dt) for n in ("q", "k", "v", "mask"))
             call = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -133,22 +136,28 @@ def attention_worker(spec_file):
 
 
 def bench_attention(e, a, ortc, env, target_arch, work, out, result):
-    """The attention table: per sequence length, ortc's fused kernel (an ONNX model of the
-    attention alone, compiled for CUDA at fp16; its device time per step from `ortc run --profile`)
-    against PyTorch's SDPA (CUDA events), both checked against an fp32 reference."""
+    """The attention table: per sequence length (a prefill) and per decode cache length (one query
+    row), ortc's fused kernel (an ONNX model of the attention alone, compiled for CUDA at fp16; its
+    device time per step from `ortc run --profile`) against PyTorch's SDPA (CUDA events), both
+    checked against an fp32 reference. Rows are told apart by their tag, "<rows>x<keys>"."""
     import numpy as np
     wd = os.path.join(work, "attention")
     heads, head_dim = e["heads"], e["head_dim"]
-    seqs = [x for x in e["seqs"] if not a.attention_seqs or x["seq"] in a.attention_seqs]
+    # --attention-seqs picks prefill rows; decode rows are chosen when packing (--attention-decode).
+    seqs = [x for x in e["seqs"] if not a.attention_seqs or x.get("rows", x["seq"]) != x["seq"]
+            or x["seq"] in a.attention_seqs]
     table = {"heads": heads, "head_dim": head_dim, "batch": 1, "padding": e["padding"], "rows": []}
     result["attention"] = table
     rng = np.random.default_rng(a.seed)
     refs, worker_seqs, failures = {}, [], 0
     for x in seqs:
-        seq, sd = x["seq"], os.path.join(wd, f"s{x['seq']}")
+        seq, rows = x["seq"], x.get("rows", x["seq"])
+        tag = f"{rows}x{seq}"
+        sd = os.path.join(wd, f"s{seq}" if rows == seq else f"d{seq}")
         pad = seq * e["pad_num"] // e["pad_den"]
-        feeds, refs[seq] = attention_inputs(rng, seq, heads, head_dim, pad, sd)
-        row = {"seq": seq, "pad": pad, "flops": 4 * seq * seq * head_dim * heads, "ortc": {}, "torch": {}}
+        feeds, refs[tag] = attention_inputs(rng, seq, heads, head_dim, pad, sd, rows)
+        row = {"seq": seq, "rows": rows, "tag": tag, "pad": pad, "flops": 4 * rows * seq * head_dim * heads,
+               "ortc": {}, "torch": {}}
         table["rows"].append(row)
         model = os.path.join(HERE, x["file"])
         inputs = [{"name": n, "shape": list(np.load(p, mmap_mode="r").shape)} for n, p in feeds]
@@ -156,6 +165,7 @@ def bench_attention(e, a, ortc, env, target_arch, work, out, result):
         o = ortc_compile(ortc, env, model, e, "cuda,cpu", "fp16", os.path.join(sd, "cuda"), target_arch,
                          timeout=step_timeout(a, 300), max_partitions=1, inputs=inputs)
         o["fused_attention"] = (o.get("lowering") or {}).get("fused_attention")
+        o["decode_attention_split"] = (o.get("lowering") or {}).get("decode_attention_split")
         if "error" not in o and not a.dry_run:
             trace = os.path.join(sd, "trace.json")
             ctx = o.get("ctx") or os.path.join(sd, "cuda", os.path.basename(model)[:-len(".onnx")] + "_ctx.onnx")
@@ -163,7 +173,7 @@ def bench_attention(e, a, ortc, env, target_arch, work, out, result):
                                  extra=["--profile", trace], timeout=step_timeout(a, 180))
             o.update({k: v for k, v in run.items() if k in ("error", "p50_ms", "execution", "load_ms")})
             if outs:
-                o["rel_l2"] = rel_l2(outs[0], refs[seq])
+                o["rel_l2"] = rel_l2(outs[0], refs[tag])
             try:
                 per_run, found = attention_device_us(json.load(open(trace)), e["softmax_node"])
                 steady = per_run[1:] if len(per_run) > 1 else per_run  # the first run warms up
@@ -182,11 +192,12 @@ def bench_attention(e, a, ortc, env, target_arch, work, out, result):
                                      timeout=step_timeout(a, 120))
                 c.update(run)
                 if outs:
-                    c["rel_l2"] = rel_l2(outs[0], refs[seq])
+                    c["rel_l2"] = rel_l2(outs[0], refs[tag])
             row["cpu_reference"] = {k: v for k, v in c.items() if k in ("error", "rel_l2", "compile_s")}
         failures += "error" in o and not a.dry_run
         row["ortc"] = o
-        worker_seqs.append({"seq": seq, **{n: p for n, p in feeds}, "out": os.path.join(sd, "torch_out.npy")})
+        worker_seqs.append({"seq": seq, "tag": tag, **{n: p for n, p in feeds},
+                            "out": os.path.join(sd, "torch_out.npy")})
     if a.torch_modes and (not a.dry_run or a.torch_device == "cpu"):
         spec_file = os.path.join(wd, "attention_spec.json")
         json.dump({"device": a.torch_device, "runs": a.runs, "warmup": min(a.warmup, 10), "seqs": worker_seqs},
@@ -196,13 +207,14 @@ def bench_attention(e, a, ortc, env, target_arch, work, out, result):
             lines, err = run_lines(worker_command("--attention-worker", spec_file),
                                    step_timeout(a, 240), logf)
         shutil.copyfile(logf.name, os.path.join(out, "torch_attention.log"))
-        got = {d["seq"]: d for kind, d in lines if kind == "RESULT"}
+        got = {d.get("tag"): d for kind, d in lines if kind == "RESULT"}
         table["torch_info"] = next((d for kind, d in lines if kind == "INFO"), {})
         for row in table["rows"]:
-            t = got.get(row["seq"]) or {"failed": err or "no result"}
+            t = got.get(row["tag"]) or {"failed": err or "no result"}
             t.pop("seq", None)
-            f = next(w["out"] for w in worker_seqs if w["seq"] == row["seq"])
+            t.pop("tag", None)
+            f = next(w["out"] for w in worker_seqs if w["tag"] == row["tag"])
             if "failed" not in t and os.path.exists(f):
-                t["rel_l2"] = rel_l2(np.load(f), refs[row["seq"]])
+                t["rel_l2"] = rel_l2(np.load(f), refs[row["tag"]])
             row["torch"] = t
     return failures

@@ -223,16 +223,18 @@ def hf_entry(name):
                    "output": output, "causal": causal, "config": config, "seed": 0, "opset": 17, "dynamo_opset": 18}}
 
 
-def write_attention_model(path, seq):
+def write_attention_model(path, seq, rows=None):
     """Scaled dot-product attention alone, as exporters write it: Transpose(K), MatMul(Q, K^T),
     Mul by 1/sqrt(64), Add of the mask, Softmax (last axis), MatMul with V; fp16 inputs
-    q, k, v [1, 12, seq, 64] and mask [1, 1, 1, seq], output [1, 12, seq, 64]. The scale is stored
-    as raw bytes, as exporters store it."""
+    q [1, 12, rows, 64], k, v [1, 12, seq, 64] and mask [1, 1, 1, seq], output [1, 12, rows, 64]
+    (rows = seq: a prefill; 1: a decode step against a cache of seq keys). The scale is stored as
+    raw bytes, as exporters store it."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper
     heads, dim = ATTENTION["heads"], ATTENTION["head_dim"]
-    qkv = [1, heads, seq, dim]
+    rows = seq if rows is None else rows
+    qkv, q_out = [1, heads, seq, dim], [1, heads, rows, dim]
     nodes = [helper.make_node("Transpose", ["k"], ["k_t"], name="attention_k_t", perm=[0, 1, 3, 2]),
              helper.make_node("MatMul", ["q", "k_t"], ["scores"], name="attention_qk"),
              helper.make_node("Mul", ["scores", "scale"], ["scaled"], name="attention_scale"),
@@ -243,22 +245,29 @@ def write_attention_model(path, seq):
                                raw=True)
     graph = helper.make_graph(
         nodes, f"attention_s{seq}",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT16, qkv) for n in ("q", "k", "v")]
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT16, q_out)]
+        + [helper.make_tensor_value_info(n, TensorProto.FLOAT16, qkv) for n in ("k", "v")]
         + [helper.make_tensor_value_info("mask", TensorProto.FLOAT16, [1, 1, 1, seq])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT16, qkv)], [scale])
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT16, q_out)], [scale])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="gpu_bench")
     model.ir_version = 8
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
 
-def attention_entry(out, seqs):
-    """The attention table's entry and its ONNX files (one per sequence length) in out/models."""
+def attention_entry(out, seqs, decode_keys=()):
+    """The attention table's entry and its ONNX files in out/models: one per sequence length (a
+    prefill, seq query rows) and one per decode cache length (one query row against that many keys:
+    ortc's decode kernel, split over the keys)."""
     files = []
     for seq in seqs:
         rel = f"models/attention_s{seq}.onnx"
         write_attention_model(os.path.join(out, rel), seq)
-        files.append({"seq": seq, "file": rel})
+        files.append({"seq": seq, "rows": seq, "file": rel})
+    for keys in decode_keys:
+        rel = f"models/attention_d{keys}.onnx"
+        write_attention_model(os.path.join(out, rel), keys, rows=1)
+        files.append({"seq": keys, "rows": 1, "file": rel})
     return {"name": "attention", "model": "attention", "kind": "attention", "batch": 1, "seqs": files,
             "padding": f"{ATTENTION['pad_num']}/{ATTENTION['pad_den']}", **ATTENTION}
 
@@ -332,7 +341,8 @@ def cmd_pack(a):
     for m in [m for m in names if m in HF]:
         entries.append(hf_entry(m))
     if "attention" in names:
-        entries.append(attention_entry(out, [int(s) for s in a.attention_seqs.split(",")]))
+        entries.append(attention_entry(out, [int(s) for s in a.attention_seqs.split(",")],
+                                       [int(s) for s in a.attention_decode.split(",") if s]))
     for m in [m for m in names if m in GENERATION]:  # the model is written on the GPU machine
         shutil.copyfile(KV_GENERATOR, os.path.join(out, os.path.basename(KV_GENERATOR)))
         entries.append(generation_entry(m))

@@ -240,9 +240,10 @@ def render_attention(result, notes):
     lines = ["", f"== Attention kernel: fp16, batch {t['batch']}, {t['heads']} heads, head dim {t['head_dim']}, "
              f"no causal mask, padding mask (the last {t['padding']} of the keys); device time per call, median "
              "(ortc: its fused kernel's step in `ortc run --profile`; PyTorch: CUDA events around SDPA); "
-             "4*S*S*64*heads FLOPs",
-             f"{'seq':>6}{'ortc us':>10}{'TFLOP/s':>9}{'fused':>7}{'torch us':>10}{'TFLOP/s':>9}"
-             f"{'ortc/torch':>11}{'rel_l2 ortc':>12}{'rel_l2 torch':>13}"]
+             "4*rows*keys*64*heads FLOPs; rows x keys: S x S a prefill, 1 x N a decode step against a "
+             "cache of N keys (ortc's decode kernel; split 1: its keys split into runs on blocks of their own)",
+             f"{'rows x keys':>12}{'ortc us':>10}{'TFLOP/s':>9}{'fused':>7}{'split':>6}{'torch us':>10}"
+             f"{'TFLOP/s':>9}{'ortc/torch':>11}{'rel_l2 ortc':>12}{'rel_l2 torch':>13}"]
 
     def tflops(row, us):
         return f"{row['flops'] / (us * 1e-6) / 1e12:.1f}" if us else "-"
@@ -251,26 +252,29 @@ def render_attention(result, notes):
         o, th = r.get("ortc") or {}, r.get("torch") or {}
         ou, tu = o.get("device_us"), th.get("median_us")
         errs = [f"{x['rel_l2']:.1e}" if x.get("rel_l2") is not None else "-" for x in (o, th)]
-        lines.append(f"{r['seq']:>6}{(f'{ou:.1f}' if ou else 'failed' if o.get('error') else '-'):>10}"
+        label = r.get("tag") or f"{r['seq']}x{r['seq']}"
+        split = o.get("decode_attention_split")
+        lines.append(f"{label:>12}{(f'{ou:.1f}' if ou else 'failed' if o.get('error') else '-'):>10}"
                      f"{tflops(r, ou):>9}{str(o.get('fused_attention', '-')):>7}"
+                     f"{('-' if split is None else str(split)):>6}"
                      f"{(f'{tu:.1f}' if tu else 'failed' if th.get('failed') else '-'):>10}{tflops(r, tu):>9}"
                      f"{(f'{ou / tu:.2f}x' if ou and tu else '-'):>11}{errs[0]:>12}{errs[1]:>13}")
         if o.get("error"):
-            notes.append(f"attention s={r['seq']} ortc: {o['error']}")
+            notes.append(f"attention {label} ortc: {o['error']}")
         elif o.get("fused_attention") not in (None, 1):
-            notes.append(f"attention s={r['seq']} ortc: {o.get('fused_attention')} fused attention op(s), not 1")
+            notes.append(f"attention {label} ortc: {o.get('fused_attention')} fused attention op(s), not 1")
         if o.get("step_found") is False:
-            notes.append(f"attention s={r['seq']} ortc: no step named after the Softmax; all kernel steps summed")
+            notes.append(f"attention {label} ortc: no step named after the Softmax; all kernel steps summed")
         if th.get("failed"):
-            notes.append(f"attention s={r['seq']} torch: {th['failed']}")
+            notes.append(f"attention {label} torch: {th['failed']}")
         backends = th.get("backends") or {}
         if backends:
-            notes.append(f"attention s={r['seq']} torch SDPA backends: " + ", ".join(
+            notes.append(f"attention {label} torch SDPA backends: " + ", ".join(
                 f"{k} {v['median_us']:.1f} us" if "median_us" in v else f"{k} failed ({v.get('failed', '?')[:60]})"
                 for k, v in backends.items()))
         cpu = r.get("cpu_reference")
         if cpu:
-            notes.append(f"attention s={r['seq']} ortc CPU build: " + (
+            notes.append(f"attention {label} ortc CPU build: " + (
                 f"rel_l2 {cpu['rel_l2']:.1e} against the fp32 reference" if cpu.get("rel_l2") is not None
                 else cpu.get("error", "did not run")))
     return lines

@@ -59,7 +59,10 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "attention": {"heads": 12, "head_dim": 64, "batch": 1, "padding": "7/32", "rows": [
         {"seq": 2048, "flops": 12884901888, "ortc": {"device_us": 200.0, "fused_attention": 1, "rel_l2": 2e-4},
          "torch": {"median_us": 100.0, "rel_l2": 3e-4, "backends": {"math": {"median_us": 900.0},
-                                                                   "flash_attention": {"failed": "No kernel"}}}}]},
+                                                                   "flash_attention": {"failed": "No kernel"}}}},
+        {"seq": 4096, "rows": 1, "tag": "1x4096", "flops": 12582912,
+         "ortc": {"device_us": 20.0, "fused_attention": 1, "decode_attention_split": 1, "rel_l2": 3e-4},
+         "torch": {"median_us": 40.0, "rel_l2": 3e-4}}]},
     "generation": [{"name": "llama_generation", "prompts": [128, 512], "new_tokens": 64, "ortc": {
         "compile": {"compile_s": 30.0, "context": 576},
         "128": {"time_to_first_token_ms": 2.0, "decode_ms_per_token": 1.5, "kv_cache": "device"},
@@ -141,23 +144,29 @@ def check_hf(got):
 
 
 def check_attention(got, cuda_ok):
-    """The attention model of the dry run: what ortc's CPU build computes is the attention (against
-    numpy's fp32), the CUDA compile fuses it into one kernel wherever CUDA compiles work, and
-    PyTorch's SDPA ran or says why not."""
+    """The attention models of the dry run, a prefill of 128 and a decode step against 600 keys:
+    what ortc's CPU build computes is the attention (against numpy's fp32), the CUDA compile fuses
+    it into one kernel wherever CUDA compiles work (the decode step's split over its keys: 12 heads
+    leave the GPU idle, 600 keys make two runs), and PyTorch's SDPA ran or says why not."""
     rows = (got.get("attention") or {}).get("rows") or []
-    if [r["seq"] for r in rows] != [128]:
+    if [r.get("tag") for r in rows] != ["128x128", "1x600"]:
         sys.exit(f"selftest: attention rows {rows}")
-    r = rows[0]
-    err = (r.get("cpu_reference") or {}).get("rel_l2")
-    if err is None or err > 5e-3:
-        sys.exit(f"selftest: attention: ortc CPU vs the fp32 reference rel_l2 {err}: {r.get('cpu_reference')}")
-    if cuda_ok and r["ortc"].get("fused_attention") != 1:
-        sys.exit(f"selftest: attention: the CUDA compile did not fuse it into one kernel: {r['ortc']}")
-    t = r.get("torch") or {}
-    if "median_us" not in t and not t.get("failed", "").startswith("not exercised"):
-        sys.exit(f"selftest: attention: PyTorch neither ran nor said why: {t}")
-    return ("attention: ortc CPU rel_l2 %.1e%s; PyTorch SDPA %s" % (
-        err, ", CUDA compile fused" if cuda_ok else "", "ran on the CPU" if "median_us" in t else t["failed"]))
+    said = []
+    for r, split in zip(rows, (0, 1)):
+        err = (r.get("cpu_reference") or {}).get("rel_l2")
+        if err is None or err > 5e-3:
+            sys.exit(f"selftest: attention {r['tag']}: ortc CPU vs the fp32 reference rel_l2 {err}: "
+                     f"{r.get('cpu_reference')}")
+        if cuda_ok and (r["ortc"].get("fused_attention") != 1 or r["ortc"].get("decode_attention_split") != split):
+            sys.exit(f"selftest: attention {r['tag']}: the CUDA compile did not fuse it into one kernel "
+                     f"({'split' if split else 'not split'} over the keys): {r['ortc']}")
+        t = r.get("torch") or {}
+        if "median_us" not in t and not t.get("failed", "").startswith("not exercised"):
+            sys.exit(f"selftest: attention {r['tag']}: PyTorch neither ran nor said why: {t}")
+        said.append("%s: ortc CPU rel_l2 %.1e%s; PyTorch SDPA %s" % (
+            r["tag"], err, ", CUDA compile fused" if cuda_ok else "",
+            "ran on the CPU" if "median_us" in t else t["failed"]))
+    return "attention " + "; ".join(said)
 
 
 def check_trace_parser():
@@ -208,7 +217,8 @@ def cmd_selftest(a):
         # bert_small left to run.sh to export (the default for transformers), gpt_small packed.
         subprocess.run([PYTHON, GPU_BENCH, "pack", first, "--build", a.build, "--models",
                         "tiny_cnn,bert_small,gpt_small,attention,llama_generation_small," + ",".join(HF_SMALL),
-                        "--pack-transformers", "gpt_small", "--attention-seqs", "128", "--xz", "1"], check=True)
+                        "--pack-transformers", "gpt_small", "--attention-seqs", "128", "--attention-decode", "600",
+                        "--xz", "1"], check=True)
         os.makedirs(os.path.dirname(moved))
         os.rename(first, moved)  # nothing may depend on where it was packed
         res = os.path.join(tmp, "results")
@@ -259,7 +269,8 @@ def cmd_selftest(a):
                      "node(s) in 2 CPU group(s)", "refused by CUDA: GatherElements", "hf_llama: NOT exercised",
                      "hf_gpt2 torch fp16 reduce-overhead: failed: timeout after 60 s",
                      # the attention table: device times, TFLOP/s, ratio, SDPA backends
-                     "  2048     200.0     64.4      1     100.0    128.8      2.00x", "math 900.0 us",
+                     "   2048x2048     200.0     64.4      1     -     100.0    128.8      2.00x", "math 900.0 us",
+                     "      1x4096      20.0      0.6      1     1      40.0      0.3      0.50x",
                      "flash_attention failed",
                      # generation: the table, ratios of decode ms/token, both targets, a failure
                      "512          4.000   1.600     25.000   4.000       9.000   1.000   0.40x   1.60x  device",
