@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "base/search_path.h"
+
 namespace ortc::backends::abi {
 namespace {
 
@@ -40,18 +42,10 @@ std::vector<std::string> BackendSearchFolders() {
     std::lock_guard<std::mutex> lock(g_mutex);
     folders = g_folders;
   }
-  if (const char* env = std::getenv("ORTC_BACKEND_PATH")) {
-    std::string list = env;
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t end = std::min(list.find(':', start), list.size());
-      const std::string folder = list.substr(start, end - start);
-      // --backend-path also extends the variable (for the runtime): each folder once.
-      if (end > start && std::find(folders.begin(), folders.end(), folder) == folders.end())
-        folders.push_back(folder);
-      start = end + 1;
-    }
-  }
+  // --backend-path also extends the variable (for the runtime): each folder once.
+  for (const auto& folder : SplitSearchPath(std::getenv("ORTC_BACKEND_PATH")))
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end())
+      folders.push_back(folder);
   return folders;
 }
 

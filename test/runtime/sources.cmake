@@ -9,6 +9,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../base/element_types_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/mapped_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/sha256_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../base/search_path_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../base/temp_registry_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensor_elements_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/onnx_tensor_api_test.cpp

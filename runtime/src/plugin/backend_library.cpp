@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include "base/search_path.h"
+
 namespace ortc::plugin {
 namespace {
 
@@ -30,16 +32,7 @@ std::vector<std::string> CandidatePaths(const std::string& backend) {
       if (o == p) return;
     out.push_back(p);
   };
-  if (const char* env = std::getenv("ORTC_BACKEND_PATH")) {
-    std::string dirs = env;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      const size_t end = dirs.find(':', start);
-      add(dirs.substr(start, end == std::string::npos ? std::string::npos : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  for (const auto& dir : SplitSearchPath(std::getenv("ORTC_BACKEND_PATH"))) add(dir);
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   // Beside the executable, then the installed layout (bin/ and lib/ortc/backends/).
