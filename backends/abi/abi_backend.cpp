@@ -6,6 +6,7 @@
 
 #include "abi/abi_status.h"
 #include "abi/graph_view.h"
+#include "plugin_abi/plugin_text.h"
 
 namespace ortc::backends::abi {
 namespace {
@@ -276,17 +277,11 @@ std::vector<ProviderOptions> AbiBackend::TuningVariants() const {
 std::string AbiBackend::OptionsWarning(const ProviderOptions& options) const {
   if (!table_->options_warning) return {};
   const KeyValues kv(options);
-  std::string buf(1024, '\0');
-  size_t len = 0;
-  OrtcPluginStatus s =
-      table_->options_warning(table_, kv.data(), kv.size(), buf.data(), buf.size(), &len);
-  if (s == ORTC_PLUGIN_BUFFER_TOO_SMALL && len < (1u << 20)) {
-    buf.assign(len + 1, '\0');
-    s = table_->options_warning(table_, kv.data(), kv.size(), buf.data(), buf.size(), &len);
-  }
-  if (s != ORTC_PLUGIN_OK || len >= buf.size()) return {};
-  buf.resize(len);
-  return buf;
+  // A warning the plugin cannot give is no warning: the options themselves were validated.
+  return plugin_abi::ReadPluginText([&](char* buf, size_t capacity, size_t* len) {
+           return table_->options_warning(table_, kv.data(), kv.size(), buf, capacity, len);
+         })
+      .text;
 }
 
 }  // namespace ortc::backends::abi

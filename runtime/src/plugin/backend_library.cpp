@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/search_path.h"
+#include "plugin_abi/plugin_text.h"
 
 namespace ortc::plugin {
 namespace {
@@ -141,19 +142,14 @@ Status BackendLibrary::StatusOf(OrtcPluginStatus s, const std::string& what) con
 
 namespace {
 
-// The ABI's text-out calls: a first try in 4 KiB, one retry in the size the plugin asked for
-// (at most 64 MiB: a profile of a very long graph is large, but not that large).
+// The ABI's text-out calls, by the one rule of plugin_abi/plugin_text.h: a first try in 4 KiB,
+// one retry in the size the plugin asked for (at most 64 MiB: a profile of a very long graph is
+// large, but not that large).
 template <typename Call>
 Result<std::string> ReadText(const BackendLibrary& lib, const std::string& what, Call call) {
-  std::string buf(4096, '\0');
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    size_t len = 0;
-    const OrtcPluginStatus s = call(buf.data(), buf.size(), &len);
-    if (s == ORTC_PLUGIN_OK && len < buf.size()) return buf.substr(0, len);
-    if (s != ORTC_PLUGIN_BUFFER_TOO_SMALL) return lib.StatusOf(s, what);
-    if (len > (64u << 20)) break;
-    buf.assign(len + 1, '\0');
-  }
+  auto got = plugin_abi::ReadPluginText(call);
+  if (got.status == ORTC_PLUGIN_OK) return std::move(got.text);
+  if (got.status != ORTC_PLUGIN_BUFFER_TOO_SMALL) return lib.StatusOf(got.status, what);
   return InvalidGraph(lib.path() + ": " + what + ": the text does not fit");
 }
 

@@ -153,6 +153,18 @@ const char* FakeLastError(OrtcBackendCompiler*) {
   return g_fake_error.c_str();
 }
 
+// A warning longer than the host's first buffer (the host must ask again with the size given),
+// or a failure when the option "fail" is set.
+OrtcPluginStatus FakeWarning(OrtcBackendCompiler*, const OrtcKeyValue* kv, uint32_t n, char* buf,
+                             size_t capacity, size_t* len) {
+  if (n > 0 && std::strcmp(kv[0].key, "fail") == 0) return ORTC_PLUGIN_EP_FAIL;
+  const std::string w = "cache ignored: " + std::string(5000, 'w');
+  *len = w.size();
+  if (w.size() + 1 > capacity) return ORTC_PLUGIN_BUFFER_TOO_SMALL;
+  std::memcpy(buf, w.c_str(), w.size() + 1);
+  return ORTC_PLUGIN_OK;
+}
+
 OrtcBackendCompiler FakeTable() {
   OrtcBackendCompiler t{};
   t.abi_version = ORTC_BACKEND_ABI_VERSION;
@@ -327,6 +339,16 @@ TEST_CASE("abi: a C table's answers reach the compiler intact") {
       CHECK(a.reason == "backend fake: fake: the device is busy");
     }
   }
+}
+
+TEST_CASE("abi: an options warning longer than the first buffer arrives whole") {
+  OrtcBackendCompiler table = FakeTable();
+  const abi::AbiBackend none(&table, nullptr);
+  CHECK(none.OptionsWarning({}).empty());  // no options_warning: nothing to say
+  table.options_warning = &FakeWarning;
+  const abi::AbiBackend b(&table, nullptr);
+  CHECK(b.OptionsWarning({}) == "cache ignored: " + std::string(5000, 'w'));
+  CHECK(b.OptionsWarning({{"fail", "1"}}).empty());  // a warning it cannot give is none
 }
 
 TEST_CASE("abi: tables the host must not trust are refused, saying why") {
