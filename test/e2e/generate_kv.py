@@ -36,7 +36,7 @@ runs on each family (FAMILIES):
    splits over its keys, the GenAI model with a growing and with a fixed-size cache) compiles as one CUDA group with no
    node left to the CPU (the GenAI model's int64 mask sum, seqlens_k, included), every
    attention recognised (the decode steps' as decode kernels; the Llama family's rotations as
-   rotary ops in both forms), and its CUDA program agrees with the CPU runtime in the host
+   rotary ops in both forms, q's read rotated by the decode kernel itself), and its CUDA program agrees with the CPU runtime in the host
    emulator at fp32 and fp16 (skipped with a note without NVRTC).
 6. Misuse is an error with a message and a nonzero exit, never a crash: the models swapped, a
    prompt that is not a list of ids.
@@ -323,6 +323,9 @@ def check_cuda(ortc, emulator, work, fam):
         assert low["decode_attention_split"] == want_split, (name, shapes, low)
         if fam.name == "Llama":  # q and k rotated in every layer, in both export forms
             assert low["rotary_fused"] == 2 * low["fused_attention"], (name, low)
+        # At a decode step the attention rotates q as it loads it (K's rotary writes the cache).
+        want_rotary_q = want_decode if fam.name == "Llama" else 0
+        assert low["rotary_in_attention"] == want_rotary_q, (name, shapes, low)
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
                     "--int-range", "attention_mask=1:1"] + [f"{n}=" + "x".join(map(str, d)) for n, d in shapes.items()]
@@ -335,7 +338,7 @@ def check_cuda(ortc, emulator, work, fam):
             assert e.returncode == 0, f"{name} emulated at {precision}: exit {e.returncode}\n{e.stdout}"
         print(f"{name} {shapes['attention_mask']}: one CUDA group at a decode step's shapes, {low['steps']} steps "
               f"({low['decode_attention']} decode attention kernels, {low['decode_attention_split']} split over the keys, "
-              f"{low['rotary_fused']} rotary); emulated at "
+              f"{low['rotary_fused']} rotary, {low['rotary_in_attention']} in the attention); emulated at "
               "fp32 and fp16")
     return True
 

@@ -60,6 +60,9 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (ir->RemoveDeadOps() > 0) ir->Compact();
   ORTC_RETURN_IF_ERROR(ApplyPrecision(&ir.value(), options.precision));
   const int decode_split = SplitDecodeAttention(&ir.value());
+  // After the split: a run of a long cache's keys rotates q too.
+  const int query_rotary = AbsorbQueryRotary(&ir.value());
+  if (query_rotary > 0 && ir->RemoveDeadOps() > 0) ir->Compact();
   auto plan = LowerToPlan(*ir, options, &out.stats);
   if (!plan.ok()) return plan.status();
   out.plan = std::move(plan).value();
@@ -85,6 +88,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["attention_on_gemms"] += attention_gemm;
   out.stats["decode_attention"] += decode_attention;
   out.stats["decode_attention_split"] += decode_split;
+  out.stats["rotary_in_attention"] += query_rotary;
   out.stats["outer_products"] += outer_products;
   out.stats["projections_merged"] += *projections;
   out.stats["gelu_recognised"] += formulas.gelu;

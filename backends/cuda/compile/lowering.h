@@ -77,6 +77,11 @@ int LowerAttentionToGemms(lowering::SubgraphIr* ir, int* decode_kept);
 // are fp32.
 int SplitDecodeAttention(lowering::SubgraphIr* ir);
 
+// A decode-shaped FusedAttention (or DecodeAttentionPartial) reading all of a RotaryEmbedding's
+// output, which nothing else reads, takes the rotary's input view and tables and rotates q as
+// it loads it (lowering_decode_rotary.cpp); returns how many. Runs after SplitDecodeAttention.
+int AbsorbQueryRotary(lowering::SubgraphIr* ir);
+
 // MatMuls of [.., M, 1] by [.., 1, N] become the Mul they compute (lowering_outer_products.cpp),
 // so the elementwise fusion takes them; returns how many. Runs after the attention passes.
 int MatMulsToOuterProducts(lowering::SubgraphIr* ir);

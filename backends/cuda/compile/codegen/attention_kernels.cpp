@@ -133,8 +133,10 @@ Result<Shapes> MergeShapesOf(const OpDesc& op) {
 Result<Shapes> ShapesOf(const OpDesc& op) {
   if (op.op_type == kDecodeMergeOp) return MergeShapesOf(op);
   const bool partial = op.op_type == kDecodePartialOp;
-  if (op.inputs.size() != 5 || op.outputs.size() != 1)
-    return InvalidArgument("FusedAttention takes q, k, v, mask, cond and has one output");
+  const bool rotary = op.inputs.size() == 7;
+  if ((op.inputs.size() != 5 && !rotary) || op.outputs.size() != 1)
+    return InvalidArgument(
+        "FusedAttention takes q, k, v, mask, cond (and q's rotary cos, sin) and has one output");
   for (size_t i : {kQ, kK, kV}) {
     if (!Present(op, i) || !IsFloatType(op.inputs[i].dtype))
       return InvalidArgument("FusedAttention: q, k and v must be float tensors");
@@ -186,6 +188,28 @@ Result<Shapes> ShapesOf(const OpDesc& op) {
       return InvalidArgument(
           "DecodeAttentionPartial: the output must be float [b, h, rows, key_splits, dv + 2] "
           "and every run hold keys");
+  }
+  if (rotary) {
+    // q_rotary_dim columns of q rotated by tables broadcast over [b, h, rows, table_width].
+    s.q_rotary_dim = IntAttr(op, "q_rotary_dim", s.head_dim);
+    const auto& cos = op.inputs[kQCos].dims;
+    s.table_width = cos.empty() ? 0 : cos.back();
+    if (s.q_rotary_dim < 2 || s.q_rotary_dim % 2 != 0 || s.q_rotary_dim > s.head_dim ||
+        (s.table_width != s.q_rotary_dim && 2 * s.table_width != s.q_rotary_dim))
+      return InvalidArgument(
+          "FusedAttention: q_rotary_dim must be even, at most the head size, and the tables' "
+          "width it or half of it");
+    View4 table;
+    table.dims = {s.q.dims[0], s.q.dims[1], s.rows, s.table_width};
+    for (size_t i : {kQCos, kQSin}) {
+      auto m = IsFloatType(op.inputs[i].dtype) ? BroadcastView(op.inputs[i].dims, table)
+                                               : std::optional<View4>();
+      if (!m)
+        return InvalidArgument(
+            "FusedAttention: q's rotary tables must be float and broadcast "
+            "over [batch, heads, rows, width]");
+      (i == kQCos ? s.q_cos : s.q_sin) = *m;
+    }
   }
   View4 scores;
   scores.dims = {s.q.dims[0], s.q.dims[1], s.rows, s.keys};
@@ -244,6 +268,11 @@ std::string AttentionUnsupported(const OpDesc& op) {
   if (op.op_type == kDecodePartialOp && !DecodeAttentionFits(s->rows, s->key_chunk))
     return "DecodeAttentionPartial: at most " + std::to_string(kDecodeMaxRows) + " rows and " +
            std::to_string(kDecodeMaxKeys) + " keys a run";
+  if (s->q_rotary_dim > 0 && op.op_type == "FusedAttention" &&
+      !DecodeAttentionFits(s->rows, s->keys))
+    return "FusedAttention: a rotary query is read by the decode kernel only (at most " +
+           std::to_string(kDecodeMaxRows) + " rows and " + std::to_string(kDecodeMaxKeys) +
+           " keys)";
   if (s->head_dim > kMaxHeadDim || s->value_dim > kMaxHeadDim)
     return "FusedAttention: head dims up to " + std::to_string(kMaxHeadDim) + " (got " +
            std::to_string(std::max(s->head_dim, s->value_dim)) + ")";
@@ -288,6 +317,8 @@ Result<KernelSource> EmitAttention(const std::string& name, const OpDesc& op) {
   if (op.op_type == kDecodeMergeOp) return EmitDecodeAttentionMerge(name, op, s);
   if (op.op_type == kDecodePartialOp || DecodeAttentionFits(s.rows, s.keys))
     return EmitDecodeAttention(name, op, s);
+  if (s.q_rotary_dim > 0)
+    return InvalidArgument("FusedAttention: a rotary query is read by the decode kernel only");
   const int64_t D = s.head_dim, DV = s.value_dim;
   const Split sp = ChooseSplit(s);
   const int64_t R = sp.rows, P = sp.splits, threads = R * P;

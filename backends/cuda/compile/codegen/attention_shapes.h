@@ -10,8 +10,9 @@
 
 namespace ortc::backends::cuda::codegen::attention {
 
-// Inputs of FusedAttention (attributes documented in emitters.h).
-constexpr size_t kQ = 0, kK = 1, kV = 2, kMask = 3, kCond = 4;
+// Inputs of FusedAttention (attributes documented in emitters.h); the decode forms may also take
+// the rotary tables of their query (kQCos, kQSin).
+constexpr size_t kQ = 0, kK = 1, kV = 2, kMask = 3, kCond = 4, kQCos = 5, kQSin = 6;
 constexpr int64_t kMaxHeadDim = 128;
 
 // Logical 4-D view [batch, heads, rows, cols] of a source tensor (a permutation, an explicit
@@ -29,6 +30,11 @@ struct Shapes {
   // The decode kernel's runs of keys: key_splits runs of key_chunk keys (the last may be
   // shorter); 1 run of all keys for FusedAttention.
   int64_t key_splits = 1, key_chunk = 0;
+  // A rotary query (inputs kQCos, kQSin; q_rotary_dim > 0): q is read rotated, as
+  // RotaryEmbedding computes it (rotary_kernels.cpp), with tables of table_width columns
+  // (q_rotary_dim or half of it) broadcast over [batch, heads, rows, table_width].
+  int64_t q_rotary_dim = 0, table_width = 0;
+  View4 q_cos, q_sin;
 };
 
 // Whether optional input i is given.

@@ -66,6 +66,38 @@ std::string TreeReduce(const std::string& combine) {
   return c.str();
 }
 
+// Kernel text putting the block's row of q into qs[]: as stored, or rotated as RotaryEmbedding
+// computes it (rotary_kernels.cpp), in fp32: with h = rotary_dim / 2 and t(d) the table column,
+//   q'[d] = q[d] * cos[t(d)] - q[d + h] * sin[t(d)]   for d < h
+//   q'[d] = q[d] * cos[t(d)] + q[d - h] * sin[t(d)]   for h <= d < rotary_dim
+//   q'[d] = q[d]                                       past rotary_dim.
+template <typename Load>
+std::string QueryLoad(const OpDesc& op, const Shapes& s, const Load& load) {
+  std::ostringstream c;
+  c << "  for (int d = t; d < " << s.head_dim << "; d += " << kThreads << ")";
+  if (s.q_rotary_dim == 0) {
+    c << "\n    qs[d] = " << load(kQ, Index("qbase", s.q, "row", "d")) << ";\n";
+    return c.str();
+  }
+  const int64_t half = s.q_rotary_dim / 2;
+  const std::string h = IntLiteral(half);
+  const std::string col =
+      s.table_width == s.q_rotary_dim ? "d" : "(d < " + h + " ? d : d - " + h + ")";
+  c << " {\n"
+    << "    float x = " << load(kQ, Index("qbase", s.q, "row", "d")) << ";\n"
+    << "    if (d < " << s.q_rotary_dim << ") {\n"
+    << "      const float other = d < " << h << " ? -"
+    << load(kQ, Index("qbase", s.q, "row", "d + " + h)) << " : "
+    << load(kQ, Index("qbase", s.q, "row", "d - " + h)) << ";\n"
+    << "      const ortc_i64 tc = " << col << ";\n"
+    << "      x = x * " << load(kQCos, Index("cosbase", s.q_cos, "row", "tc")) << " + other * "
+    << load(kQSin, Index("sinbase", s.q_sin, "row", "tc")) << ";\n"
+    << "    }\n"
+    << "    qs[d] = x;\n"
+    << "  }\n";
+  return c.str();
+}
+
 }  // namespace
 
 Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& op,
@@ -86,14 +118,17 @@ Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& 
   auto load = [&](size_t i, const std::string& index) {
     return LoadExpr(op.inputs[i].dtype, "in" + std::to_string(i) + "[" + index + "]");
   };
+  // q, k, v, mask, cond, and the rotary query's cos and sin when it has them.
+  const int inputs = static_cast<int>(op.inputs.size());
   std::ostringstream c;
-  c << "extern \"C\" __global__ void " << name << "(" << KernelParams(5, 1) << ") {\n";
-  for (size_t i = 0; i < 5; ++i) {
+  c << "extern \"C\" __global__ void " << name << "(" << KernelParams(inputs, 1) << ") {\n";
+  for (int i = 0; i < inputs; ++i) {
     if (!Present(op, i)) continue;
     const std::string t = StorageCType(op.inputs[i].dtype);
     c << "  const " << t << "* __restrict__ in" << i << " = (const " << t << "*)p" << i << ";\n";
   }
-  c << "  " << StorageCType(ot) << "* __restrict__ out0 = (" << StorageCType(ot) << "*)p5;\n"
+  c << "  " << StorageCType(ot) << "* __restrict__ out0 = (" << StorageCType(ot) << "*)p" << inputs
+    << ";\n"
     << "  __shared__ float qs[" << D << "];\n"
     << "  __shared__ float score[" << run_keys << "];\n"
     << "  __shared__ float red[" << kThreads << "];\n";
@@ -111,9 +146,10 @@ Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& 
     << ", vbase = " << BaseOf(s.v) << ";\n";
   if (Present(op, kMask)) c << "  const ortc_i64 mbase = " << BaseOf(s.mask) << ";\n";
   if (Present(op, kCond)) c << "  const ortc_i64 cbase = " << BaseOf(s.cond) << ";\n";
-  c << "  for (int d = t; d < " << D << "; d += " << kThreads << ")\n"
-    << "    qs[d] = " << load(kQ, Index("qbase", s.q, "row", "d")) << ";\n"
-    << "  __syncthreads();\n"
+  if (s.q_rotary_dim > 0)
+    c << "  const ortc_i64 cosbase = " << BaseOf(s.q_cos) << ", sinbase = " << BaseOf(s.q_sin)
+      << ";\n";
+  c << QueryLoad(op, s, load) << "  __syncthreads();\n"
     << "  float peak = " << minus_inf << ";\n"
     << "  for (ortc_i64 j = t; j < " << keys << "; j += " << kThreads << ") {\n"
     << "    float sc = 0.f;\n"
@@ -166,7 +202,7 @@ Result<KernelSource> EmitDecodeAttention(const std::string& name, const OpDesc& 
   KernelSource k;
   k.name = name;
   k.source = c.str();
-  k.num_inputs = 5;
+  k.num_inputs = inputs;
   k.num_outputs = 1;
   k.grid = {static_cast<uint32_t>(s.rows * (partial ? s.key_splits : 1)),
             static_cast<uint32_t>(s.q.dims[1]), static_cast<uint32_t>(s.q.dims[0])};

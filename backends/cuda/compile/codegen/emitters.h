@@ -48,6 +48,9 @@ Result<KernelSource> EmitPooling(const std::string& name, const OpDesc& op);
 // FusedAttention's inputs and attributes plus key_splits, and writes float
 // [batch, heads, rows, key_splits, dv + 2] (per run of keys: max, sum of exp, unnormalised
 // output); DecodeAttentionMerge (attributes key_splits, out_perm) turns those into the output.
+// The decode forms (at most kDecodeMaxRows query rows) may rotate q as they load it: inputs 5
+// and 6 are cos and sin (RotaryEmbedding's tables, broadcast over [batch, heads, rows, width],
+// width q_rotary_dim or half of it), attribute q_rotary_dim (lowering_decode_rotary.cpp).
 // IsAttentionOp / AttentionUnsupported / EmitAttention also cover these and the attention_parts
 // ops.
 bool IsAttentionOp(const std::string& op_type);

@@ -44,6 +44,10 @@ struct Case {
   // > 0: the decode kernel split over the keys into this many runs (DecodeAttentionPartial),
   // then merged (DecodeAttentionMerge), instead of FusedAttention's one kernel.
   int64_t key_splits = 0;
+  // > 0: q is rotated by the decode kernel as it loads it (q_rotary_dim), with random cos and
+  // sin tables of [rows, width] (width = rotary_dim, or half of it with half_tables).
+  int64_t q_rotary_dim = 0;
+  bool half_tables = false;
 };
 
 std::vector<int64_t> Stored(const std::vector<int64_t>& logical, const std::vector<int64_t>& p) {
@@ -70,6 +74,19 @@ double RunCase(const Case& c, const std::string& name) {
   const auto q = RandomFloats(1, c.b * c.h * c.s * c.d),
              k = RandomFloats(2, c.b * c.h * c.keys * c.d),
              v = RandomFloats(3, c.b * c.h * c.keys * c.d);
+  const int64_t width = c.half_tables ? c.q_rotary_dim / 2 : c.q_rotary_dim;
+  const auto cos_table = RandomFloats(4, c.s * width), sin_table = RandomFloats(5, c.s * width);
+  // Element (b, h, r, e) of q as the attention reads it: rotated on the first q_rotary_dim
+  // columns (q * cos + rotate_half(q) * sin, RotaryEmbedding's rule), in float64.
+  auto q_at = [&](int64_t bi, int64_t hi, int64_t r, int64_t e) {
+    auto raw = [&](int64_t col) {
+      return double(q[Offset(q_st, c.qkv_stored_perm, {bi, hi, r, col})]);
+    };
+    if (e >= c.q_rotary_dim) return raw(e);
+    const int64_t half = c.q_rotary_dim / 2, t = c.half_tables ? e % half : e;
+    const double other = e < half ? -raw(e + half) : raw(e - half);
+    return raw(e) * cos_table[r * width + t] + other * sin_table[r * width + t];
+  };
   auto op = Op("FusedAttention", 1,
                {T(F, q_st), T(F, k_st), T(F, k_st),
                 c.mask_dims.empty() ? cg::TensorDesc{} : T(F, c.mask_dims),
@@ -79,10 +96,17 @@ double RunCase(const Case& c, const std::string& name) {
                 AttrInt("keep_if_true", c.keep_if_true), AttrInts("q_perm", c.qkv_stored_perm),
                 AttrInts("k_perm", c.qkv_stored_perm), AttrInts("v_perm", c.qkv_stored_perm),
                 AttrInts("out_perm", c.out_perm), AttrInt("mask_after_where", c.mask_after_where)});
-  op.constants.resize(5);
   std::string cond_bytes(c.cond.begin(), c.cond.end());
-  const std::vector<std::string> inputs = {
-      Floats(q), Floats(k), Floats(v), c.mask.empty() ? std::string() : Floats(c.mask), cond_bytes};
+  std::vector<std::string> inputs = {Floats(q), Floats(k), Floats(v),
+                                     c.mask.empty() ? std::string() : Floats(c.mask), cond_bytes};
+  if (c.q_rotary_dim > 0) {
+    op.inputs.push_back(T(F, {c.s, width}));
+    op.inputs.push_back(T(F, {c.s, width}));
+    op.attributes.push_back(AttrInt("q_rotary_dim", c.q_rotary_dim));
+    inputs.push_back(Floats(cos_table));
+    inputs.push_back(Floats(sin_table));
+  }
+  op.constants.resize(op.inputs.size());
   std::vector<std::string> outs;
   if (c.key_splits == 0) {
     outs = RunKernel(op, name, inputs);
@@ -112,8 +136,7 @@ double RunCase(const Case& c, const std::string& name) {
         for (int64_t j = 0; j < c.keys; ++j) {
           double dot = 0;
           for (int64_t e = 0; e < c.d; ++e)
-            dot += double(q[Offset(q_st, c.qkv_stored_perm, {bi, hi, r, e})]) *
-                   k[Offset(k_st, c.qkv_stored_perm, {bi, hi, j, e})];
+            dot += q_at(bi, hi, r, e) * k[Offset(k_st, c.qkv_stored_perm, {bi, hi, j, e})];
           double sc = dot * c.scale;
           // fp32 like the kernels: lowest + lowest overflows to -inf in both.
           auto add_mask = [&] {
@@ -310,6 +333,60 @@ TEST_CASE("the decode kernel split over the keys matches the reference", "[cuda]
     auto mismatched = merge;
     mismatched.outputs = {T(F, {1, 2, 1, 15})};
     CHECK_THAT(cg::Unsupported(mismatched), Catch::Contains("do not chain"));
+  }
+}
+
+TEST_CASE("the decode kernel rotates a rotary query as it loads it", "[cuda][attention]") {
+  SECTION("tables per column and per rotated pair, heads stored [b, s, h, d]") {
+    for (bool half_tables : {false, true}) {
+      Case c;
+      c.b = 2, c.h = 3, c.s = 2, c.keys = 70, c.d = 16, c.scale = 0.25f;
+      c.qkv_stored_perm = {0, 2, 1, 3};
+      c.q_rotary_dim = 16;
+      c.half_tables = half_tables;
+      CHECK(RunCase(c, half_tables ? "decode_rotary_half" : "decode_rotary") < 2e-6);
+    }
+  }
+  SECTION("partial rotary: the columns past q_rotary_dim pass through") {
+    Case c;
+    c.b = 1, c.h = 2, c.s = 1, c.keys = 40, c.d = 32, c.scale = 0.2f;
+    c.q_rotary_dim = 8;
+    CHECK(RunCase(c, "decode_rotary_partial") < 2e-6);
+  }
+  SECTION("split over the keys: every run rotates q alike") {
+    Case c;
+    c.b = 1, c.h = 2, c.s = 1, c.keys = 700, c.d = 16, c.scale = 0.25f;
+    c.q_rotary_dim = 16;
+    c.key_splits = 3;
+    CHECK(RunCase(c, "decode_rotary_runs") < 2e-6);
+  }
+  SECTION("refusals name their reason") {
+    auto op = Op("FusedAttention", 1,
+                 {T(F, {1, 2, 1, 16}),
+                  T(F, {1, 2, 40, 16}),
+                  T(F, {1, 2, 40, 16}),
+                  {},
+                  {},
+                  T(F, {1, 16}),
+                  T(F, {1, 16})},
+                 {T(F, {1, 2, 1, 16})}, {AttrInt("q_rotary_dim", 16)});
+    CHECK(cg::Unsupported(op).empty());
+    auto odd = op;
+    odd.attributes.back().set_i(7);
+    CHECK_THAT(cg::Unsupported(odd), Catch::Contains("q_rotary_dim must be even"));
+    auto wide = op;
+    wide.inputs[5] = T(F, {3, 16});  // 3 rows of tables for 1 row of q
+    CHECK_THAT(cg::Unsupported(wide), Catch::Contains("rotary tables must be float and broadcast"));
+    auto tiled = Op("FusedAttention", 1,
+                    {T(F, {1, 2, 8, 16}),
+                     T(F, {1, 2, 40, 16}),
+                     T(F, {1, 2, 40, 16}),
+                     {},
+                     {},
+                     T(F, {8, 16}),
+                     T(F, {8, 16})},
+                    {T(F, {1, 2, 8, 16})}, {AttrInt("q_rotary_dim", 16)});
+    CHECK_THAT(cg::Unsupported(tiled), Catch::Contains("read by the decode kernel only"));
   }
 }
 

@@ -79,6 +79,29 @@ ModelBuilder LlamaBlock() {
   return b;
 }
 
+// A decode step of that block: Q of one new row [1, 1, 16] projected (2 heads of 8) and rotated
+// with [1, 8] tables, against a 32-row cache of keys and values given as inputs (rotated keys, as
+// a cache holds them). With `q_also_output`, the rotated Q is a graph output too.
+ModelBuilder LlamaDecodeStep(bool q_also_output = false) {
+  ModelBuilder b(18);
+  b.Input("h", {1, 1, 16}).Input("k", {1, 2, 32, 8}).Input("v", {1, 2, 32, 8});
+  b.Initializer("cos", {1, 8}, RandomFloats(1, 8)).Initializer("sin", {1, 8}, RandomFloats(2, 8));
+  b.IntInitializer("split", {1, 1, 2, 8}).IntInitializer("merge", {1, 1, 16});
+  b.Initializer("scale", {}, {0.35355339f});
+  b.Initializer("Wq", {16, 16}, RandomFloats(11, 256));
+  b.Node("MatMul", {"h", "Wq"}, {"q_proj"}).Node("Reshape", {"q_proj", "split"}, {"q_view"});
+  b.Node("Transpose", {"q_view"}, {"q"}, {Attr("perm", kHeads)});
+  LlamaRope(b, "q", "q_embed", 8);
+  if (q_also_output) b.Output("q_embed");
+  b.Node("Transpose", {"k"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("MatMul", {"q_embed", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"p", "v"}, {"ctx"});
+  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", kHeads)});
+  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+  return b;
+}
+
 // q [1, 2, 8, d] and [8, rot] cos/sin constants (or [1, 1, 8, rot] inputs), ready for a form.
 ModelBuilder Base(int64_t d = 8, bool table_inputs = false, int64_t rot = 0) {
   ModelBuilder b(18);
@@ -139,6 +162,31 @@ TEST_CASE("Llama's rotary on a merged QKV projection is one kernel per tensor", 
   CHECK(offsets == std::vector<int64_t>{0, 16});
   // Attention reads the rotated Q and K, and V straight from the projection.
   CHECK(LaunchesOf(plan, "AttentionSoftmax").size() == 1);
+}
+
+TEST_CASE("a decode step's attention rotates its query itself", "[lowering]") {
+  for (auto precision : {backends::cuda::Precision::kFp32, backends::cuda::Precision::kFp16}) {
+    auto p = PlanAll(LlamaDecodeStep(), precision);
+    const Plan& plan = p.graph.plan;
+    CHECK(Rotary(p) == 1);
+    CHECK(p.graph.stats.at("rotary_in_attention") == 1);
+    CHECK(LaunchesOf(plan, "RotaryEmbedding").empty());
+    const auto fused = LaunchesOf(plan, "FusedAttention");
+    REQUIRE(fused.size() == 1);
+    REQUIRE(fused[0]->inputs.size() == 7);
+    // q read from the projection through the rotary's view, the tables as given.
+    CHECK(fused[0]->inputs[0].dims == std::vector<int64_t>{1, 1, 16});
+    CHECK(cg::IntsAttr(*fused[0], "q_shape") == std::vector<int64_t>{1, 2, 1, 8});
+    CHECK(cg::IntAttr(*fused[0], "q_rotary_dim", 0) == 8);
+    CHECK(fused[0]->inputs[5].dims == std::vector<int64_t>{1, 8});
+    CHECK(fused[0]->inputs[6].dims == std::vector<int64_t>{1, 8});
+  }
+  // The rotated Q is also read elsewhere: it stays a kernel of its own.
+  auto kept = PlanAll(LlamaDecodeStep(true));
+  CHECK(kept.graph.stats.at("rotary_in_attention") == 0);
+  CHECK(LaunchesOf(kept.graph.plan, "RotaryEmbedding").size() == 1);
+  // A prefill (8 rows, the GEMM form) keeps its rotary kernels.
+  CHECK(PlanAll(LlamaBlock()).graph.stats.at("rotary_in_attention") == 0);
 }
 
 TEST_CASE("rotary forms exporters write are recognised", "[lowering]") {
