@@ -53,6 +53,17 @@ void LlamaRope(ModelBuilder& b, const std::string& x, const std::string& out, in
   b.Node("Add", {x + "_cos", x + "_sin"}, {out});
 }
 
+// SDPA-style scaled attention of q over k and the value "v" ([1, 2, rows, 8] each), heads merged
+// back into "y" (shape constant "merge").
+void Attend(ModelBuilder& b, const std::string& q, const std::string& k) {
+  b.Node("Transpose", {k}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("MatMul", {q, "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"p", "v"}, {"ctx"});
+  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", kHeads)});
+  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+}
+
 // A Llama attention block on [1, 8, 16]: one merged-able Q/K/V projection (2 heads of 8), rotary
 // on Q and K with [8, 8] cos/sin constants, SDPA-style scaled attention, heads merged back.
 ModelBuilder LlamaBlock() {
@@ -70,12 +81,7 @@ ModelBuilder LlamaBlock() {
   }
   LlamaRope(b, "q", "q_embed", 8);
   LlamaRope(b, "k", "k_embed", 8);
-  b.Node("Transpose", {"k_embed"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
-  b.Node("MatMul", {"q_embed", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
-  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
-  b.Node("MatMul", {"p", "v"}, {"ctx"});
-  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", kHeads)});
-  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+  Attend(b, "q_embed", "k_embed");
   return b;
 }
 
@@ -93,12 +99,7 @@ ModelBuilder LlamaDecodeStep(bool q_also_output = false) {
   b.Node("Transpose", {"q_view"}, {"q"}, {Attr("perm", kHeads)});
   LlamaRope(b, "q", "q_embed", 8);
   if (q_also_output) b.Output("q_embed");
-  b.Node("Transpose", {"k"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
-  b.Node("MatMul", {"q_embed", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
-  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
-  b.Node("MatMul", {"p", "v"}, {"ctx"});
-  b.Node("Transpose", {"ctx"}, {"ctx_t"}, {Attr("perm", kHeads)});
-  b.Node("Reshape", {"ctx_t", "merge"}, {"y"}).Output("y");
+  Attend(b, "q_embed", "k");
   return b;
 }
 
