@@ -361,15 +361,19 @@ TEST_CASE("the decode kernel rotates a rotary query as it loads it", "[cuda][att
     CHECK(RunCase(c, "decode_rotary_runs") < 2e-6);
   }
   SECTION("refusals name their reason") {
-    auto op = Op("FusedAttention", 1,
-                 {T(F, {1, 2, 1, 16}),
-                  T(F, {1, 2, 40, 16}),
-                  T(F, {1, 2, 40, 16}),
-                  {},
-                  {},
-                  T(F, {1, 16}),
-                  T(F, {1, 16})},
-                 {T(F, {1, 2, 1, 16})}, {AttrInt("q_rotary_dim", 16)});
+    // A rotary query of `rows` rows against 40 keys, tables of [rows, 16].
+    auto rotary_op = [](int64_t rows) {
+      return Op("FusedAttention", 1,
+                {T(F, {1, 2, rows, 16}),
+                 T(F, {1, 2, 40, 16}),
+                 T(F, {1, 2, 40, 16}),
+                 {},
+                 {},
+                 T(F, {rows, 16}),
+                 T(F, {rows, 16})},
+                {T(F, {1, 2, rows, 16})}, {AttrInt("q_rotary_dim", 16)});
+    };
+    auto op = rotary_op(1);
     CHECK(cg::Unsupported(op).empty());
     auto odd = op;
     odd.attributes.back().set_i(7);
@@ -377,15 +381,7 @@ TEST_CASE("the decode kernel rotates a rotary query as it loads it", "[cuda][att
     auto wide = op;
     wide.inputs[5] = T(F, {3, 16});  // 3 rows of tables for 1 row of q
     CHECK_THAT(cg::Unsupported(wide), Catch::Contains("rotary tables must be float and broadcast"));
-    auto tiled = Op("FusedAttention", 1,
-                    {T(F, {1, 2, 8, 16}),
-                     T(F, {1, 2, 40, 16}),
-                     T(F, {1, 2, 40, 16}),
-                     {},
-                     {},
-                     T(F, {8, 16}),
-                     T(F, {8, 16})},
-                    {T(F, {1, 2, 8, 16})}, {AttrInt("q_rotary_dim", 16)});
+    auto tiled = rotary_op(8);
     CHECK_THAT(cg::Unsupported(tiled), Catch::Contains("read by the decode kernel only"));
   }
 }
