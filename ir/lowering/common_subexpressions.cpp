@@ -2,6 +2,8 @@
 // constants by their bytes, then of ops by (type, domain, version, inputs, attributes).
 #include "lowering/common_subexpressions.h"
 
+#include <xxhash.h>
+
 #include <map>
 #include <set>
 #include <string>
@@ -10,15 +12,16 @@
 namespace ortc::lowering {
 namespace {
 
-// Constants up to this size are compared by their bytes (masks' 0 and -inf, scales, shapes).
-constexpr int64_t kMaxComparedBytes = 4096;
+// Constants up to this size are compared by their bytes: masks' 0 and -inf, scales, shapes, and
+// the position ranges and masks that grow with the context (a cache of 4096 rows has a 32 KiB
+// int64 row range per layer). Larger ones are weights, which the binary stores once anyway.
+constexpr int64_t kMaxComparedBytes = int64_t{1} << 20;
 
 bool Mergeable(const IrOp& op) {
-  static const std::set<std::string> random = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                               "RandomUniformLike", "Bernoulli", "Multinomial",
-                                               "Dropout"};
-  return !op.removed && op.subgraphs.empty() && !op.outputs.empty() &&
-         !random.count(op.op_type);
+  static const std::set<std::string> random = {
+      "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+      "Bernoulli",    "Multinomial",      "Dropout"};
+  return !op.removed && op.subgraphs.empty() && !op.outputs.empty() && !random.count(op.op_type);
 }
 
 std::string Key(const IrOp& op) {
@@ -32,19 +35,30 @@ std::string Key(const IrOp& op) {
 }  // namespace
 
 int EliminateCommonSubexpressions(SubgraphIr* ir) {
-  // Equal small constants become one value.
-  std::map<std::tuple<int32_t, std::string, std::string>, int> constants;
+  // Equal small constants become one value: found by (type, shape, hash of the bytes), then
+  // the bytes themselves compared, so a hash collision never merges two different constants.
+  using ConstantKey = std::tuple<int32_t, std::string, uint64_t>;
+  std::map<ConstantKey, std::vector<std::pair<int, std::shared_ptr<const std::string>>>> constants;
   std::vector<int> same(ir->values.size());
   for (size_t v = 0; v < ir->values.size(); ++v) {
     same[v] = static_cast<int>(v);
     const IrValue& value = ir->values[v];
-    if (value.kind != ValueKind::kWeight || !value.bytes || value.bytes->size() > kMaxComparedBytes ||
-        value.layout != "plain")
+    if (value.kind != ValueKind::kWeight || !value.bytes ||
+        value.bytes->size() > kMaxComparedBytes || value.layout != "plain")
       continue;
     auto bytes = value.bytes->ReadAll();
     if (!bytes.ok()) continue;
-    const auto key = std::make_tuple(value.info.dtype, value.info.shape.ToString(), **bytes);
-    same[v] = constants.emplace(key, static_cast<int>(v)).first->second;
+    const std::string& b = **bytes;
+    auto& kept =
+        constants[{value.info.dtype, value.info.shape.ToString(), XXH3_64bits(b.data(), b.size())}];
+    bool merged = false;
+    for (const auto& [index, kept_bytes] : kept) {
+      if (*kept_bytes != b) continue;
+      same[v] = index;
+      merged = true;
+      break;
+    }
+    if (!merged) kept.emplace_back(static_cast<int>(v), *bytes);
   }
   std::set<int> outputs(ir->outputs.begin(), ir->outputs.end());
   int removed = 0;

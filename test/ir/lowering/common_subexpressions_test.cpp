@@ -91,3 +91,26 @@ TEST_CASE("a Cast to the type it reads is its input", "[lowering][cse]") {
   for (const auto& op : ir.ops)
     if (op.op_type == "Where") CHECK(ir.values[op.inputs[0]].name == "m");
 }
+
+TEST_CASE("a per-layer position range as long as a long context is kept once", "[lowering][cse]") {
+  // Each layer compares its own copy of the key positions 0..8191 (64 KiB of int64, as a decode
+  // step over a cache of 8192 rows has) with the query's position: one Less is enough. A third
+  // layer's range differs in its last element and must stay its own.
+  constexpr int64_t kRows = 8192;
+  std::vector<int64_t> range(kRows);
+  for (int64_t i = 0; i < kRows; ++i) range[i] = i;
+  std::vector<int64_t> other = range;
+  other.back() = 0;
+  // Program outputs are never merged, so each layer's mask feeds a Not.
+  ModelBuilder c(17);
+  c.Input("pos", {1, 1}, T::INT64);
+  for (const std::string i : {"0", "1", "2"}) {
+    c.IntInitializer("keys" + i, i == "2" ? other : range);
+    c.Node("Less", {"keys" + i, "pos"}, {"seen" + i}).Node("Not", {"seen" + i}, {"y" + i});
+    c.Output("y" + i, T::BOOL);
+  }
+  auto ir = Build(c, {"y0", "y1", "y2"});
+  CHECK(lowering::EliminateCommonSubexpressions(&ir) == 1);
+  CHECK(Live(ir, "Less") == 2);
+  CHECK(Live(ir, "Not") == 3);
+}
