@@ -35,6 +35,10 @@ Status GenerateKernels(Plan* plan, std::vector<codegen::KernelSource>* sources) 
     l.grid = k->grid;
     l.block = k->block;
     l.shared_bytes = k->shared_bytes;
+    for (const auto& [in, out] : k->same_index) {
+      l.same_index.push_back(in);
+      l.same_index.push_back(k->num_inputs + out);
+    }
     plan->kernels.push_back(k->name);
     sources->push_back(std::move(k).value());
   }

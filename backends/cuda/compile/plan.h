@@ -41,6 +41,9 @@ struct PlanLaunch {
   // Buffers: kernel inputs then outputs (-1: null). Before generation every op input is
   // listed; generation keeps the ones the kernel takes.
   std::vector<int> inputs, outputs;
+  // Filled by code generation: pairs of positions in inputs-then-outputs, an input that may
+  // share an output's bytes (codegen::KernelSource::same_index).
+  std::vector<int> same_index;
 };
 
 struct PlanConv {

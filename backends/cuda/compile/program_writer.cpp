@@ -28,7 +28,7 @@ std::string SerializeProgram(const Plan& plan) {
             b, b.CreateString(l.kernel),
             b.CreateVector(std::vector<uint32_t>(l.grid.begin(), l.grid.end())),
             b.CreateVector(std::vector<uint32_t>(l.block.begin(), l.block.end())), l.shared_bytes,
-            b.CreateVector(args));
+            b.CreateVector(args), l.same_index.empty() ? 0 : b.CreateVector(l.same_index));
         break;
       }
       case StepKind::kConv: {

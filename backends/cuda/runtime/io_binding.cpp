@@ -31,6 +31,30 @@ std::vector<int> Touched(const fbc::Step& s) {
   return out;
 }
 
+// Whether step s reads input buffer `in` element by element to write output buffer `out` in
+// place: a launch declaring the pair (KernelLaunch.same_index) on exactly these buffers, with no
+// other argument reaching either of them.
+bool ReadsInPlace(const fbc::Program& program, const fbc::Step& s, int in, int out) {
+  const auto* l = s.launch();
+  if (!l || !l->args() || !l->same_index()) return false;
+  const auto& args = *l->args();
+  const auto& pairs = *l->same_index();
+  for (uint32_t k = 0; k + 1 < pairs.size(); k += 2) {
+    const int p = pairs.Get(k), q = pairs.Get(k + 1);
+    if (p < 0 || q < 0 || static_cast<uint32_t>(p) >= args.size() ||
+        static_cast<uint32_t>(q) >= args.size() || args.Get(p) != in || args.Get(q) != out)
+      continue;
+    bool alone = true;
+    for (uint32_t a = 0; a < args.size() && alone; ++a) {
+      if (a == static_cast<uint32_t>(p) || a == static_cast<uint32_t>(q)) continue;
+      const int root = RootOf(program, args.Get(a));
+      alone = root != in && root != out;
+    }
+    if (alone) return true;
+  }
+  return false;
+}
+
 void Note(int step, int* first, int* last) {
   if (*first < 0) *first = step;
   *last = step;
@@ -68,6 +92,14 @@ IoTouches FindIoTouches(const fbc::Program& program, const std::vector<int>& inp
         if (outputs[j] == root) Note(step, &t.output_first[j], &t.output_last[j]);
     }
   }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const int s = t.input_last[i];
+      if (s >= 0 && s == t.output_first[j] &&
+          ReadsInPlace(program, *program.steps()->Get(s), inputs[i], outputs[j]))
+        t.same_index.emplace_back(static_cast<int>(i), static_cast<int>(j));
+    }
+  }
   return t;
 }
 
@@ -94,7 +126,11 @@ void ChooseBinding(const IoTouches& touches, const IoBinding& offered,
       // Shared bytes: every step reading the input must come before the first step touching
       // the output (a step doing both could write an element before reading another).
       safe = touches.input_last[i] < 0 || touches.output_first[j] < 0 ||
-             touches.input_last[i] < touches.output_first[j];
+             touches.input_last[i] < touches.output_first[j] ||
+             (p == b.outputs[j] && input_bytes[i] == output_bytes[j] &&
+              std::find(touches.same_index.begin(), touches.same_index.end(),
+                        std::make_pair(static_cast<int>(i), static_cast<int>(j))) !=
+                  touches.same_index.end());
     }
     if (safe) b.inputs[i] = p;
   }

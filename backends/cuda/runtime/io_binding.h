@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cuda_program_generated.h"
@@ -25,9 +26,13 @@ struct IoBinding {
 
 // Where the program reads and writes each IO buffer: the first and last step touching it or a
 // view of it (-1 when none does). Steps are not told apart as readers or writers, so this is
-// conservative.
+// conservative. `same_index` lists the (input, output) pairs whose one shared step is a kernel
+// declaring that it reads the input's element i only to write the output's element i
+// (KernelLaunch.same_index), with no other argument touching either: the last step reading the
+// input is the first touching the output, and the input may be bound to the output's bytes.
 struct IoTouches {
   std::vector<int> input_first, input_last, output_first, output_last;
+  std::vector<std::pair<int, int>> same_index;
 };
 IoTouches FindIoTouches(const fbc::Program& program, const std::vector<int>& inputs,
                         const std::vector<int>& outputs);
@@ -36,8 +41,10 @@ IoTouches FindIoTouches(const fbc::Program& program, const std::vector<int>& inp
 // bound. Outputs are always bound, unless two of them overlap (the later one is copied). An input
 // is bound unless its bytes overlap an output's and some step touching the input comes at or
 // after the first step touching that output (the output's writes could overwrite what is still
-// to be read): such an input is copied into the graph's buffer first, as before. Inputs are
-// only read, so inputs may overlap each other.
+// to be read): such an input is copied into the graph's buffer first, as before. The exception:
+// an input at exactly the output's bytes, of the same size, that `touches.same_index` pairs
+// with it (read and written element by element in place). Inputs are only read, so inputs may
+// overlap each other.
 // Writes into *chosen, reusing its vectors' memory (a run allocates nothing).
 void ChooseBinding(const IoTouches& touches, const IoBinding& offered,
                    const std::vector<uint64_t>& input_bytes,

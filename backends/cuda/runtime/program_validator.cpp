@@ -181,6 +181,17 @@ class Validator {
           return "argument " + std::to_string(k) + " names buffer " + std::to_string(a);
       }
     }
+    if (const auto* pairs = l.same_index()) {
+      const int64_t n = l.args() ? l.args()->size() : 0;
+      if (pairs->size() % 2 != 0)
+        return "same_index has " + std::to_string(pairs->size()) + " entries, not pairs";
+      for (uint32_t k = 0; k < pairs->size(); k += 2) {
+        const int32_t in = pairs->Get(k), out = pairs->Get(k + 1);
+        if (in < 0 || out < 0 || in >= n || out >= n || in == out)
+          return "same_index pairs argument " + std::to_string(in) + " with argument " +
+                 std::to_string(out) + " of " + std::to_string(n);
+      }
+    }
     return "";
   }
 

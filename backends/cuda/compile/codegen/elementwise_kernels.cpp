@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/element_types.h"
+
 #include "cuda/compile/codegen/emitters.h"
 #include "cuda/compile/codegen/kernel_text.h"
 
@@ -384,6 +386,7 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   };
 
   std::map<std::string, std::string> loads;  // (input, offset expression) -> variable
+  std::vector<std::set<std::string>> input_offsets(group.inputs.size());  // every load's offset
   std::ostringstream load_code;
   auto load = [&](int input, const std::vector<int64_t>& dims) -> Result<std::string> {
     if (input < 0 || input >= static_cast<int>(group.inputs.size()))
@@ -424,6 +427,7 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
     std::string offset = offset_of(strides);
     // A view's strides may equal the dense ones ("i"); its offset places it in the buffer.
     if (view && view->offset != 0) offset = IntLiteral(view->offset) + " + " + offset;
+    input_offsets[input].insert(view ? "view" : offset);
     const std::string key = std::to_string(input) + ":" + offset;
     if (auto it = loads.find(key); it != loads.end()) return it->second;
     const std::string var = "x" + std::to_string(loads.size());
@@ -434,8 +438,14 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   };
 
   std::ostringstream compute;
+  std::vector<std::set<int>> reads(group.ops.size());  // the group inputs each op's value uses
   for (size_t j = 0; j < group.ops.size(); ++j) {
     const FusedOp& f = group.ops[j];
+    for (int arg : f.args) {
+      if (arg >= 0) reads[j].insert(arg);
+      if (arg < 0 && -1 - arg < static_cast<int>(j))
+        reads[j].insert(reads[-1 - arg].begin(), reads[-1 - arg].end());
+    }
     if (std::string why = CheckOp(f.op); !why.empty()) return NotImplemented(why);
     if (f.args.size() != f.op.inputs.size())
       return InvalidArgument(name + ": op " + std::to_string(j) + " has " +
@@ -498,9 +508,17 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   src << "  for (ortc_i64 i = (ortc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < "
       << IntLiteral(n) << "; i += (ortc_i64)gridDim.x * blockDim.x) {\n";
   std::ostringstream store;
+  std::vector<std::pair<int, int>> same_index;
   for (size_t o = 0; o < group.outputs.size(); ++o) {
     const int32_t t = group.ops[group.outputs[o]].op.outputs[0].dtype;
     const std::string at = offset_of(StorageStrides(shape, output_layout(o)));
+    // Input k may share output o's bytes when the thread writing element i of o has read
+    // element i of k (o's value uses k: the load comes first) and no thread reads k elsewhere.
+    for (int k : reads[group.outputs[o]]) {
+      if (at == "i" && input_offsets[k] == std::set<std::string>{"i"} &&
+          HeldElementBytes(group.inputs[k].dtype) == HeldElementBytes(t))
+        same_index.emplace_back(k, static_cast<int>(o));
+    }
     store << "    out" << o << "[" << at
           << "] = " << StoreExpr(t, "v" + std::to_string(group.outputs[o])) << ";\n";
   }
@@ -530,6 +548,7 @@ Result<KernelSource> EmitFusedElementwise(const std::string& name, const FusedGr
   k.num_outputs = static_cast<int>(group.outputs.size());
   k.block = {kBlockSize, 1, 1};
   k.grid = {GridFor(n), 1, 1};
+  k.same_index = std::move(same_index);
   return k;
 }
 

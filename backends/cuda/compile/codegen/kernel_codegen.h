@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ortc/status.h"
@@ -53,6 +54,10 @@ struct KernelSource {
   // Parameters: one device pointer per kernel input, then one per output, in order.
   int num_inputs = 0, num_outputs = 0;
   bool uses_block_sync = false;  // __shared__ + __syncthreads(): the host shim runs fibers
+  // (input, output) pairs that may share their bytes: each thread reads element i of the input
+  // only to compute element i of the output (same element size), so the runtime can bind a
+  // cache passed as both a past input and its present output to the same memory.
+  std::vector<std::pair<int, int>> same_index;
 };
 
 // A DAG of elementwise ops over a group's inputs, generated as one kernel.

@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "cuda/runtime/io_binding.h"
 #include "plugin_abi/ortc_backend_plugin.h"
 #include "program_interpreter.h"
 
@@ -71,7 +72,39 @@ struct EmulatedGraph {
   ProgramInterpreter program;
   std::mutex mu;  // the ABI: runs of one graph are serialised by the plugin
   StepCounts last;
+  cuda_rt::IoTouches touches;  // where the program reads and writes its inputs and outputs
 };
+
+std::vector<int> Buffers(const flatbuffers::Vector<int32_t>* v) {
+  return v ? std::vector<int>(v->begin(), v->end()) : std::vector<int>{};
+}
+
+// What of the caller's device memory the run uses in place, decided as the CUDA runtime decides
+// it (io_binding.h): a cache passed as both a past input and its present output is updated where
+// it lies when the program allows that, and copied into the program's own buffer first when not.
+BoundMemory Bind(const EmulatedGraph& g, const OrtcTensorRef* inputs, uint32_t num_inputs,
+                 OrtcTensorRef* outputs, uint32_t num_outputs) {
+  cuda_rt::IoBinding offered, chosen;
+  std::vector<uint64_t> in_bytes, out_bytes;
+  auto device = [](const OrtcTensorRef& t) {
+    return t.location == ORTC_MEMORY_DEVICE ? reinterpret_cast<cuda_rt::DeviceAddress>(t.data) : 0;
+  };
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    offered.inputs.push_back(device(inputs[i]));
+    in_bytes.push_back(inputs[i].byte_size);
+  }
+  for (uint32_t i = 0; i < num_outputs; ++i) {
+    offered.outputs.push_back(device(outputs[i]));
+    out_bytes.push_back(outputs[i].byte_size);
+  }
+  cuda_rt::ChooseBinding(g.touches, offered, in_bytes, out_bytes, &chosen);
+  BoundMemory bound;
+  for (uint32_t i = 0; i < num_inputs; ++i)
+    bound.inputs.push_back(chosen.inputs[i] ? inputs[i].data : nullptr);
+  for (uint32_t i = 0; i < num_outputs; ++i)
+    bound.outputs.push_back(chosen.outputs[i] ? outputs[i].data : nullptr);
+  return bound;
+}
 
 OrtcPluginStatus DescribeDevice(OrtcBackend*, char* buffer, size_t capacity, size_t* length) {
   return WriteText(R"({"driver_version":13000,"archs":["sm_80"],"cudnn_version":"9.19.0",)"
@@ -115,7 +148,9 @@ OrtcPluginStatus LoadGraph(OrtcBackend*, const OrtcGraphLoadInfo* info, OrtcGrap
     auto program = ProgramInterpreter::Load(std::move(parts));
     if (!program.ok()) return FromStatus(program.status());
     auto* g = new EmulatedGraph{
-        info->graph_name ? info->graph_name : "", std::move(program).value(), {}, {}};
+        info->graph_name ? info->graph_name : "", std::move(program).value(), {}, {}, {}};
+    const fbc::Program& p = g->program.program();
+    g->touches = cuda_rt::FindIoTouches(p, Buffers(p.inputs()), Buffers(p.outputs()));
     *out = reinterpret_cast<OrtcGraph*>(g);
     return ORTC_PLUGIN_OK;
   });
@@ -128,8 +163,14 @@ OrtcPluginStatus RunGraph(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_
       return Fail(ORTC_PLUGIN_INVALID_ARGUMENT, "run_graph: null argument");
     auto* g = reinterpret_cast<EmulatedGraph*>(graph);
     std::lock_guard<std::mutex> lock(g->mu);
-    // Host and "device" memory are both host memory here. The interpreter copies every input
-    // into its own memory before the first step, so an output may alias an input.
+    // Host and "device" memory are both host memory here. Device-resident tensors are bound
+    // into the program as the CUDA runtime binds them; the rest is copied in and out.
+    if (num_inputs != g->touches.input_first.size() ||
+        num_outputs != g->touches.output_first.size())
+      return Fail(ORTC_PLUGIN_INVALID_ARGUMENT,
+                  "graph '" + g->name + "' takes " + std::to_string(g->touches.input_first.size()) +
+                      " inputs and " + std::to_string(g->touches.output_first.size()) + " outputs");
+    const BoundMemory bound = Bind(*g, inputs, num_inputs, outputs, num_outputs);
     std::vector<Tensor> in;
     for (uint32_t i = 0; i < num_inputs; ++i) {
       const OrtcTensorRef& t = inputs[i];
@@ -137,7 +178,7 @@ OrtcPluginStatus RunGraph(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_
                                   std::vector<int64_t>(t.dims, t.dims + t.rank), t.data, nullptr));
     }
     StepCounts counts;
-    auto result = g->program.Run(in, &counts);
+    auto result = g->program.Run(in, &counts, {}, &bound);
     if (!result.ok()) return FromStatus(result.status());
     if (result->size() != num_outputs)
       return Fail(ORTC_PLUGIN_INVALID_ARGUMENT,
@@ -149,7 +190,7 @@ OrtcPluginStatus RunGraph(OrtcGraph* graph, const OrtcTensorRef* inputs, uint32_
                     "graph '" + g->name + "' output " + std::to_string(i) + " has " +
                         std::to_string(outputs[i].byte_size) + " bytes; the program's has " +
                         std::to_string(r.byte_size()));
-      if (r.byte_size()) std::memcpy(outputs[i].data, r.raw(), r.byte_size());
+      if (r.byte_size() && !bound.outputs[i]) std::memcpy(outputs[i].data, r.raw(), r.byte_size());
     }
     g->last = counts;
     return ORTC_PLUGIN_OK;

@@ -67,7 +67,7 @@ struct Memory {
 };
 
 Status Place(const fbc::Program& p, const std::vector<std::string_view>& weights,
-             const std::vector<Tensor>& inputs, Memory* mem) {
+             const std::vector<Tensor>& inputs, const BoundMemory* bound, Memory* mem) {
   const auto* buffers = p.buffers();
   const uint32_t count = buffers ? buffers->size() : 0;
   mem->ptr.assign(count, nullptr);
@@ -98,13 +98,24 @@ Status Place(const fbc::Program& p, const std::vector<std::string_view>& weights
         const Tensor& t = inputs[b->io_index()];
         if (static_cast<int32_t>(t.dtype()) != b->dtype() || t.byte_size() != b->byte_size())
           return InvalidArgument("input " + name + " has another type or size than the program's");
+        const size_t io = static_cast<size_t>(b->io_index());
+        if (bound && io < bound->inputs.size() && bound->inputs[io]) {
+          // Steps only read an input, unless the binding made it an output's bytes too.
+          mem->ptr[i] = const_cast<void*>(bound->inputs[io]);
+          break;
+        }
         mem->ptr[i] = mem->NewBlock(b->byte_size());
         std::memcpy(mem->ptr[i], t.raw(), b->byte_size());
         break;
       }
-      case fbc::BufferKind::Output:
-        mem->ptr[i] = mem->NewBlock(b->byte_size());
+      case fbc::BufferKind::Output: {
+        const size_t io = static_cast<size_t>(b->io_index());
+        mem->ptr[i] =
+            bound && b->io_index() >= 0 && io < bound->outputs.size() && bound->outputs[io]
+                ? bound->outputs[io]
+                : mem->NewBlock(b->byte_size());
         break;
+      }
       case fbc::BufferKind::Alias:
         pending.push_back(static_cast<int>(i));
         break;
@@ -219,13 +230,14 @@ Result<ProgramInterpreter> ProgramInterpreter::Load(ProgramParts parts) {
 
 Result<std::vector<Tensor>> ProgramInterpreter::Run(const std::vector<Tensor>& inputs,
                                                     StepCounts* counts,
-                                                    const WriteObserver& observer) const {
+                                                    const WriteObserver& observer,
+                                                    const BoundMemory* bound) const {
   const fbc::Program& p = *program_;
   if (!p.inputs() || inputs.size() != p.inputs()->size())
     return InvalidArgument("the program takes " +
                            std::to_string(p.inputs() ? p.inputs()->size() : 0) + " inputs");
   Memory mem;
-  ORTC_RETURN_IF_ERROR(Place(p, parts_.weights, inputs, &mem));
+  ORTC_RETURN_IF_ERROR(Place(p, parts_.weights, inputs, bound, &mem));
   const int count = static_cast<int>(p.buffers()->size());
   auto valid = [&](int i) { return i >= 0 && i < count; };
   auto wrote = [&](int b) {

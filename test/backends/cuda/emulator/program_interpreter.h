@@ -20,6 +20,14 @@ struct StepCounts {
   int launches = 0, convs = 0, gemms = 0, copies = 0;
 };
 
+// Caller memory a run uses as a program input or output buffer itself (nullptr entries: the
+// interpreter's own copy), as the CUDA runtime binds device-resident tensors (io_binding.h): an
+// input and an output at the same bytes are then read and written where they lie.
+struct BoundMemory {
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+};
+
 // What running one program needs, wherever it comes from (a context binary read by the test, or
 // the load info a backend plugin receives): `keep_alive` holds the memory the views point into.
 struct ProgramParts {
@@ -41,10 +49,11 @@ class ProgramInterpreter {
   // Called after each step for every buffer it wrote, with the buffer's index.
   using WriteObserver = std::function<void(int buffer, const void* data)>;
 
-  // Runs the steps in order on host copies of `inputs` (one per program input, in order);
-  // returns the program outputs.
+  // Runs the steps in order on host copies of `inputs` (one per program input, in order), or on
+  // the memory `bound` names; returns the program outputs.
   Result<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs, StepCounts* counts,
-                                  const WriteObserver& observer = {}) const;
+                                  const WriteObserver& observer = {},
+                                  const BoundMemory* bound = nullptr) const;
 
   const fb::cuda::Program& program() const { return *program_; }
 

@@ -18,7 +18,9 @@ struct TestProgram {
   const fbc::Program& get() const { return *fbc::GetProgram(bytes.data()); }
 };
 
-TestProgram Build(const std::vector<std::vector<int32_t>>& step_args) {
+// `same_index[s]`: step s's KernelLaunch.same_index (positions in its args), when given.
+TestProgram Build(const std::vector<std::vector<int32_t>>& step_args,
+                  const std::vector<std::vector<int32_t>>& same_index = {}) {
   flatbuffers::FlatBufferBuilder b;
   struct Spec {
     fbc::BufferKind kind;
@@ -36,8 +38,10 @@ TestProgram Build(const std::vector<std::vector<int32_t>>& step_args) {
         fbc::CreateBuffer(b, b.CreateString("b"), s.kind, 1, b.CreateVector(std::vector<int64_t>{}),
                           fbc::TensorLayout::Plain, -1, s.io, s.offset, s.alias_of, s.bytes));
   std::vector<flatbuffers::Offset<fbc::Step>> steps;
-  for (const auto& args : step_args) {
-    auto launch = fbc::CreateKernelLaunch(b, b.CreateString("k"), 0, 0, 0, b.CreateVector(args));
+  for (size_t s = 0; s < step_args.size(); ++s) {
+    const auto pairs = s < same_index.size() ? b.CreateVector(same_index[s]) : 0;
+    auto launch = fbc::CreateKernelLaunch(b, b.CreateString("k"), 0, 0, 0,
+                                          b.CreateVector(step_args[s]), pairs);
     steps.push_back(fbc::CreateStep(b, b.CreateString("s"), 0, launch));
   }
   const auto vb = b.CreateVector(buffers);
@@ -106,6 +110,42 @@ TEST_CASE("a cache the present's own step reads is copied in, the present still 
   // Overlapping only partly counts as overlapping.
   const IoBinding partial = Choose(t, Offer(kCache, kCache + 48, 0), kInBytes, kOutBytes);
   CHECK(partial.inputs == std::vector<DeviceAddress>{0});
+}
+
+TEST_CASE("a cache its present's step updates element by element is bound in place",
+          "[cuda][binding]") {
+  // Step 0 reads past (arg 0) and writes present (arg 1), declaring that each thread reads
+  // element i of past only to write element i of present.
+  const auto p = Build({{0, 3}, {3, 4}}, {{0, 1}});
+  const IoTouches t = FindIoTouches(p.get(), kInputs, kOutputs);
+  CHECK(t.same_index == std::vector<std::pair<int, int>>{{0, 0}});
+  const IoBinding same = Choose(t, Offer(kCache, kCache, kLogits), kInBytes, kOutBytes);
+  CHECK(same.inputs == std::vector<DeviceAddress>{kCache});
+  CHECK(same.outputs == std::vector<DeviceAddress>{kCache, kLogits});
+  // Shifted by one element, element i of present would land on element i + 1 of past.
+  const IoBinding shifted = Choose(t, Offer(kCache, kCache + 4, 0), kInBytes, kOutBytes);
+  CHECK(shifted.inputs == std::vector<DeviceAddress>{0});
+  // A present of another size than the past is not the same elements.
+  const IoBinding sizes = Choose(t, Offer(kCache, kCache, 0), {48}, kOutBytes);
+  CHECK(sizes.inputs == std::vector<DeviceAddress>{0});
+
+  // Not declared, declared for other positions, or the step reading past through a second
+  // argument too (its view, at other offsets): copied in as before.
+  for (const auto& [args, pairs] :
+       std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>{
+           {{0, 3}, {}}, {{0, 3}, {1, 0}}, {{0, 1, 3}, {0, 2}}, {{0, 2, 3}, {0, 1}}}) {
+    const auto q = Build({args, {3, 4}}, {pairs});
+    const IoTouches u = FindIoTouches(q.get(), kInputs, kOutputs);
+    CHECK(u.same_index.empty());
+    const IoBinding copied = Choose(u, Offer(kCache, kCache, 0), kInBytes, kOutBytes);
+    CHECK(copied.inputs == std::vector<DeviceAddress>{0});
+  }
+  // A later step reading past again: the update may have overwritten it.
+  const auto later = Build({{0, 3}, {1, 4}}, {{0, 1}});
+  const IoTouches l = FindIoTouches(later.get(), kInputs, kOutputs);
+  CHECK(l.same_index.empty());
+  CHECK(Choose(l, Offer(kCache, kCache, 0), kInBytes, kOutBytes).inputs ==
+        std::vector<DeviceAddress>{0});
 }
 
 TEST_CASE("overlapping outputs and host-only runs bind nothing they should not",

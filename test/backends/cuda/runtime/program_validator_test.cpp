@@ -29,6 +29,7 @@ struct ProgramSpec {
   std::vector<uint32_t> grid = {1, 1, 1}, block = {4, 1, 1};
   uint32_t shared = 0;
   std::vector<int32_t> launch_args = {2, 3};
+  std::vector<int32_t> same_index;  // KernelLaunch.same_index (absent when empty)
   std::string kernel = "k0", listed_kernel = "k0";
   int64_t m = 1, n = 4, k = 4, batch = 1, stride_a = 0;
   int32_t gemm_a = 0, gemm_b = 1, gemm_y = 2;
@@ -63,12 +64,12 @@ std::string Validate(const ProgramSpec& p) {
                                         x.io, x.offset, x.alias_of, x.byte_size));
   }
   std::vector<flatbuffers::Offset<fbc::Step>> steps;
-  auto launch =
-      fbc::CreateKernelLaunch(b, b.CreateString(p.kernel), b.CreateVector(p.grid),
-                              b.CreateVector(p.block), p.shared, b.CreateVector(p.launch_args));
+  auto launch = fbc::CreateKernelLaunch(
+      b, b.CreateString(p.kernel), b.CreateVector(p.grid), b.CreateVector(p.block), p.shared,
+      b.CreateVector(p.launch_args), p.same_index.empty() ? 0 : b.CreateVector(p.same_index));
   auto gemm = fbc::CreateGemmCall(b, p.gemm_a, p.gemm_b, -1, -1, p.gemm_y, p.m, p.n, p.k, p.batch,
-                                  p.stride_a, 0, 0, false, false, 1.f, 0.f,
-                                  fbc::Activation::None, 0, p.lda, p.ldb, p.ldy);
+                                  p.stride_a, 0, 0, false, false, 1.f, 0.f, fbc::Activation::None,
+                                  0, p.lda, p.ldb, p.ldy);
   auto conv = fbc::CreateConvCall(b, 0, 1, p.conv_bias, -1, 2, b.CreateVector(p.x_dims),
                                   b.CreateVector(p.w_dims), b.CreateVector(p.x_dims),
                                   b.CreateVector(p.pads), b.CreateVector(p.strides),
@@ -197,6 +198,21 @@ TEST_CASE("each damaged CUDA program field is refused and named", "[cuda][valida
          p.launch_args = {2, 5};
        },
        "step 2 ('kernel'): argument 1 names buffer 5"},
+      {"same_index past the arguments",
+       [](ProgramSpec& p) {
+         p.same_index = {0, 2};
+       },
+       "step 2 ('kernel'): same_index pairs argument 0 with argument 2 of 2"},
+      {"same_index pairing an argument with itself",
+       [](ProgramSpec& p) {
+         p.same_index = {1, 1};
+       },
+       "step 2 ('kernel'): same_index pairs argument 1 with argument 1 of 2"},
+      {"same_index of odd length",
+       [](ProgramSpec& p) {
+         p.same_index = {0, 1, 0};
+       },
+       "step 2 ('kernel'): same_index has 3 entries, not pairs"},
       {"copy length", [](ProgramSpec& p) { p.copy_bytes = 32; },
        "step 3 ('copy'): copies 32 bytes between buffers of 16 and 16"},
   };
