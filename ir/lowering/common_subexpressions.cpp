@@ -9,6 +9,8 @@
 #include <string>
 #include <tuple>
 
+#include "lowering/identity_ops.h"
+
 namespace ortc::lowering {
 namespace {
 
@@ -69,11 +71,10 @@ int EliminateCommonSubexpressions(SubgraphIr* ir) {
     for (int& v : op.inputs) {
       if (v >= 0) v = same[v];
     }
-    // A Cast to the type it reads is its input (TorchScript casts bool masks to bool).
-    if (op.op_type == "Cast" && op.domain.empty() && op.inputs.size() == 1 && op.inputs[0] >= 0 &&
-        op.outputs.size() == 1 && op.outputs[0] >= 0 && !outputs.count(op.outputs[0]) &&
-        ir->values[op.inputs[0]].info.dtype == ir->values[op.outputs[0]].info.dtype) {
-      same[op.outputs[0]] = op.inputs[0];
+    // An op returning its input (identity_ops.h) is that input: TorchScript casts bool masks
+    // to bool, a fixed-size cache is padded by zero rows.
+    if (const int in = ReturnedInput(*ir, op); in >= 0 && !outputs.count(op.outputs[0])) {
+      same[op.outputs[0]] = in;
       op.removed = true;
       ++removed;
       continue;

@@ -1,0 +1,87 @@
+// Ops that return their input (identity_ops.h).
+#include "lowering/identity_ops.h"
+
+#include <cstring>
+#include <optional>
+
+namespace ortc::lowering {
+namespace {
+
+// The int64 values of constant input `i`, nullopt when it is not a constant; an absent input
+// reads as an empty list.
+std::optional<std::vector<int64_t>> ConstantInts(const SubgraphIr& ir, const IrOp& op, size_t i) {
+  if (i >= op.inputs.size() || op.inputs[i] < 0) return std::vector<int64_t>{};
+  const IrValue& v = ir.values[op.inputs[i]];
+  if (v.kind != ValueKind::kWeight || !v.bytes || v.info.dtype != onnx::TensorProto::INT64)
+    return std::nullopt;
+  auto bytes = v.bytes->ReadAll();
+  if (!bytes.ok()) return std::nullopt;
+  std::vector<int64_t> out((*bytes)->size() / sizeof(int64_t));
+  std::memcpy(out.data(), (*bytes)->data(), out.size() * sizeof(int64_t));
+  return out;
+}
+
+bool AllEqual(const std::optional<std::vector<int64_t>>& values, int64_t x) {
+  if (!values) return false;
+  for (int64_t v : *values)
+    if (v != x) return false;
+  return true;
+}
+
+std::vector<int64_t> StaticDims(const graph::Shape& s) {
+  std::vector<int64_t> dims;
+  for (const auto& d : s.dims) dims.push_back(d.value);
+  return dims;
+}
+
+// A Transpose moves no element when the axes longer than 1 keep their order.
+bool KeepsOrder(const std::vector<int64_t>& perm, const std::vector<int64_t>& dims) {
+  int64_t last = -1;
+  for (int64_t a : perm) {
+    if (a < 0 || a >= static_cast<int64_t>(dims.size())) return false;
+    if (dims[a] == 1) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return true;
+}
+
+}  // namespace
+
+int ReturnedInput(const SubgraphIr& ir, const IrOp& op) {
+  if (op.removed || !op.domain.empty() || op.outputs.size() != 1 || op.outputs[0] < 0 ||
+      op.inputs.empty() || op.inputs[0] < 0 || !op.subgraphs.empty())
+    return -1;
+  const IrValue& in = ir.values[op.inputs[0]];
+  const IrValue& out = ir.values[op.outputs[0]];
+  if (in.info.dtype != out.info.dtype || in.layout != out.layout || !in.info.shape.is_static() ||
+      !out.info.shape.is_static())
+    return -1;
+  const std::vector<int64_t> dims = StaticDims(in.info.shape);
+  if (dims != StaticDims(out.info.shape)) return -1;
+  const std::string& t = op.op_type;
+  bool same = false;
+  if (t == "Identity" || t == "Cast" || t == "Reshape" || t == "Flatten" || t == "Squeeze" ||
+      t == "Unsqueeze" || t == "Expand" || t == "Tile") {
+    same = true;
+  } else if (t == "Slice") {
+    // Equal shapes with positive steps select every element in order (a step past 1 would
+    // shorten an axis longer than 1); opset 1's Slice has no steps.
+    auto steps = ConstantInts(ir, op, 4);
+    same = steps.has_value();
+    for (int64_t s : steps.value_or(std::vector<int64_t>{})) same = same && s > 0;
+  } else if (t == "Pad") {
+    same = op.since_version >= 11 ? AllEqual(ConstantInts(ir, op, 1), 0)
+                                  : AllEqual(op.IntsAttr("pads"), 0);
+  } else if (t == "Transpose") {
+    std::vector<int64_t> perm = op.IntsAttr("perm");
+    if (perm.empty())
+      for (int64_t a = static_cast<int64_t>(dims.size()) - 1; a >= 0; --a) perm.push_back(a);
+    same = perm.size() == dims.size() && KeepsOrder(perm, dims);
+  } else if (t == "Concat") {
+    same = op.inputs.size() == 1;
+  }
+  return same ? op.inputs[0] : -1;
+}
+
+}  // namespace ortc::lowering

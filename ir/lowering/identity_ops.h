@@ -1,0 +1,17 @@
+// Ops that return their input: at the shapes the compiler knows, some movement ops move nothing
+// (a Pad by zero rows, a Reshape or Expand to the shape they read, a Slice of everything). Passes
+// treat their output as their input, so the ops around them fuse as if they were not there.
+#pragma once
+
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::lowering {
+
+// The value `op` returns unchanged (its first input), or -1: an Identity; a Cast to the type it
+// reads; a Reshape, Flatten, Squeeze, Unsqueeze, Expand or Tile whose output has its input's
+// static shape; a Slice of the whole input with positive steps; a Pad whose pads are constant
+// zeros; a Transpose that keeps the order of every axis longer than 1; a Concat of one input.
+// Only standard-domain ops with one output of the input's type and static shape qualify.
+int ReturnedInput(const SubgraphIr& ir, const IrOp& op);
+
+}  // namespace ortc::lowering
