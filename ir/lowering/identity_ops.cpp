@@ -2,6 +2,7 @@
 #include "lowering/identity_ops.h"
 
 #include <cstring>
+#include <memory>
 #include <optional>
 
 namespace ortc::lowering {
@@ -48,6 +49,14 @@ bool KeepsOrder(const std::vector<int64_t>& perm, const std::vector<int64_t>& di
 
 }  // namespace
 
+// The permutation a Transpose applies (the reversal when it has none).
+std::vector<int64_t> Permutation(const IrOp& op, size_t rank) {
+  std::vector<int64_t> perm = op.IntsAttr("perm");
+  if (perm.empty())
+    for (int64_t a = static_cast<int64_t>(rank) - 1; a >= 0; --a) perm.push_back(a);
+  return perm;
+}
+
 int ReturnedInput(const SubgraphIr& ir, const IrOp& op) {
   if (op.removed || !op.domain.empty() || op.outputs.size() != 1 || op.outputs[0] < 0 ||
       op.inputs.empty() || op.inputs[0] < 0 || !op.subgraphs.empty())
@@ -74,14 +83,42 @@ int ReturnedInput(const SubgraphIr& ir, const IrOp& op) {
     same = op.since_version >= 11 ? AllEqual(ConstantInts(ir, op, 1), 0)
                                   : AllEqual(op.IntsAttr("pads"), 0);
   } else if (t == "Transpose") {
-    std::vector<int64_t> perm = op.IntsAttr("perm");
-    if (perm.empty())
-      for (int64_t a = static_cast<int64_t>(dims.size()) - 1; a >= 0; --a) perm.push_back(a);
+    const std::vector<int64_t> perm = Permutation(op, dims.size());
     same = perm.size() == dims.size() && KeepsOrder(perm, dims);
   } else if (t == "Concat") {
     same = op.inputs.size() == 1;
   }
   return same ? op.inputs[0] : -1;
+}
+
+int TransposesToReshapes(SubgraphIr* ir) {
+  int rewritten = 0;
+  for (auto& op : ir->ops) {
+    if (op.removed || op.op_type != "Transpose" || !op.domain.empty() || op.inputs.size() != 1 ||
+        op.inputs[0] < 0 || op.outputs.size() != 1 || op.outputs[0] < 0)
+      continue;
+    const graph::Shape& in = ir->values[op.inputs[0]].info.shape;
+    const graph::Shape& out = ir->values[op.outputs[0]].info.shape;
+    if (!in.is_static() || !out.is_static()) continue;
+    const std::vector<int64_t> dims = StaticDims(in), shape = StaticDims(out);
+    const std::vector<int64_t> perm = Permutation(op, dims.size());
+    if (perm.size() != dims.size() || !KeepsOrder(perm, dims)) continue;
+    graph::TensorInfo info;
+    info.dtype = onnx::TensorProto::INT64;
+    info.shape.rank_known = true;
+    info.shape.dims = {graph::Dim{static_cast<int64_t>(shape.size()), ""}};
+    const std::string name = ir->values[op.outputs[0]].name + ".shape";
+    const int shape_value = ir->AddWeight(
+        name, info,
+        std::make_shared<const std::string>(reinterpret_cast<const char*>(shape.data()),
+                                            shape.size() * sizeof(int64_t)));
+    op.op_type = "Reshape";
+    op.since_version = 14;
+    op.attributes.clear();
+    op.inputs.push_back(shape_value);
+    ++rewritten;
+  }
+  return rewritten;
 }
 
 }  // namespace ortc::lowering

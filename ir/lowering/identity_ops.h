@@ -14,4 +14,9 @@ namespace ortc::lowering {
 // Only standard-domain ops with one output of the input's type and static shape qualify.
 int ReturnedInput(const SubgraphIr& ir, const IrOp& op);
 
+// Rewrites every Transpose that keeps the order of the axes longer than 1 (a decode step's
+// [1, 1, heads, d] -> [1, heads, 1, d]) as a Reshape to its static output shape: the bytes stay
+// where they are, so a backend can read the result as a view. Returns how many.
+int TransposesToReshapes(SubgraphIr* ir);
+
 }  // namespace ortc::lowering

@@ -13,6 +13,7 @@
 #include "cuda_binary_keys.h"
 #include "lowering/common_subexpressions.h"
 #include "lowering/constant_folding.h"
+#include "lowering/identity_ops.h"
 #include "lowering/weight_rewrites.h"
 
 namespace ortc::backends::cuda {
@@ -44,6 +45,9 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!bn.ok()) return bn.status();
   const int dead = ir->RemoveDeadOps();
   ir->Compact();
+  // Before common subexpressions: a Transpose moving only unit axes is then a view like any
+  // Reshape, and the ops on both sides of it fuse.
+  const int unit_transposes = lowering::TransposesToReshapes(&ir.value());
   const int common = lowering::EliminateCommonSubexpressions(&ir.value());
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
   auto projections = MergeSiblingProjections(&ir.value());
@@ -83,6 +87,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
   out.stats["common_ops_merged"] += common;
+  out.stats["unit_transposes_viewed"] += unit_transposes;
   out.stats["rotary_fused"] += rotary;
   out.stats["fused_attention"] += attention;
   out.stats["attention_on_gemms"] += attention_gemm;

@@ -59,6 +59,10 @@ class Lowerer {
         for (int k : u.ops) in_fused_group_.insert(k);
     }
     for (const auto& u : units) {
+      if (u.kind == Unit::kOp && SplitAsViews(u.ops[0])) {
+        (*stats)["splits_as_views"]++;
+        continue;
+      }
       if (u.kind == Unit::kOp && SplitReadInPlace(u.ops[0])) {
         (*stats)["splits_read_in_place"]++;
         continue;
@@ -548,6 +552,44 @@ class Lowerer {
   // A Split whose every output only elementwise groups read (SwiGLU's gate and up halves of a
   // merged projection) runs no kernel: each output becomes a strided view of the Split's input,
   // which the groups read in place (codegen::InputView). False when it must run.
+  // A Split whose outputs are contiguous ranges of its input (every axis before the split axis
+  // has size 1: a decode step's merged projection [1, 1, q + k + v]) is views at offsets into
+  // it, which any reader can take. Outputs of the program stay copies.
+  bool SplitAsViews(int op_index) {
+    const IrOp& op = ir_.ops[op_index];
+    if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return false;
+    const int in = op.inputs[0];
+    const auto dims = StaticDims(ir_.values[in].info);
+    const auto rank = static_cast<int64_t>(dims.size());
+    int64_t axis = op.IntAttr("axis", 0);
+    if (axis < 0) axis += rank;
+    const int32_t dtype = ir_.values[in].info.dtype;
+    if (axis < 0 || axis >= rank || nhwc_[in] >= 0 || ElementBits(dtype) % 8 != 0) return false;
+    for (int64_t a = 0; a < axis; ++a)
+      if (dims[a] != 1) return false;
+    for (int o : op.outputs)
+      if (o < 0 || ir_.values[o].kind == ValueKind::kOutput) return false;
+    int64_t inner = 1;  // elements of one step along the axis
+    for (int64_t a = axis + 1; a < rank; ++a) inner *= dims[a];
+    const int src = Buffer(in);
+    const bool alias = plan_.buffers[src].kind == fb::BufferKind::Alias;
+    uint64_t offset = alias ? plan_.buffers[src].offset : 0;
+    for (int o : op.outputs) {
+      PlanBuffer b;
+      b.name = ir_.values[o].name;
+      b.kind = fb::BufferKind::Alias;
+      b.dtype = ir_.values[o].info.dtype;
+      b.dims = StaticDims(ir_.values[o].info);
+      b.byte_size = Bytes(b.dtype, b.dims);
+      b.alias_of = alias ? plan_.buffers[src].alias_of : src;
+      b.offset = offset;
+      offset += static_cast<uint64_t>(b.dims[axis] * inner) * (ElementBits(dtype) / 8);
+      plan_.buffers.push_back(std::move(b));
+      nchw_[o] = static_cast<int>(plan_.buffers.size()) - 1;
+    }
+    return true;
+  }
+
   bool SplitReadInPlace(int op_index) {
     const IrOp& op = ir_.ops[op_index];
     if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return false;

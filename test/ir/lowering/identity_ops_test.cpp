@@ -1,8 +1,11 @@
 // Ops that return their input (lowering/identity_ops.h), each against a near miss that moves
 // data: a Pad by zero rows and one by a row in and a row out, a Slice of everything and a
 // reversing one, a Transpose moving only unit axes and a real one; and, through common
-// subexpressions, a cache padded by zero rows read as the cache itself.
+// subexpressions, a cache padded by zero rows read as the cache itself; and a Transpose moving
+// only unit axes rewritten as a Reshape.
 #include <catch2/catch.hpp>
+
+#include <cstring>
 
 #include "graph/model.h"
 #include "lowering/common_subexpressions.h"
@@ -122,4 +125,32 @@ TEST_CASE("a cache padded by zero rows is read as the cache", "[lowering][identi
   c.Node("Pad", {"past", "no_rows"}, {"padded"}).Output("padded");
   auto kept = Build(c, {"padded"});
   CHECK(lowering::EliminateCommonSubexpressions(&kept.ir) == 0);
+}
+
+TEST_CASE("a Transpose moving only unit axes becomes a Reshape to its shape",
+          "[lowering][identity]") {
+  // A decode step's head split: [1, 1, 4, 8] -> [1, 4, 1, 8] moves no element.
+  ModelBuilder b(18);
+  b.Input("x", {1, 1, 4, 8});
+  b.Node("Transpose", {"x"}, {"heads"}, {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})})
+      .Node("Transpose", {"x"}, {"swapped"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})})
+      .Output("heads")
+      .Output("swapped");
+  auto built = Build(b, {"heads", "swapped"});
+  auto& ir = built.ir;
+  CHECK(lowering::TransposesToReshapes(&ir) == 1);
+  for (const auto& op : ir.ops) {
+    const std::string& out = ir.values[op.outputs[0]].name;
+    if (out == "swapped") CHECK(op.op_type == "Transpose");
+    if (out != "heads") continue;
+    REQUIRE(op.op_type == "Reshape");
+    REQUIRE(op.inputs.size() == 2);
+    CHECK(op.attributes.empty());
+    const auto& shape = ir.values[op.inputs[1]];
+    auto bytes = shape.bytes->ReadAll();
+    REQUIRE(bytes.ok());
+    std::vector<int64_t> dims((*bytes)->size() / 8);
+    std::memcpy(dims.data(), (*bytes)->data(), (*bytes)->size());
+    CHECK(dims == std::vector<int64_t>{1, 4, 1, 8});
+  }
 }

@@ -1,6 +1,7 @@
 // A Split that only elementwise groups read costs no kernel: SwiGLU's gate and up projections,
 // merged into one GEMM, are read in place by the silu(gate) * up kernel; a Split output that
-// another kind of op reads keeps the Split.
+// another kind of op reads keeps the Split, unless the parts are contiguous ranges of the
+// input (one row, as in a decode step): then they are views any op reads.
 #include <catch2/catch.hpp>
 
 #include "plan_helpers.h"
@@ -12,10 +13,11 @@ namespace {
 using backends::cuda::Plan;
 using backends::cuda::StepKind;
 
-ModelBuilder SwiGlu(bool softmax_reads_up) {
+ModelBuilder SwiGlu(bool softmax_reads_up, int64_t rows = 4) {
   ModelBuilder b(17);
-  b.Input("x", {4, 8});
-  b.Initializer("wg", {8, 16}, RandomFloats(1, 128)).Initializer("wu", {8, 16}, RandomFloats(2, 128));
+  b.Input("x", {rows, 8});
+  b.Initializer("wg", {8, 16}, RandomFloats(1, 128))
+      .Initializer("wu", {8, 16}, RandomFloats(2, 128));
   b.Node("MatMul", {"x", "wg"}, {"gate"}).Node("MatMul", {"x", "wu"}, {"up"});
   b.Node("Sigmoid", {"gate"}, {"sg"}).Node("Mul", {"gate", "sg"}, {"silu"});
   b.Node("Mul", {"silu", "up"}, {"y"}).Output("y");
@@ -50,6 +52,26 @@ TEST_CASE("a Split output another kind of op reads keeps the Split kernel", "[lo
   for (const auto& s : p.graph.plan.steps)
     splits += s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == "Split";
   CHECK(splits == 1);
+}
+
+TEST_CASE("the parts of one row's merged projection are views any op reads", "[lowering]") {
+  auto p = PlanAll(SwiGlu(true, 1));
+  const Plan& plan = p.graph.plan;
+  CHECK(p.graph.stats.at("splits_as_views") == 1);
+  CHECK(p.graph.stats.count("splits_read_in_place") == 0);
+  int softmax = -1;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto& s = plan.steps[i];
+    CHECK_FALSE((s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == "Split"));
+    if (s.kind == StepKind::kLaunch && s.launch.op && s.launch.op->op_type == "Softmax")
+      softmax = static_cast<int>(i);
+  }
+  REQUIRE(softmax >= 0);
+  // Softmax reads up: the [1, 32] GEMM output 16 floats in.
+  const auto& up = plan.buffers[plan.steps[softmax].launch.inputs[0]];
+  CHECK(up.kind == backends::cuda::fb::BufferKind::Alias);
+  CHECK(up.alias_of == plan.steps[0].gemm.y);
+  CHECK(up.offset == 16 * sizeof(float));
 }
 
 }  // namespace ortc::test::cuda

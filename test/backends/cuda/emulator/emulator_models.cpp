@@ -275,6 +275,24 @@ TestModel GemmBetaModel() {
   return m;
 }
 
+TestModel DecodeRowModel() {
+  TestModel m{ModelBuilder(18, 8), {{"x", {1, 1, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 1, 8});
+  Weight(b, "W", {8, 24}, 97);
+  b.IntInitializer("parts", {8, 8, 8}).IntInitializer("last", {-1});
+  b.IntInitializer("no_rows", {0, 0, 0, 0, 0, 0});
+  b.Node("MatMul", {"x", "W"}, {"qkv"}, {}, "merged");
+  b.Node("Split", {"qkv", "parts"}, {"q", "k", "v"}, {Attr("axis", int64_t{-1})}, "split");
+  b.Node("Softmax", {"q"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("Transpose", {"k"}, {"kt"}, {Attr("perm", std::vector<int64_t>{1, 0, 2})}, "unit_t");
+  b.Node("ReduceSum", {"kt", "last"}, {"ks"}, {}, "sum");
+  b.Node("Pad", {"v", "no_rows"}, {"vp"}, {}, "zero_pad");
+  b.Node("Relu", {"vp"}, {"vr"}, {}, "relu");
+  b.Output("p").Output("ks").Output("vr");
+  return m;
+}
+
 TestModel HeadModel() {
   TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 6, 6}}, {"q", {3, 4, 5}}}};
   auto& b = m.builder;

@@ -67,4 +67,9 @@ TestModel GemmBetaModel();
 // batched [B, K, N] activation (batch stride 0 on the left).
 TestModel HeadModel();
 
+// One row through a merged projection, as a decode step computes it: MatMul [1, 1, 8] x [8, 24]
+// Split into three [1, 1, 8] parts (contiguous ranges of the product: views), read by a Softmax,
+// by a Transpose moving only unit axes then a ReduceSum, and by a Pad of zero rows then Relu.
+TestModel DecodeRowModel();
+
 }  // namespace ortc::test::cuda

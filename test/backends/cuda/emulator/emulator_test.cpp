@@ -115,6 +115,16 @@ TEST_CASE("matmul block: gelu epilogue, layernorm, attention, views, gemm transB
   for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("matmul_block", MatmulBlockModel(), p);
 }
 
+TEST_CASE("one row through a merged projection: split views, a unit Transpose, a zero Pad",
+          "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) {
+    auto c = CheckModel("decode_row", DecodeRowModel(), p);
+    // At fp32, the GEMM, then Softmax, ReduceSum and Relu: the Split, Transpose and Pad move
+    // nothing (fp16 and bf16 add the casts at the program's edges).
+    if (c && std::string(p) == "fp32") CHECK(Launches(*c) == 3);
+  }
+}
+
 TEST_CASE("average pool, nearest resize, max pool, pointwise conv, sigmoid", "[emulator]") {
   for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("pool_resize", PoolResizeModel(), p);
 }
