@@ -302,7 +302,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", a->seed, "Seed of the random inputs");
   cmd->add_option("--provider-option", a->provider_options,
                   "Backend run-time option, as backend:key=value (repeatable); cuda: "
-                  "enable_cuda_graph=0|1 (default 1: each run replays one CUDA graph)");
+                  "enable_cuda_graph=0|1 (default 1: each run replays one CUDA graph), "
+                  "host_copy_threads=N (threads copying large host tensors; default half the "
+                  "cores, at most 8)");
   cmd->add_option("--profile", a->profile,
                   "Time every node and every backend step of every run and write a Chrome trace "
                   "(JSON; open in chrome://tracing or Perfetto). Backend graphs then run step "

@@ -111,6 +111,8 @@ OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
   for (int b : inputs_) input_stage_.push_back(io_offset[b]);
   for (int b : outputs_) output_stage_.push_back(io_offset[b]);
   staging_.Allocate(io_bytes, &staging_reason_);  // without it, copies use the caller's memory
+  host_copies_ = SharedHostCopyPool(options_.host_copy_threads ? options_.host_copy_threads
+                                                               : DefaultHostCopyThreads());
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, arena_bytes, &arena_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, io_bytes, &io_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, program_->workspace_bytes(), &workspace_));
@@ -319,7 +321,7 @@ OrtcPluginStatus GraphInstance::CopyInputs(const OrtcTensorRef* inputs, const Io
       ORTC_CU(
           d.cuMemcpyDtoDAsync(dst, reinterpret_cast<CUdeviceptr>(t.data), t.byte_size, stream_));
     } else if (staging_.pinned()) {
-      std::memcpy(staging_.at(input_stage_[i]), t.data, t.byte_size);
+      host_copies_->Copy(staging_.at(input_stage_[i]), t.data, t.byte_size);
       ORTC_CU(d.cuMemcpyHtoDAsync(dst, staging_.at(input_stage_[i]), t.byte_size, stream_));
     } else {
       ORTC_CU(d.cuMemcpyHtoDAsync(dst, t.data, t.byte_size, stream_));
@@ -351,7 +353,7 @@ void GraphInstance::FinishHostOutputs(const OrtcTensorRef* outputs) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const OrtcTensorRef& t = outputs[i];
     if (t.byte_size && t.location == ORTC_MEMORY_HOST)
-      std::memcpy(t.data, staging_.at(output_stage_[i]), t.byte_size);
+      host_copies_->Copy(t.data, staging_.at(output_stage_[i]), t.byte_size);
   }
 }
 
@@ -505,6 +507,7 @@ std::string GraphInstance::DescribeJson() const {
   j["precision"] = precision;  // as --precision spells it
   j["staging"] = staging_.pinned() || staging_.bytes() == 0 ? "pinned" : "pageable";
   if (!staging_reason_.empty()) j["staging_reason"] = staging_reason_;
+  j["host_copy_threads"] = host_copies_ ? host_copies_->threads() : 1;
   j["profiling"] = options_.profiling;
   return j.dump();
 }

@@ -15,6 +15,7 @@
 
 #include "cuda_graph.h"
 #include "device_memory.h"
+#include "host_copy.h"
 #include "host_staging.h"
 #include "io_binding.h"
 #include "load_options.h"
@@ -74,7 +75,8 @@ class GraphInstance {
   std::vector<int> inputs_, outputs_;                 // buffer per input / output
   std::vector<uint64_t> input_stage_, output_stage_;  // offsets in staging_
   HostStaging staging_;
-  std::string staging_reason_;  // why copies use the caller's memory
+  std::string staging_reason_;                 // why copies use the caller's memory
+  std::shared_ptr<HostCopyPool> host_copies_;  // staging <-> caller copies, split over threads
   std::vector<Step> steps_;
   CapturedGraph graph_;
   IoTouches io_touches_;

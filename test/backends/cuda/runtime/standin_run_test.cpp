@@ -246,6 +246,42 @@ TEST_CASE("stand-in: a run's bytes go host -> pinned -> device -> graph -> host"
   }
 }
 
+TEST_CASE("stand-in: large host tensors cross the staging buffer on several threads") {
+  REQUIRE(Probe().ok());
+  TempDir dir;
+  // [1, 1, 900001] floats in and out (3.6 MB, above HostCopyPool::kSplitBytes, and no multiple
+  // of the 4 KiB parts): the input to staging and the output from it are split over 3 threads.
+  constexpr int64_t kN = 900001;
+  ModelBuilder m;
+  m.Input("x", {1, 1, kN})
+      .Output("y")
+      .IntInitializer("s", {1, kN})
+      .Node("Reshape", {"x", "s"}, {"y"});
+  const fs::path ctx = Compile(m, dir.path(), "large");
+  SessionOptions o;
+  o.provider_options["cuda"]["host_copy_threads"] = "3";
+  auto s = Open(ctx, o);
+  CHECK(GraphReport(*s)["host_copy_threads"] == 3);
+  Tensor x = Tensor::Allocate(DataType::kFloat, {1, 1, kN});
+  for (int64_t i = 0; i < kN; ++i) x.mutable_data<float>()[i] = static_cast<float>(i % 9973) - 7.f;
+  for (int run = 0; run < 2; ++run) {
+    auto out = s->Run({{"x", x}});
+    REQUIRE(out.ok());
+    REQUIRE((*out)[0].byte_size() == x.byte_size());
+    CHECK(std::memcmp((*out)[0].raw(), x.raw(), x.byte_size()) == 0);
+  }
+  // One thread is a plain copy; the count must be a number from 1 to 64.
+  o.provider_options["cuda"]["host_copy_threads"] = "1";
+  CHECK(GraphReport(*Open(ctx, o))["host_copy_threads"] == 1);
+  for (const char* bad : {"0", "65", "two", ""}) {
+    o.provider_options["cuda"]["host_copy_threads"] = bad;
+    auto refused = Session::Create(ctx, o);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(),
+               Catch::Contains("host_copy_threads must be a number from 1 to 64"));
+  }
+}
+
 TEST_CASE("stand-in: a failed capture falls back to the stream and says why") {
   REQUIRE(Probe().ok());
   TempDir dir;
