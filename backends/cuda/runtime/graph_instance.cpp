@@ -113,6 +113,11 @@ OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
   staging_.Allocate(io_bytes, &staging_reason_);  // without it, copies use the caller's memory
   host_copies_ = SharedHostCopyPool(options_.host_copy_threads ? options_.host_copy_threads
                                                                : DefaultHostCopyThreads());
+  if (staging_.pinned()) {
+    std::vector<uint64_t> output_bytes;
+    for (int b : outputs_) output_bytes.push_back(bufs.Get(b)->byte_size());
+    ORTC_PLUGIN_TRY(output_chunks_.Prepare(output_bytes));
+  }
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, arena_bytes, &arena_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, io_bytes, &io_));
   ORTC_PLUGIN_TRY(AllocateDevice(*dev_, program_->workspace_bytes(), &workspace_));
@@ -339,6 +344,9 @@ OrtcPluginStatus GraphInstance::CopyOutputs(const OrtcTensorRef* outputs, const 
     if (t.location == ORTC_MEMORY_DEVICE) {
       ORTC_CU(
           d.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(t.data), src, t.byte_size, stream_));
+    } else if (staging_.pinned() && output_chunks_.pipelined(i)) {
+      ORTC_PLUGIN_TRY(
+          output_chunks_.Issue(i, staging_.at(output_stage_[i]), src, t.byte_size, stream_));
     } else {
       void* dst = staging_.pinned() ? staging_.at(output_stage_[i]) : t.data;
       ORTC_CU(d.cuMemcpyDtoHAsync(dst, src, t.byte_size, stream_));
@@ -347,12 +355,25 @@ OrtcPluginStatus GraphInstance::CopyOutputs(const OrtcTensorRef* outputs, const 
   return ORTC_PLUGIN_OK;
 }
 
-// After the synchronisation: host outputs leave the staging buffer.
+// Host outputs leave the staging buffer: chunked ones as their chunks arrive (before the
+// stream's synchronisation), the others after it.
+OrtcPluginStatus GraphInstance::DrainChunkedOutputs(const OrtcTensorRef* outputs) {
+  if (!staging_.pinned()) return ORTC_PLUGIN_OK;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const OrtcTensorRef& t = outputs[i];
+    if (t.byte_size && t.location == ORTC_MEMORY_HOST && output_chunks_.pipelined(i))
+      ORTC_PLUGIN_TRY(output_chunks_.Drain(i, static_cast<uint8_t*>(t.data),
+                                           staging_.at(output_stage_[i]), t.byte_size,
+                                           *host_copies_));
+  }
+  return ORTC_PLUGIN_OK;
+}
+
 void GraphInstance::FinishHostOutputs(const OrtcTensorRef* outputs) {
   if (!staging_.pinned()) return;
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const OrtcTensorRef& t = outputs[i];
-    if (t.byte_size && t.location == ORTC_MEMORY_HOST)
+    if (t.byte_size && t.location == ORTC_MEMORY_HOST && !output_chunks_.pipelined(i))
       host_copies_->Copy(t.data, staging_.at(output_stage_[i]), t.byte_size);
   }
 }
@@ -466,6 +487,7 @@ OrtcPluginStatus GraphInstance::Run(const OrtcTensorRef* inputs, uint32_t num_in
     if (st == ORTC_PLUGIN_OK) st = Execute();
     if (st == ORTC_PLUGIN_OK) st = CopyOutputs(outputs);
   }
+  if (st == ORTC_PLUGIN_OK) st = DrainChunkedOutputs(outputs);
   if (st != ORTC_PLUGIN_OK) {
     const std::string why = LastError();
     d.cuStreamSynchronize(stream_);  // leave nothing in flight on the buffers

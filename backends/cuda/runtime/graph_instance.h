@@ -19,6 +19,7 @@
 #include "host_staging.h"
 #include "io_binding.h"
 #include "load_options.h"
+#include "output_pipeline.h"
 #include "step_profile.h"
 #include "steps.h"
 
@@ -58,6 +59,7 @@ class GraphInstance {
   // Copies every input / output that `bound` (when given) does not bind.
   OrtcPluginStatus CopyInputs(const OrtcTensorRef* inputs, const IoBinding* bound = nullptr);
   OrtcPluginStatus CopyOutputs(const OrtcTensorRef* outputs, const IoBinding* bound = nullptr);
+  OrtcPluginStatus DrainChunkedOutputs(const OrtcTensorRef* outputs);
   void FinishHostOutputs(const OrtcTensorRef* outputs);
   OrtcPluginStatus Execute();
   OrtcPluginStatus ExecuteProfiled(const OrtcTensorRef* inputs, const OrtcTensorRef* outputs);
@@ -77,6 +79,7 @@ class GraphInstance {
   HostStaging staging_;
   std::string staging_reason_;                 // why copies use the caller's memory
   std::shared_ptr<HostCopyPool> host_copies_;  // staging <-> caller copies, split over threads
+  OutputPipeline output_chunks_;               // large host outputs: chunked copies out
   std::vector<Step> steps_;
   CapturedGraph graph_;
   IoTouches io_touches_;

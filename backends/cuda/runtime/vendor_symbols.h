@@ -52,6 +52,7 @@ namespace ortc::cuda_rt {
   X(cuEventCreate)                  \
   X(cuEventRecord)                  \
   X(cuEventElapsedTime)             \
+  X(cuEventSynchronize)             \
   X(cuEventDestroy)                 \
   X(cuGetErrorName)                 \
   X(cuGetErrorString)

@@ -246,7 +246,7 @@ TEST_CASE("stand-in: a run's bytes go host -> pinned -> device -> graph -> host"
   }
 }
 
-TEST_CASE("stand-in: large host tensors cross the staging buffer on several threads") {
+TEST_CASE("stand-in: large host tensors cross the staging buffer on several threads, in chunks") {
   REQUIRE(Probe().ok());
   TempDir dir;
   // [1, 1, 900001] floats in and out (3.6 MB, above HostCopyPool::kSplitBytes, and no multiple
@@ -269,6 +269,29 @@ TEST_CASE("stand-in: large host tensors cross the staging buffer on several thre
     REQUIRE(out.ok());
     REQUIRE((*out)[0].byte_size() == x.byte_size());
     CHECK(std::memcmp((*out)[0].raw(), x.raw(), x.byte_size()) == 0);
+  }
+  // An output of three 4 MiB chunks and a bit (12.6 MB) leaves the device chunk by chunk, an
+  // event after each, and the host copies each chunk once its event is done; the events go with
+  // the session.
+  {
+    constexpr int64_t kBig = 3 * (1 << 20) + 12345;  // floats
+    ModelBuilder big;
+    big.Input("x", {1, 1, kBig}).Output("y").IntInitializer("s", {1, kBig});
+    big.Node("Reshape", {"x", "s"}, {"y"});
+    const size_t events_before = Probe().Live("event");
+    auto chunked = Open(Compile(big, dir.path(), "chunked"), o);
+    CHECK(Probe().Live("event") == events_before + 4);
+    Tensor bx = Tensor::Allocate(DataType::kFloat, {1, 1, kBig});
+    for (int64_t i = 0; i < kBig; ++i) bx.mutable_data<float>()[i] = static_cast<float>(i % 7919);
+    Probe().Reset();
+    auto out = chunked->Run({{"x", bx}});
+    REQUIRE(out.ok());
+    CHECK(std::memcmp((*out)[0].raw(), bx.raw(), bx.byte_size()) == 0);
+    CHECK(Probe().Count("cuMemcpyDtoHAsync") == 4);
+    CHECK(Probe().Count("cuEventSynchronize") == 4);
+    CHECK(Probe().Count("bytes:DtoH") == bx.byte_size());
+    chunked.reset();
+    CHECK(Probe().Live("event") == events_before);
   }
   // One thread is a plain copy; the count must be a number from 1 to 64.
   o.provider_options["cuda"]["host_copy_threads"] = "1";

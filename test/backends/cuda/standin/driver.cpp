@@ -397,6 +397,10 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   reinterpret_cast<Event*>(e)->ms = ortc::standin::DeviceClockMs();
   return CUDA_SUCCESS;
 }
+// Work runs at issue: the event is complete once recorded.
+CUresult cuEventSynchronize(CUevent) {
+  return Call("cuEventSynchronize");
+}
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
   const CUresult r = Call("cuEventElapsedTime");
   if (r != CUDA_SUCCESS) return r;
