@@ -47,8 +47,6 @@ bool KeepsOrder(const std::vector<int64_t>& perm, const std::vector<int64_t>& di
   return true;
 }
 
-}  // namespace
-
 // The permutation a Transpose applies (the reversal when it has none).
 std::vector<int64_t> Permutation(const IrOp& op, size_t rank) {
   std::vector<int64_t> perm = op.IntsAttr("perm");
@@ -56,6 +54,8 @@ std::vector<int64_t> Permutation(const IrOp& op, size_t rank) {
     for (int64_t a = static_cast<int64_t>(rank) - 1; a >= 0; --a) perm.push_back(a);
   return perm;
 }
+
+}  // namespace
 
 int ReturnedInput(const SubgraphIr& ir, const IrOp& op) {
   if (op.removed || !op.domain.empty() || op.outputs.size() != 1 || op.outputs[0] < 0 ||

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/element_types.h"
@@ -549,22 +550,37 @@ class Lowerer {
     return Status::Ok();
   }
 
-  // A Split whose every output only elementwise groups read (SwiGLU's gate and up halves of a
-  // merged projection) runs no kernel: each output becomes a strided view of the Split's input,
-  // which the groups read in place (codegen::InputView). False when it must run.
+  struct SplitShape {
+    int in = -1;
+    std::vector<int64_t> dims;  // of the input
+    int64_t axis = 0;           // normalised
+  };
+  // A Split's input, dims and axis; nullopt for another op, or an axis outside the input or on
+  // a value stored channels-last.
+  std::optional<SplitShape> SplitOf(const IrOp& op) const {
+    if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return std::nullopt;
+    SplitShape s;
+    s.in = op.inputs[0];
+    s.dims = StaticDims(ir_.values[s.in].info);
+    const auto rank = static_cast<int64_t>(s.dims.size());
+    s.axis = op.IntAttr("axis", 0);
+    if (s.axis < 0) s.axis += rank;
+    if (s.axis < 0 || s.axis >= rank || nhwc_[s.in] >= 0) return std::nullopt;
+    return s;
+  }
+
   // A Split whose outputs are contiguous ranges of its input (every axis before the split axis
   // has size 1: a decode step's merged projection [1, 1, q + k + v]) is views at offsets into
   // it, which any reader can take. Outputs of the program stay copies.
   bool SplitAsViews(int op_index) {
     const IrOp& op = ir_.ops[op_index];
-    if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return false;
-    const int in = op.inputs[0];
-    const auto dims = StaticDims(ir_.values[in].info);
-    const auto rank = static_cast<int64_t>(dims.size());
-    int64_t axis = op.IntAttr("axis", 0);
-    if (axis < 0) axis += rank;
+    const auto split = SplitOf(op);
+    if (!split) return false;
+    const int in = split->in;
+    const auto& dims = split->dims;
+    const int64_t axis = split->axis, rank = static_cast<int64_t>(dims.size());
     const int32_t dtype = ir_.values[in].info.dtype;
-    if (axis < 0 || axis >= rank || nhwc_[in] >= 0 || ElementBits(dtype) % 8 != 0) return false;
+    if (ElementBits(dtype) % 8 != 0) return false;
     for (int64_t a = 0; a < axis; ++a)
       if (dims[a] != 1) return false;
     for (int o : op.outputs)
@@ -590,15 +606,16 @@ class Lowerer {
     return true;
   }
 
+  // A Split whose every output only elementwise groups read (SwiGLU's gate and up halves of a
+  // merged projection) runs no kernel: each output becomes a strided view of the Split's input,
+  // which the groups read in place (codegen::InputView). False when it must run.
   bool SplitReadInPlace(int op_index) {
     const IrOp& op = ir_.ops[op_index];
-    if (op.op_type != "Split" || op.inputs.empty() || op.inputs[0] < 0) return false;
-    const int in = op.inputs[0];
-    const auto dims = StaticDims(ir_.values[in].info);
-    const auto rank = static_cast<int64_t>(dims.size());
-    int64_t axis = op.IntAttr("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank || nhwc_[in] >= 0) return false;
+    const auto split = SplitOf(op);
+    if (!split) return false;
+    const int in = split->in;
+    const auto& dims = split->dims;
+    const int64_t axis = split->axis;
     for (int o : op.outputs) {
       if (o < 0 || ir_.values[o].kind == ValueKind::kOutput) return false;
       for (size_t k = 0; k < ir_.ops.size(); ++k) {
