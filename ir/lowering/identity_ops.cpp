@@ -8,18 +8,10 @@
 namespace ortc::lowering {
 namespace {
 
-// The int64 values of constant input `i`, nullopt when it is not a constant; an absent input
-// reads as an empty list.
+// The values of constant input `i` (IntConstant); an absent input reads as an empty list.
 std::optional<std::vector<int64_t>> ConstantInts(const SubgraphIr& ir, const IrOp& op, size_t i) {
   if (i >= op.inputs.size() || op.inputs[i] < 0) return std::vector<int64_t>{};
-  const IrValue& v = ir.values[op.inputs[i]];
-  if (v.kind != ValueKind::kWeight || !v.bytes || v.info.dtype != onnx::TensorProto::INT64)
-    return std::nullopt;
-  auto bytes = v.bytes->ReadAll();
-  if (!bytes.ok()) return std::nullopt;
-  std::vector<int64_t> out((*bytes)->size() / sizeof(int64_t));
-  std::memcpy(out.data(), (*bytes)->data(), out.size() * sizeof(int64_t));
-  return out;
+  return IntConstant(ir, op.inputs[i]);
 }
 
 bool AllEqual(const std::optional<std::vector<int64_t>>& values, int64_t x) {
@@ -103,15 +95,7 @@ int TransposesToReshapes(SubgraphIr* ir) {
     const std::vector<int64_t> dims = StaticDims(in), shape = StaticDims(out);
     const std::vector<int64_t> perm = Permutation(op, dims.size());
     if (perm.size() != dims.size() || !KeepsOrder(perm, dims)) continue;
-    graph::TensorInfo info;
-    info.dtype = onnx::TensorProto::INT64;
-    info.shape.rank_known = true;
-    info.shape.dims = {graph::Dim{static_cast<int64_t>(shape.size()), ""}};
-    const std::string name = ir->values[op.outputs[0]].name + ".shape";
-    const int shape_value = ir->AddWeight(
-        name, info,
-        std::make_shared<const std::string>(reinterpret_cast<const char*>(shape.data()),
-                                            shape.size() * sizeof(int64_t)));
+    const int shape_value = ir->AddInt64s(ir->values[op.outputs[0]].name + ".shape", shape);
     op.op_type = "Reshape";
     op.since_version = 14;
     op.attributes.clear();

@@ -346,4 +346,37 @@ void SubgraphIr::Compact() {
   }
 }
 
+int SubgraphIr::AddInt64s(std::string name, const std::vector<int64_t>& values) {
+  graph::TensorInfo info;
+  info.dtype = onnx::TensorProto::INT64;
+  info.shape.rank_known = true;
+  info.shape.dims = {graph::Dim{static_cast<int64_t>(values.size()), ""}};
+  return AddWeight(std::move(name), std::move(info),
+                   std::make_shared<const std::string>(reinterpret_cast<const char*>(values.data()),
+                                                       values.size() * sizeof(int64_t)));
+}
+
+std::optional<std::vector<int64_t>> IntConstant(const SubgraphIr& ir, int v) {
+  if (v < 0 || ir.values[v].kind != ValueKind::kWeight || !ir.values[v].bytes) return std::nullopt;
+  const int32_t t = ir.values[v].info.dtype;
+  const size_t width = t == onnx::TensorProto::INT64 ? 8 : t == onnx::TensorProto::INT32 ? 4 : 0;
+  if (width == 0) return std::nullopt;
+  auto bytes = ir.values[v].bytes->ReadAll();
+  if (!bytes.ok() || (*bytes)->size() % width != 0) return std::nullopt;
+  const std::string& b = **bytes;
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < b.size(); i += width) {
+    if (width == 8) {
+      int64_t e;
+      std::memcpy(&e, b.data() + i, 8);
+      out.push_back(e);
+    } else {
+      int32_t e;
+      std::memcpy(&e, b.data() + i, 4);
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 }  // namespace ortc::lowering

@@ -76,6 +76,8 @@ struct SubgraphIr {
                                   const std::vector<int>& nodes, const std::vector<int>& inputs,
                                   const std::vector<int>& outputs);
   int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
+  // A 1-D int64 weight of these values (a shape, split sizes), for an op a pass adds.
+  int AddInt64s(std::string name, const std::vector<int64_t>& values);
   // A new intermediate value, for an op a pass adds; returns its index.
   int AddIntermediate(std::string name, graph::TensorInfo info);
   // Number of live ops reading value v.
@@ -98,5 +100,9 @@ struct SubgraphIr {
 
 // The bytes of an initializer in ONNX's raw little-endian layout (typed fields converted).
 Result<bundle::ByteSource> InitializerBytes(const graph::Initializer& init);
+
+// The values of an int64 or int32 weight (shapes, pads, starts, perms...); nullopt for any other
+// value, another type or unreadable bytes.
+std::optional<std::vector<int64_t>> IntConstant(const SubgraphIr& ir, int v);
 
 }  // namespace ortc::lowering

@@ -270,14 +270,7 @@ class Rewriter {
       std::vector<int64_t> dims;
       // A dynamic batch is the only size not known here: -1 lets Reshape infer it.
       for (const auto& dim : info.shape.dims) dims.push_back(dim.known() ? dim.value : -1);
-      graph::TensorInfo shape_info;
-      shape_info.dtype = onnx::TensorProto::INT64;
-      shape_info.shape.rank_known = true;
-      shape_info.shape.dims = {graph::Dim{static_cast<int64_t>(dims.size()), ""}};
-      const int shape = ir_->AddWeight(
-          ir_->values[v].name + "/nhwc_shape", shape_info,
-          std::make_shared<const std::string>(reinterpret_cast<const char*>(dims.data()),
-                                              dims.size() * sizeof(int64_t)));
+      const int shape = ir_->AddInt64s(ir_->values[v].name + "/nhwc_shape", dims);
       nhwc_.push_back(false);
       result = NewValue(ir_->values[v].name + "/nhwc", info);
       IrOp reshape;

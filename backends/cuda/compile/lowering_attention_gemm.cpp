@@ -63,14 +63,7 @@ int Materialize(SubgraphIr* ir, std::vector<IrOp>* ops, const std::string& base,
   op.since_version = 1;
   op.outputs = {out};
   if (IsContiguous(v, elements)) {
-    graph::TensorInfo s;
-    s.dtype = onnx::TensorProto::INT64;
-    s.shape.rank_known = true;
-    s.shape.dims = {graph::Dim{static_cast<int64_t>(dims.size()), ""}};
-    const int shape = ir->AddWeight(
-        base + ".shape", s,
-        std::make_shared<const std::string>(reinterpret_cast<const char*>(dims.data()),
-                                            dims.size() * sizeof(int64_t)));
+    const int shape = ir->AddInt64s(base + ".shape", dims);
     op.op_type = "Reshape";
     op.domain = "";
     op.since_version = 14;

@@ -114,14 +114,7 @@ Result<bool> Merge(SubgraphIr* ir, int a, const std::vector<Projection>& group) 
     add.outputs = {joined};
     ops.push_back(add);
   }
-  graph::TensorInfo s_info;
-  s_info.dtype = onnx::TensorProto::INT64;
-  s_info.shape.rank_known = true;
-  s_info.shape.dims = {graph::Dim{static_cast<int64_t>(widths.size()), ""}};
-  const int sizes = ir->AddWeight(
-      base + ".split", s_info,
-      std::make_shared<const std::string>(reinterpret_cast<const char*>(widths.data()),
-                                          widths.size() * sizeof(int64_t)));
+  const int sizes = ir->AddInt64s(base + ".split", widths);
   IrOp split;
   split.name = base + "/split";
   split.op_type = "Split";

@@ -78,29 +78,6 @@ struct Readers {
   }
 };
 
-std::optional<std::vector<int64_t>> IntConstant(const SubgraphIr& ir, int v) {
-  if (v < 0 || ir.values[v].kind != ValueKind::kWeight || !ir.values[v].bytes) return std::nullopt;
-  auto bytes = ir.values[v].bytes->ReadAll();
-  if (!bytes.ok()) return std::nullopt;
-  const std::string& b = **bytes;
-  const int32_t t = ir.values[v].info.dtype;
-  const size_t width = t == onnx::TensorProto::INT64 ? 8 : t == onnx::TensorProto::INT32 ? 4 : 0;
-  if (width == 0 || b.size() % width != 0) return std::nullopt;
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < b.size(); i += width) {
-    if (width == 8) {
-      int64_t e;
-      std::memcpy(&e, b.data() + i, 8);
-      out.push_back(e);
-    } else {
-      int32_t e;
-      std::memcpy(&e, b.data() + i, 4);
-      out.push_back(e);
-    }
-  }
-  return out;
-}
-
 // A Slice as (begin, step) on its input's last axis; nullopt unless every other axis is taken
 // whole and the parameters are constants.
 std::optional<std::pair<int64_t, int64_t>> LastAxisSlice(const IrIndex& x, const IrOp& op) {

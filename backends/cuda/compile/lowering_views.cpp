@@ -37,29 +37,6 @@ struct Link {
   float scale = 1.f;
 };
 
-std::optional<std::vector<int64_t>> IntConstant(const IrIndex& x, int v) {
-  if (v < 0 || x.ir.values[v].kind != lowering::ValueKind::kWeight || !x.ir.values[v].bytes)
-    return std::nullopt;
-  auto bytes = x.ir.values[v].bytes->ReadAll();
-  if (!bytes.ok()) return std::nullopt;
-  const std::string& b = **bytes;
-  std::vector<int64_t> out;
-  const int32_t t = x.ir.values[v].info.dtype;
-  if (t == onnx::TensorProto::INT64) {
-    out.resize(b.size() / 8);
-    std::memcpy(out.data(), b.data(), out.size() * 8);
-  } else if (t == onnx::TensorProto::INT32) {
-    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
-      int32_t e;
-      std::memcpy(&e, b.data() + i, 4);
-      out.push_back(e);
-    }
-  } else {
-    return std::nullopt;
-  }
-  return out;
-}
-
 // The scalar factor of a Mul or Div by a single-element float constant, and its other input.
 std::optional<std::pair<float, int>> ScaleLink(const IrIndex& x, const IrOp& op) {
   if (op.inputs.size() != 2) return std::nullopt;
@@ -123,9 +100,9 @@ std::optional<Link> MakeLink(const IrIndex& x, int op_index, int produced, bool 
       starts = op.IntsAttr("starts"), ends = op.IntsAttr("ends"), axes = op.IntsAttr("axes");
     } else {
       auto in = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
-      starts = IntConstant(x, in(1)), ends = IntConstant(x, in(2));
-      if (in(3) >= 0) axes = IntConstant(x, in(3));
-      if (in(4) >= 0) steps = IntConstant(x, in(4));
+      starts = IntConstant(x.ir, in(1)), ends = IntConstant(x.ir, in(2));
+      if (in(3) >= 0) axes = IntConstant(x.ir, in(3));
+      if (in(4) >= 0) steps = IntConstant(x.ir, in(4));
     }
     if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
     if (!axes || axes->empty()) {
