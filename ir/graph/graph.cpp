@@ -14,6 +14,12 @@ bool Shape::is_static() const {
   return std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.known(); });
 }
 
+std::vector<int64_t> Shape::Sizes() const {
+  std::vector<int64_t> sizes;
+  for (const Dim& d : dims) sizes.push_back(d.known() ? d.value : -1);
+  return sizes;
+}
+
 std::string Shape::ToString() const {
   if (!rank_known) return "?";
   std::string s = "[";

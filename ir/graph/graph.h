@@ -30,6 +30,8 @@ struct Shape {
   std::vector<Dim> dims;
 
   bool is_static() const;
+  // Each dimension's size, -1 where it is not known.
+  std::vector<int64_t> Sizes() const;
   std::string ToString() const;  // "[1,3,224,224]", "[batch,?]" or "?"
   // The --json reports' form (base/shape_json.h): [1, 3, "batch", null], or null.
   nlohmann::json ToJson() const;

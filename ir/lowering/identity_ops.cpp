@@ -21,12 +21,6 @@ bool AllEqual(const std::optional<std::vector<int64_t>>& values, int64_t x) {
   return true;
 }
 
-std::vector<int64_t> StaticDims(const graph::Shape& s) {
-  std::vector<int64_t> dims;
-  for (const auto& d : s.dims) dims.push_back(d.value);
-  return dims;
-}
-
 // A Transpose moves no element when the axes longer than 1 keep their order.
 bool KeepsOrder(const std::vector<int64_t>& perm, const std::vector<int64_t>& dims) {
   int64_t last = -1;
@@ -58,8 +52,8 @@ int ReturnedInput(const SubgraphIr& ir, const IrOp& op) {
   if (in.info.dtype != out.info.dtype || in.layout != out.layout || !in.info.shape.is_static() ||
       !out.info.shape.is_static())
     return -1;
-  const std::vector<int64_t> dims = StaticDims(in.info.shape);
-  if (dims != StaticDims(out.info.shape)) return -1;
+  const std::vector<int64_t> dims = in.info.shape.Sizes();
+  if (dims != out.info.shape.Sizes()) return -1;
   const std::string& t = op.op_type;
   bool same = false;
   if (t == "Identity" || t == "Cast" || t == "Reshape" || t == "Flatten" || t == "Squeeze" ||
@@ -92,7 +86,7 @@ int TransposesToReshapes(SubgraphIr* ir) {
     const graph::Shape& in = ir->values[op.inputs[0]].info.shape;
     const graph::Shape& out = ir->values[op.outputs[0]].info.shape;
     if (!in.is_static() || !out.is_static()) continue;
-    const std::vector<int64_t> dims = StaticDims(in), shape = StaticDims(out);
+    const std::vector<int64_t> dims = in.Sizes(), shape = out.Sizes();
     const std::vector<int64_t> perm = Permutation(op, dims.size());
     if (perm.size() != dims.size() || !KeepsOrder(perm, dims)) continue;
     const int shape_value = ir->AddInt64s(ir->values[op.outputs[0]].name + ".shape", shape);

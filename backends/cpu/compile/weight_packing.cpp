@@ -21,9 +21,7 @@ using lowering::ValueKind;
 std::vector<int64_t> StaticDims(const SubgraphIr& ir, int v) {
   const auto& s = ir.values[v].info.shape;
   if (!s.rank_known || !s.is_static()) return {};
-  std::vector<int64_t> dims;
-  for (const auto& d : s.dims) dims.push_back(d.value);
-  return dims;
+  return s.Sizes();
 }
 
 std::vector<int64_t> IntsAttr(const IrOp& op, const std::string& name, std::vector<int64_t> dflt) {

@@ -6,9 +6,7 @@
 namespace ortc::backends::cuda {
 
 std::vector<int64_t> StaticDims(const graph::TensorInfo& info) {
-  std::vector<int64_t> dims;
-  for (const auto& d : info.shape.dims) dims.push_back(d.known() ? d.value : -1);
-  return dims;
+  return info.shape.Sizes();
 }
 
 Result<codegen::OpDesc> OpDescFromNode(const graph::Graph& g, const graph::Node& node) {
