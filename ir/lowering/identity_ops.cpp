@@ -99,4 +99,28 @@ int TransposesToReshapes(SubgraphIr* ir) {
   return rewritten;
 }
 
+int WriteOutputsAtSource(SubgraphIr* ir) {
+  int moved = 0;
+  for (int o : ir->outputs) {
+    IrOp* copy = ir->Producer(o);
+    if (copy == nullptr) continue;
+    const int v = ReturnedInput(*ir, *copy);
+    // The value must be the source's own (not an input, a weight or another output, whose
+    // buffers are fixed elsewhere).
+    if (v < 0 || ir->values[v].kind != ValueKind::kIntermediate) continue;
+    IrOp* source = ir->Producer(v);
+    if (source == nullptr) continue;
+    copy->removed = true;
+    for (int& w : source->outputs)
+      if (w == v) w = o;
+    for (auto& op : ir->ops) {
+      if (op.removed) continue;
+      for (int& w : op.inputs)
+        if (w == v) w = o;
+    }
+    ++moved;
+  }
+  return moved;
+}
+
 }  // namespace ortc::lowering

@@ -19,4 +19,11 @@ int ReturnedInput(const SubgraphIr& ir, const IrOp& op);
 // where they are, so a backend can read the result as a view. Returns how many.
 int TransposesToReshapes(SubgraphIr* ir);
 
+// A program output that an op of ReturnedInput's kind copies from an intermediate value (an
+// exporter's Identity in front of a graph output: `present = Identity(concat)`) is written by
+// that value's producer instead, and the value's readers read the output: a backend then writes
+// the tensor once, into the output, rather than into a buffer of its own and again by a copy.
+// Returns how many outputs moved to their source.
+int WriteOutputsAtSource(SubgraphIr* ir);
+
 }  // namespace ortc::lowering

@@ -49,6 +49,10 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   // Reshape, and the ops on both sides of it fuse.
   const int unit_transposes = lowering::TransposesToReshapes(&ir.value());
   const int common = lowering::EliminateCommonSubexpressions(&ir.value());
+  // A graph output copied from a value (`present = Identity(concat)`) is written where the
+  // value is computed: one whole-tensor copy kernel less per such output.
+  const int outputs_at_source = lowering::WriteOutputsAtSource(&ir.value());
+  if (outputs_at_source > 0) ir->Compact();
   const FormulaStats formulas = RecogniseFormulas(&ir.value());
   auto projections = MergeSiblingProjections(&ir.value());
   if (!projections.ok()) return projections.status();
@@ -87,6 +91,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["batchnorms_folded"] += *bn;
   out.stats["dead_ops_removed"] += dead;
   out.stats["common_ops_merged"] += common;
+  out.stats["outputs_written_at_source"] += outputs_at_source;
   out.stats["unit_transposes_viewed"] += unit_transposes;
   out.stats["rotary_fused"] += rotary;
   out.stats["fused_attention"] += attention;

@@ -14,13 +14,28 @@ namespace {
 
 using namespace movement;
 
-// Elements are copied as raw bits, so any fixed-size type works and results are bit-exact.
+// A Concat of float tensors of different types into a float output (a cache kept in the
+// model's float type, appended with rows computed at fp16): each element converted on its way.
+bool ConvertsFloats(const OpDesc& op) {
+  if (op.op_type != "Concat" || op.outputs.size() != 1 || !IsFloatType(op.outputs[0].dtype))
+    return false;
+  bool differ = false;
+  for (const auto& t : op.inputs) {
+    if (!IsFloatType(t.dtype)) return false;
+    differ = differ || t.dtype != op.outputs[0].dtype;
+  }
+  return differ;
+}
+
+// Elements are copied as raw bits, so any fixed-size type works and results are bit-exact;
+// only a converting Concat (ConvertsFloats) changes types.
 std::string CheckMovable(const OpDesc& op) {
   if (op.inputs.empty() || op.inputs[0].dtype == 0) return op.op_type + ": missing data input";
   if (op.outputs.empty()) return op.op_type + ": no output";
   const int32_t dt = op.inputs[0].dtype;
   if (BitsType(dt).empty())
     return op.op_type + ": element type " + DtypeName(dt) + " has no fixed size";
+  if (ConvertsFloats(op)) return "";
   for (const auto& o : op.outputs) {
     if (o.dtype != 0 && o.dtype != dt) return op.op_type + ": output type differs from the input";
   }
@@ -227,8 +242,10 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
     return InvalidArgument("Concat: axis out of range");
   std::vector<int64_t> out = first;
   out[axis] = 0;
+  const bool convert = ConvertsFloats(op);
   for (const auto& t : op.inputs) {
-    if (t.dtype != op.inputs[0].dtype) return InvalidArgument("Concat: inputs differ in type");
+    if (t.dtype != op.inputs[0].dtype && !convert)
+      return InvalidArgument("Concat: inputs differ in type");
     if (t.dims.size() != first.size()) return InvalidArgument("Concat: inputs differ in rank");
     for (size_t d = 0; d < first.size(); ++d) {
       if (static_cast<int64_t>(d) != axis && t.dims[d] != first[d])
@@ -238,6 +255,17 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
   }
   if (std::string why = CheckOutputDims(op, 0, out); !why.empty()) return InvalidArgument(why);
   KernelText k = Skeleton(name, op, op.inputs.size());
+  if (convert) {  // typed pointers: elements are loaded and stored as numbers
+    for (size_t j = 0; j < op.inputs.size(); ++j)
+      k.input_types[j] = StorageCType(op.inputs[j].dtype);
+    k.output_types[0] = StorageCType(op.outputs[0].dtype);
+  }
+  // Input j's element at `at`, as the output stores it.
+  auto element = [&](size_t j, const std::string& at) {
+    const std::string e = "in" + std::to_string(j) + "[" + at + "]";
+    const int32_t from = op.inputs[j].dtype, to = op.outputs[0].dtype;
+    return !convert || from == to ? e : StoreExpr(to, LoadExpr(from, e));
+  };
   k.total = Product(out);
   if (op.input_layout != op.output_layout) {
     // Inputs in one layout, the output in the other: each thread finds its logical
@@ -261,7 +289,7 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
       offset += dims[axis];
       const bool last = offset == out[axis];
       if (!last) chain += "if (" + along + " < " + Lit(offset) + ") ";
-      chain += "out0[i] = in" + std::to_string(j) + "[" + src + "];\n";
+      chain += "out0[i] = " + element(j, src) + ";\n";
       if (!last) chain += "    else ";
     }
     k.body += chain;
@@ -287,8 +315,8 @@ Result<KernelSource> Concat(const std::string& name, const OpDesc& op) {
     }
     const bool last = offset + width == row;
     if (!last) chain += "if (col < " + Lit(offset + width) + ") ";
-    chain += "out0[i] = in" + std::to_string(j) + "[o * " + Lit(width) + " + (col - " +
-             Lit(offset) + ")];\n";
+    chain +=
+        "out0[i] = " + element(j, "o * " + Lit(width) + " + (col - " + Lit(offset) + ")") + ";\n";
     if (!last) chain += "    else ";
     offset += width;
   }

@@ -56,6 +56,14 @@ void AddConcats(std::vector<CatalogEntry>& c) {
   c.push_back(E("dm_concat_empty_input",
                 Op("Concat", 13, {T(I64, {2, 0, 3}), T(I64, {2, 2, 3}), T(I64, {2, 1, 3})},
                    {T(I64, {2, 3, 3})}, {AttrInt("axis", 1)})));
+  // A float cache appended with a row computed at fp16 or bf16, converted as it is copied.
+  for (int32_t row : {H, BF}) {
+    c.push_back(E(row == H ? "dm_concat_append_fp16_row" : "dm_concat_append_bf16_row",
+                  Op("Concat", 13, {T(F, {1, 2, 6, 8}), T(row, {1, 2, 1, 8})}, {T(F, {1, 2, 7, 8})},
+                     {AttrInt("axis", 2)})));
+    c.back().no_cpu_reference =
+        "ONNX's Concat takes one type (data_movement_test.cpp checks the conversion by hand)";
+  }
 }
 
 void AddSlices(std::vector<CatalogEntry>& c) {

@@ -293,6 +293,39 @@ TestModel DecodeRowModel() {
   return m;
 }
 
+TestModel CacheAppendModel() {
+  TestModel m{ModelBuilder(18, 8),
+              {{"x", {1, 1, 16}},
+               {"q", {1, 4, 1, 8}},
+               {"past_key", {1, 2, 7, 8}},
+               {"past_value", {1, 2, 7, 8}}}};
+  auto& b = m.builder;
+  b.Input("x", {1, 1, 16}).Input("q", {1, 4, 1, 8});
+  b.Input("past_key", {1, 2, 7, 8}).Input("past_value", {1, 2, 7, 8});
+  b.IntInitializer("row", {1, 1, 2, 8}).IntInitializer("ax2", {2}).IntInitializer("last", {-1});
+  b.IntInitializer("rep", {1, 2, 2, 8, 8}).IntInitializer("heads4", {1, 4, 8, 8});
+  b.Initializer("scale", {}, {0.35355339f});
+  for (const char* t : {"key", "value"}) {
+    const std::string n = t;
+    Weight(b, "w_" + n, {16, 16}, n == "key" ? 81 : 82, 0.25f);
+    b.Node("MatMul", {"x", "w_" + n}, {n + "_proj"});
+    b.Node("Reshape", {n + "_proj", "row"}, {n + "_row"});
+    b.Node("Transpose", {n + "_row"}, {n + "_new"},
+           {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})});
+    b.Node("Concat", {"past_" + n, n + "_new"}, {n + "_cat"}, {Attr("axis", int64_t{2})},
+           n + "_append");
+    b.Node("Identity", {n + "_cat"}, {"present_" + n}).Output("present_" + n);
+    b.Node("Unsqueeze", {n + "_cat", "ax2"}, {n + "5"}).Node("Expand", {n + "5", "rep"}, {n + "e"});
+    b.Node("Reshape", {n + "e", "heads4"}, {n + "r"});
+  }
+  b.Node("Transpose", {"keyr"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("MatMul", {"q", "kt"}, {"qk"}).Node("Mul", {"qk", "scale"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})});
+  b.Node("MatMul", {"p", "valuer"}, {"y"}).Output("y");
+  b.Node("ReduceSum", {"key_cat", "last"}, {"key_sum"}).Output("key_sum");
+  return m;
+}
+
 TestModel HeadModel() {
   TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 6, 6}}, {"q", {3, 4, 5}}}};
   auto& b = m.builder;

@@ -71,5 +71,10 @@ TestModel HeadModel();
 // Split into three [1, 1, 8] parts (contiguous ranges of the product: views), read by a Softmax,
 // by a Transpose moving only unit axes then a ReduceSum, and by a Pad of zero rows then Relu.
 TestModel DecodeRowModel();
+// A GQA decode step in the Hugging Face export form: k and v rows projected from x, each
+// appended to its float past (Concat, then an Identity as the graph output), the attention of 4
+// query heads over the grown caches of 2, and a ReduceSum of the grown keys (a reader that loads
+// one type). At fp16/bf16 the caches stay float and the append converts the new row.
+TestModel CacheAppendModel();
 
 }  // namespace ortc::test::cuda

@@ -125,6 +125,19 @@ TEST_CASE("one row through a merged projection: split views, a unit Transpose, a
   }
 }
 
+TEST_CASE(
+    "a decode step appending to float caches: the Concat converts, the attention reads "
+    "float keys and values",
+    "[emulator]") {
+  for (const char* p : {"fp32", "fp16", "bf16"}) {
+    auto c = CheckModel("cache_append", CacheAppendModel(), p);
+    // After the merged projection's GEMM: the two appends (writing the outputs: no Identity
+    // copy), the attention and the ReduceSum; fp16 and bf16 add casts of x and q in, of the
+    // narrowed keys for the ReduceSum, and of y and key_sum out, but none of a cache.
+    if (c) CHECK(Launches(*c) == (std::string(p) == "fp32" ? 4 : 9));
+  }
+}
+
 TEST_CASE("average pool, nearest resize, max pool, pointwise conv, sigmoid", "[emulator]") {
   for (const char* p : {"fp32", "fp16", "bf16"}) CheckModel("pool_resize", PoolResizeModel(), p);
 }
