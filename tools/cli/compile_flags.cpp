@@ -20,7 +20,9 @@ void AddCompileFlags(CLI::App* cmd, CompileFlags* f, bool shape_alias) {
                   "Backend option, as backend:key=value (repeatable). cpu:conv_algorithm=direct "
                   "keeps the CPU's 3x3 convolutions off Winograd, which the runtime otherwise "
                   "uses where it is faster (results differ in the last bits); =winograd uses it "
-                  "wherever it can");
+                  "wherever it can. CUDA: cuda:attention=gemm|fused, "
+                  "cuda:grouped_conv=auto|library|generated, cuda:merge_launches=on|off (off: one "
+                  "launch per kernel, for per-kernel profiles), cuda:workspace_mb=N");
   cmd->add_option(
       shape_alias ? "--input-shape,--shape" : "--input-shape", f->input_shapes,
       std::string("Fix a graph input's shape, as name=1x3x224x224 (repeatable, or "

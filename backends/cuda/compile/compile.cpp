@@ -6,6 +6,7 @@
 
 #include "cuda/compile/identity.h"
 #include "cuda/compile/kernels.h"
+#include "cuda/compile/launch_merging.h"
 #include "cuda/compile/lowering.h"
 #include "cuda/compile/op_desc.h"
 #include "cuda/compile/program_writer.h"
@@ -75,6 +76,12 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   if (!plan.ok()) return plan.status();
   out.plan = std::move(plan).value();
   ORTC_RETURN_IF_ERROR(GenerateKernels(&out.plan, &out.kernels));
+  int launches_merged = 0;
+  if (options.merge_launches) {
+    auto merged = MergeIndependentLaunches(&out.plan, &out.kernels);
+    if (!merged.ok()) return merged.status();
+    launches_merged = *merged;
+  }
   FinalizePlan(&out.plan);
   // -vv: what each step implements, so a user can see which nodes were fused together.
   if (spdlog::should_log(spdlog::level::debug)) {
@@ -92,6 +99,7 @@ Result<PlannedGraph> PlanCudaSubgraph(const graph::Model& model, const Subgraph&
   out.stats["dead_ops_removed"] += dead;
   out.stats["common_ops_merged"] += common;
   out.stats["outputs_written_at_source"] += outputs_at_source;
+  out.stats["launches_merged"] += launches_merged;
   out.stats["unit_transposes_viewed"] += unit_transposes;
   out.stats["rotary_fused"] += rotary;
   out.stats["fused_attention"] += attention;

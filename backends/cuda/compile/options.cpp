@@ -79,6 +79,10 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
         return InvalidArgument("cuda grouped_conv '" + value +
                                "' is not one of auto, library, generated");
       }
+    } else if (key == "merge_launches") {
+      if (value != "on" && value != "off")
+        return InvalidArgument("cuda merge_launches '" + value + "' is not one of on, off");
+      o.merge_launches = value == "on";
     } else if (key == "tuning_cache") {
       if (value.empty()) return InvalidArgument("cuda tuning_cache names no file");
       o.tuning_cache = value;
@@ -86,7 +90,7 @@ Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options) {
       return InvalidArgument(
           "unknown cuda option '" + key +
           "' (known: precision, target_arch, workspace_mb, attention, grouped_conv, "
-          "tuning_cache)");
+          "merge_launches, tuning_cache)");
     }
   }
   std::sort(archs.begin(), archs.end(), [](const std::string& a, const std::string& b) {

@@ -29,6 +29,9 @@ struct CudaOptions {
   // Depthwise and narrow grouped convolutions: generated kernels or cuDNN. kAuto applies the
   // static rule (lowering_grouped_conv.h) unless a tuning cache measured the step.
   enum class GroupedConv { kAuto, kLibrary, kGenerated } grouped_conv = GroupedConv::kAuto;
+  // Consecutive independent kernels share one launch (launch_merging.h); off keeps one launch
+  // per kernel, so a per-step profile times each kernel on its own.
+  bool merge_launches = true;
   // tuning_cache=FILE (`ortc compile --tuning-cache`): choices measured by `ortc tune`, keyed by
   // what a step computes (tuning_choices.h). Used by kAuto steps when the cache fits this
   // compile; otherwise tuning_cache_ignored says why and the static rules apply.
@@ -38,7 +41,8 @@ struct CudaOptions {
 };
 
 // Keys: precision (fp32|tf32|fp16|bf16), target_arch (comma-separated sm_XY), workspace_mb,
-// attention (gemm|fused), grouped_conv (auto|library|generated), tuning_cache (a file).
+// attention (gemm|fused), grouped_conv (auto|library|generated), merge_launches (on|off),
+// tuning_cache (a file).
 Result<CudaOptions> ParseCudaOptions(const ProviderOptions& options);
 
 // ONNX element type activations and float weights are stored in on the device.

@@ -270,10 +270,9 @@ std::pair<double, double> DefaultTolerance(int32_t dtype) {
   }
 }
 
-}  // namespace
-
-Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource& kernel,
-                              const HostModule& module, unsigned seed) {
+// The entry's inputs drawn from `seed`: its constants, its given values, else random ones in its
+// ranges (floats [-3, 3), ints [-20, 20] by default); in NCHW order.
+std::vector<Buffer> EntryBuffers(const CatalogEntry& entry, unsigned seed) {
   std::mt19937 rng(seed);
   const std::vector<cg::TensorDesc>& inputs = entry.group ? entry.group->inputs : entry.op.inputs;
   std::vector<Buffer> in;
@@ -288,6 +287,29 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
                  : given              ? ValuesBuffer(inputs[i], entry.values[i])
                                       : RandomBuffer(inputs[i], range, rng));
   }
+  return in;
+}
+
+// Input i's bytes as the kernel reads them (channels-last inputs transposed).
+std::string KernelBytes(const CatalogEntry& entry, size_t i, const Buffer& b) {
+  const std::vector<cg::TensorDesc>& inputs = entry.group ? entry.group->inputs : entry.op.inputs;
+  if (InputLayout(entry, i) != cg::Layout::kNhwc || b.bytes.empty()) return b.bytes;
+  return Relayout(b.bytes, inputs[i].dims, StorageBytes(inputs[i].dtype),
+                  /*to_channels_last=*/true);
+}
+
+}  // namespace
+
+std::vector<std::string> EntryInputBytes(const CatalogEntry& entry, unsigned seed) {
+  const std::vector<Buffer> in = EntryBuffers(entry, seed);
+  std::vector<std::string> bytes;
+  for (size_t i = 0; i < in.size(); ++i) bytes.push_back(KernelBytes(entry, i, in[i]));
+  return bytes;
+}
+
+Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource& kernel,
+                              const HostModule& module, unsigned seed) {
+  std::vector<Buffer> in = EntryBuffers(entry, seed);
 
   // Reference outputs, op by op for a fused group.
   std::vector<cg::TensorDesc> out_desc;
@@ -321,12 +343,7 @@ Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource&
   std::vector<std::string> outs;
   for (const auto& d : out_desc)
     outs.emplace_back(static_cast<size_t>(d.elements()) * StorageBytes(d.dtype), '\x7f');
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (InputLayout(entry, i) == cg::Layout::kNhwc && !in[i].bytes.empty()) {
-      in[i].bytes = Relayout(in[i].bytes, inputs[i].dims, StorageBytes(inputs[i].dtype),
-                             /*to_channels_last=*/true);
-    }
-  }
+  for (size_t i = 0; i < in.size(); ++i) in[i].bytes = KernelBytes(entry, i, in[i]);
   std::vector<void*> args;
   for (auto& b : in) args.push_back(b.bytes.empty() ? nullptr : b.bytes.data());
   for (auto& o : outs) args.push_back(o.data());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "catalog.h"
 #include "host_module.h"
@@ -16,6 +17,10 @@ struct EntryCheck {
   std::string mismatch;  // first differences ("" when all elements agree)
   int64_t elements = 0;  // output elements compared
 };
+
+// The bytes the entry's kernel reads, drawn from `seed` as CheckEntry draws them (constants,
+// given values, random values in the entry's ranges; channels-last inputs stored so).
+std::vector<std::string> EntryInputBytes(const CatalogEntry& entry, unsigned seed);
 
 // Random inputs from `seed`; the kernel must be in `module`.
 Result<EntryCheck> CheckEntry(const CatalogEntry& entry, const cg::KernelSource& kernel,

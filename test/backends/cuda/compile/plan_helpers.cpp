@@ -11,6 +11,9 @@ Planned PlanAll(const ModelBuilder& builder, backends::cuda::Precision precision
   REQUIRE(options.ok());
   options->precision = precision;
   options->attention = attention;
+  // One step per kernel: these tests look at lowering's decisions step by step; merging
+  // independent launches afterwards has tests of its own (launch_merging_test.cpp).
+  options->merge_launches = false;
   return PlanWith(builder, *options);
 }
 

@@ -15,7 +15,8 @@ struct Planned {
   backends::cuda::PlannedGraph graph;
 };
 
-// Saves the model, loads it (shape inference included) and plans all its nodes as one group.
+// Saves the model, loads it (shape inference included) and plans all its nodes as one group,
+// one step per kernel (merge_launches off).
 Planned PlanAll(const ModelBuilder& builder,
                 backends::cuda::Precision precision = backends::cuda::Precision::kFp32,
                 backends::cuda::CudaOptions::Attention attention =
