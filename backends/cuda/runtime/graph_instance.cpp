@@ -257,8 +257,8 @@ OrtcPluginStatus GraphInstance::PlanSteps(const std::vector<BufferView>& buffers
 
 // Decides how runs execute. With CUDA graphs, the steps run once eagerly on zeroed buffers
 // first (libraries finish their lazy set-up outside the capture, and a step that fails at all
-// fails the load, not a later run), then are captured; a capture failure leaves the stream path
-// with its reason.
+// fails the load, not a later run), then are captured and the graph launched once (its upload);
+// a capture failure leaves the stream path with its reason.
 OrtcPluginStatus GraphInstance::PrepareExecution() {
   const auto& d = Driver();
   if (options_.profiling) {
@@ -282,7 +282,13 @@ OrtcPluginStatus GraphInstance::PrepareExecution() {
           stream_, [this] { return IssueSteps(steps_, lib_, name_); }, &why)) {
     stream_reason_ = "CUDA graph capture failed, so runs issue the steps on the stream: " + why;
     ClearError();
+    return ORTC_PLUGIN_OK;
   }
+  // The first launch of an executable graph uploads it to the device: done here, on the zeroed
+  // buffers the eager pass already ran on, so that a session's first run costs what every run
+  // costs.
+  ORTC_CU(d.cuGraphLaunch(graph_.exec(), stream_));
+  ORTC_CU(d.cuStreamSynchronize(stream_));
   return ORTC_PLUGIN_OK;
 }
 

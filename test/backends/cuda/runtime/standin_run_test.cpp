@@ -6,6 +6,8 @@
 // TF32 engine; closing a session releases everything it created.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -158,7 +160,19 @@ TEST_CASE(
   REQUIRE(Probe().ok());
   TempDir dir;
   const fs::path ctx = Compile(ConvGemmModel(), dir.path(), "conv_gemm");
+  Probe().Reset();
   auto s = Open(ctx);
+  {
+    // The load launches the instantiated graph once (its upload), so the first run is like
+    // every other.
+    const Strings load = Probe().Trace();
+    const auto instantiate = std::find(load.begin(), load.end(), "cuGraphInstantiate");
+    const auto launch = std::find(load.begin(), load.end(), "cuGraphLaunch");
+    CHECK(Probe().Count("cuGraphLaunch") == 1);
+    CHECK(instantiate < launch);
+    REQUIRE(launch != load.end());
+    CHECK(std::find(launch, load.end(), "cuStreamSynchronize") != load.end());
+  }
   const auto report = GraphReport(*s);
   INFO(report.dump());
   CHECK(report["execution"] == "cuda_graph");
