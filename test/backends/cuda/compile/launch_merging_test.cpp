@@ -101,4 +101,16 @@ TEST_CASE("a kernel with shared memory keeps its own launch", "[lowering]") {
   CHECK(p.graph.plan.steps.size() == 2);
 }
 
+TEST_CASE("merge_launches is a validated cuda option, on unless turned off", "[lowering]") {
+  auto d = backends::cuda::ParseCudaOptions({});
+  REQUIRE(d.ok());
+  CHECK(d->merge_launches);
+  auto off = backends::cuda::ParseCudaOptions({{"merge_launches", "off"}});
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->merge_launches);
+  auto bad = backends::cuda::ParseCudaOptions({{"merge_launches", "yes"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("on, off"));
+}
+
 }  // namespace ortc::test::cuda
