@@ -15,6 +15,10 @@ int Root(const Plan& plan, int b) {
   return buf.kind == fb::BufferKind::Alias && buf.alias_of >= 0 ? buf.alias_of : b;
 }
 
+// Pointers one merged launch may take: 2 KiB of parameters, half of the oldest limit a kernel
+// launch has (4 KiB), whatever the model.
+constexpr size_t kMaxArguments = 256;
+
 struct Touches {
   std::set<int> reads, writes;  // roots
 };
@@ -104,7 +108,11 @@ Result<int> MergeIndependentLaunches(Plan* plan, std::vector<codegen::KernelSour
       continue;
     }
     const Touches t = TouchesOf(*plan, s);
-    bool joins = !run.empty() && plan->steps[run[0]].launch.block == s.launch.block;
+    size_t args = s.launch.inputs.size() + s.launch.outputs.size();
+    for (size_t j : run)
+      args += plan->steps[j].launch.inputs.size() + plan->steps[j].launch.outputs.size();
+    bool joins =
+        !run.empty() && plan->steps[run[0]].launch.block == s.launch.block && args <= kMaxArguments;
     for (const auto& other : run_touches) joins = joins && Independent(other, t);
     if (!joins) ORTC_RETURN_IF_ERROR(close_run());
     run.push_back(i);

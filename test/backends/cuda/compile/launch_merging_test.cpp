@@ -101,6 +101,21 @@ TEST_CASE("a kernel with shared memory keeps its own launch", "[lowering]") {
   CHECK(p.graph.plan.steps.size() == 2);
 }
 
+TEST_CASE("one merged launch takes at most 256 pointers", "[lowering]") {
+  // 130 independent one-input, one-output kernels: 128 of them (256 pointers) share a launch,
+  // the last two another.
+  ModelBuilder b(17);
+  for (int i = 0; i < 130; ++i) {
+    const std::string n = std::to_string(i);
+    b.Input("x" + n, {4}).Node("Neg", {"x" + n}, {"y" + n}).Output("y" + n);
+  }
+  auto p = PlanMerging(b, true);
+  REQUIRE(p.graph.plan.steps.size() == 2);
+  CHECK(p.graph.stats.at("launches_merged") == 128);
+  CHECK(p.graph.plan.steps[0].launch.inputs.size() + p.graph.plan.steps[0].launch.outputs.size() ==
+        256);
+}
+
 TEST_CASE("merge_launches is a validated cuda option, on unless turned off", "[lowering]") {
   auto d = backends::cuda::ParseCudaOptions({});
   REQUIRE(d.ok());
