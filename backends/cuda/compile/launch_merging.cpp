@@ -59,16 +59,20 @@ Result<int> MergeIndependentLaunches(Plan* plan, std::vector<codegen::KernelSour
   std::vector<PlanStep> steps;
   std::vector<codegen::KernelSource> merged;
   int removed = 0;
-  std::vector<size_t> run;  // consecutive mergeable steps, pairwise independent
+  // Consecutive mergeable steps, pairwise independent: their indices, kernels, memory touched
+  // and pointers in all.
+  std::vector<size_t> run;
+  std::vector<const codegen::KernelSource*> run_kernels;
   std::vector<Touches> run_touches;
+  size_t run_args = 0;
   auto close_run = [&]() -> Status {
     if (run.size() >= 2) {
       std::vector<codegen::KernelSource> parts;
       PlanStep step;
       step.kind = StepKind::kLaunch;
+      for (const auto* k : run_kernels) parts.push_back(*k);
       for (size_t i : run) {
         const PlanStep& s = plan->steps[i];
-        parts.push_back(*mergeable(s));
         step.name += (step.name.empty() ? "" : " + ") + s.name;
         step.sources.insert(step.sources.end(), s.sources.begin(), s.sources.end());
         step.launch.inputs.insert(step.launch.inputs.end(), s.launch.inputs.begin(),
@@ -95,7 +99,9 @@ Result<int> MergeIndependentLaunches(Plan* plan, std::vector<codegen::KernelSour
       for (size_t i : run) steps.push_back(plan->steps[i]);
     }
     run.clear();
+    run_kernels.clear();
     run_touches.clear();
+    run_args = 0;
     return Status::Ok();
   };
 
@@ -108,15 +114,15 @@ Result<int> MergeIndependentLaunches(Plan* plan, std::vector<codegen::KernelSour
       continue;
     }
     const Touches t = TouchesOf(*plan, s);
-    size_t args = s.launch.inputs.size() + s.launch.outputs.size();
-    for (size_t j : run)
-      args += plan->steps[j].launch.inputs.size() + plan->steps[j].launch.outputs.size();
-    bool joins =
-        !run.empty() && plan->steps[run[0]].launch.block == s.launch.block && args <= kMaxArguments;
+    const size_t args = s.launch.inputs.size() + s.launch.outputs.size();
+    bool joins = !run.empty() && plan->steps[run[0]].launch.block == s.launch.block &&
+                 run_args + args <= kMaxArguments;
     for (const auto& other : run_touches) joins = joins && Independent(other, t);
     if (!joins) ORTC_RETURN_IF_ERROR(close_run());
     run.push_back(i);
+    run_kernels.push_back(k);
     run_touches.push_back(t);
+    run_args += args;
   }
   ORTC_RETURN_IF_ERROR(close_run());
   if (removed == 0) return 0;

@@ -72,7 +72,7 @@ Result<KernelSource> MergeKernels(const std::string& name, const std::vector<Ker
     if (std::string why = SharedLaunchRefusal(p); !why.empty()) return InvalidArgument(why);
     if (p.block != merged.block)
       return InvalidArgument(name + ": " + p.name + " has another block size");
-    std::string source = p.source;
+    const std::string& source = p.source;
     const size_t entry = source.find(EntryDeclaration(p.name));
     std::string body = source.substr(entry + EntryDeclaration(p.name).size());
     ReplaceAll(&body, "blockIdx.x", kBlockArg);
