@@ -127,10 +127,11 @@ nlohmann::json PartitionToJson(const graph::Model& model, const Partition& p) {
   j["folded"] = nlohmann::json::array();
   for (const auto& f : model.folded_nodes)
     j["folded"].push_back({{"node", f.name}, {"op", f.op_type}});
-  // com.microsoft nodes rewritten into standard ops at load (their parts are in the groups);
-  // only written when there are some.
+  // Nodes rewritten into older standard ops at load (their parts are in the groups): ONNX
+  // Runtime's com.microsoft ops and ai.onnx ops newer than ortc's ONNX library; only written
+  // when there are some.
   for (const auto& x : model.expanded_nodes)
-    j["expanded"].push_back({{"node", x.name}, {"op", "com.microsoft::" + x.op_type}});
+    j["expanded"].push_back({{"node", x.name}, {"op", x.domain + "::" + x.op_type}});
   // Values whose shapes are still dynamic, traced to their roots.
   AddDynamicShapesJson(model, graph::ExplainDynamicShapes(model), &j);
   return j;
@@ -151,11 +152,20 @@ std::string PartitionToText(const graph::Model& model, const Partition& p) {
       out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
     out << "\n";
   }
-  if (!model.expanded_nodes.empty()) {
+  // One line per domain: "contrib ops" for com.microsoft, "newer ops" for ai.onnx ops the
+  // linked ONNX library predates.
+  for (const char* domain : {"com.microsoft", "ai.onnx"}) {
     std::map<std::string, int> ops;
-    for (const auto& x : model.expanded_nodes) ops[x.op_type]++;
-    out << "  contrib ops: " << model.expanded_nodes.size()
-        << " com.microsoft node(s) expanded into standard ops:";
+    size_t n = 0;
+    for (const auto& x : model.expanded_nodes) {
+      if (x.domain != domain) continue;
+      ops[x.op_type]++;
+      ++n;
+    }
+    if (n == 0) continue;
+    out << (std::string(domain) == "com.microsoft" ? "  contrib ops: " : "  newer ops: ") << n
+        << " " << domain << " node(s) expanded into "
+        << (std::string(domain) == "com.microsoft" ? "standard ops:" : "older ops:");
     for (const auto& [op, count] : ops)
       out << " " << op << (count > 1 ? "x" + std::to_string(count) : "");
     out << "\n";

@@ -146,13 +146,17 @@ int32_t NodeView::FloatType(const std::vector<size_t>& inputs) const {
   return best;
 }
 
+std::string NodeView::Label() const {
+  const std::string domain = n_.domain.empty() ? "ai.onnx" : n_.domain;
+  return "node '" + n_.name + "' (" + domain + "." + n_.op_type + ")";
+}
+
 Status NodeView::Unsupported(const std::string& what, const std::string& remedy) const {
-  return NotImplemented("node '" + n_.name + "' (com.microsoft." + n_.op_type + "): " + what +
-                        "; " + remedy);
+  return NotImplemented(Label() + ": " + what + "; " + remedy);
 }
 
 Status NodeView::Invalid(const std::string& what) const {
-  return InvalidArgument("node '" + n_.name + "' (com.microsoft." + n_.op_type + "): " + what);
+  return InvalidArgument(Label() + ": " + what);
 }
 
 // ---- Emitter ----

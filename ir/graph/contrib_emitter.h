@@ -81,7 +81,9 @@ class NodeView {
   // have; 0 when unknown and not forced.
   int32_t FloatType(const std::vector<size_t>& inputs) const;
 
-  // "node 'n' (com.microsoft.Op): <what>; <remedy>" as NotImplemented / InvalidArgument.
+  // "node 'n' (com.microsoft.Op): <what>; <remedy>" as NotImplemented / InvalidArgument (the
+  // node's own domain, ai.onnx for the default one).
+  std::string Label() const;
   Status Unsupported(const std::string& what, const std::string& remedy) const;
   Status Invalid(const std::string& what) const;
 

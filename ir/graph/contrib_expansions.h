@@ -49,6 +49,17 @@ Status ExpandGroupQueryAttention(const NodeView& v, Expansion* x);
 // contrib_matmul_nbits.cpp
 Status ExpandMatMulNBits(const NodeView& v, Expansion* x);
 
+// onnx_attention.cpp: ai.onnx Attention-23/24
+Status ExpandOnnxAttention(const NodeView& v, Expansion* x);
+
+// contrib_rotary.cpp: ai.onnx RotaryEmbedding-23
+Status ExpandOnnxRotaryEmbedding(const NodeView& v, Expansion* x);
+
+// onnx_layer_ops.cpp: ai.onnx RMSNormalization-23, Swish-24, TensorScatter-24
+Status ExpandRmsNormalization(const NodeView& v, Expansion* x);
+Status ExpandSwish(const NodeView& v, Expansion* x);
+Status ExpandTensorScatter(const NodeView& v, Expansion* x);
+
 // contrib_attention.cpp
 Status ExpandAttention(const NodeView& v, Expansion* x);
 Status ExpandMultiHeadAttention(const NodeView& v, Expansion* x);

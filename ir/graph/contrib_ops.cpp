@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "graph/contrib_expansions.h"
+#include "graph/opset_support.h"
 #include "graph/shape_inference.h"
 
 namespace ortc::graph {
@@ -18,7 +19,7 @@ constexpr int64_t kMinOpset = 11;  // Range, Slice with inputs
 
 using ExpandFn = Status (*)(const NodeView&, Expansion*);
 
-ExpandFn Expander(const std::string& op_type) {
+ExpandFn MicrosoftExpander(const std::string& op_type) {
   static const std::unordered_map<std::string, ExpandFn> table = {
       {"Attention", contrib::ExpandAttention},
       {"MultiHeadAttention", contrib::ExpandMultiHeadAttention},
@@ -35,6 +36,41 @@ ExpandFn Expander(const std::string& op_type) {
   };
   auto it = table.find(op_type);
   return it == table.end() ? nullptr : it->second;
+}
+
+// ai.onnx ops newer than the linked ONNX library that ortc's kernels and lowerings know by what
+// they compute: each is rewritten into the older ops its definition is made of.
+struct StandardExpander {
+  int64_t since;  // the opset that introduced the op
+  ExpandFn fn;
+};
+
+ExpandFn StandardExpanderFor(const std::string& op_type, int64_t opset) {
+  static const std::unordered_map<std::string, StandardExpander> table = {
+      // ONNX Runtime registers its SimplifiedLayerNormalization in ai.onnx (GenAI's models
+      // write it so).
+      {"SimplifiedLayerNormalization", {1, contrib::ExpandSimplifiedLayerNorm}},
+      {"Attention", {23, contrib::ExpandOnnxAttention}},
+      {"RMSNormalization", {23, contrib::ExpandRmsNormalization}},
+      {"RotaryEmbedding", {23, contrib::ExpandOnnxRotaryEmbedding}},
+      {"Swish", {24, contrib::ExpandSwish}},
+      {"TensorScatter", {24, contrib::ExpandTensorScatter}},
+  };
+  auto it = table.find(op_type);
+  return it == table.end() || opset < it->second.since ? nullptr : it->second.fn;
+}
+
+// The domain whose op a node is: ONNX Runtime's SimplifiedLayerNormalization counts as its
+// (com.microsoft) op wherever it is registered.
+std::string ReportedDomain(const Node& n) {
+  if (!IsDefaultDomain(n.domain) || n.op_type == "SimplifiedLayerNormalization")
+    return "com.microsoft";
+  return "ai.onnx";
+}
+
+ExpandFn Expander(const std::string& domain, const std::string& op_type, int64_t opset) {
+  if (IsDefaultDomain(domain)) return StandardExpanderFor(op_type, opset);
+  return domain == "com.microsoft" ? MicrosoftExpander(op_type) : nullptr;
 }
 
 // Replaces nodes of the proto by their expansions (in place, keeping the file order) and
@@ -96,16 +132,17 @@ void RemoveUnread(onnx::GraphProto* g, contrib::SharedState& state) {
 
 }  // namespace
 
-bool IsExpandableContribOp(const std::string& domain, const std::string& op_type) {
-  // ONNX Runtime registers SimplifiedLayerNormalization in the ai.onnx domain (GenAI's models
-  // write it so); its other contrib ops are com.microsoft's.
-  if (op_type == "SimplifiedLayerNormalization") return domain.empty() || domain == "ai.onnx";
-  return domain == "com.microsoft" && Expander(op_type) != nullptr;
+bool IsExpandableContribOp(const std::string& domain, const std::string& op_type, int64_t opset) {
+  return Expander(domain, op_type, opset) != nullptr;
+}
+
+bool IsExpandableContribOp(const Node& n) {
+  return IsExpandableContribOp(n.domain, n.op_type, n.opset);
 }
 
 bool HasExpandableContribOps(const Model& model) {
   for (const auto& n : model.graph.nodes)
-    if (IsExpandableContribOp(n.domain, n.op_type)) return true;
+    if (IsExpandableContribOp(n)) return true;
   return false;
 }
 
@@ -118,8 +155,7 @@ Status ExpandContribOps(Model* model, const std::function<Status()>& rebuild) {
   for (size_t i = 0; i < model->graph.nodes.size(); ++i) {
     const Node& n = model->graph.nodes[i];
     auto* proto = model->proto.mutable_graph()->mutable_node(static_cast<int>(i));
-    if (IsExpandableContribOp(n.domain, n.op_type) && proto->name().empty())
-      proto->set_name(n.name);
+    if (IsExpandableContribOp(n) && proto->name().empty()) proto->set_name(n.name);
   }
   InferShapes(model);
   bool force = false;
@@ -127,7 +163,7 @@ Status ExpandContribOps(Model* model, const std::function<Status()>& rebuild) {
     std::vector<int> pending;
     for (size_t i = 0; i < model->graph.nodes.size(); ++i) {
       const Node& n = model->graph.nodes[i];
-      if (IsExpandableContribOp(n.domain, n.op_type)) pending.push_back(static_cast<int>(i));
+      if (IsExpandableContribOp(n)) pending.push_back(static_cast<int>(i));
     }
     if (pending.empty()) break;
     const int64_t opset = model->default_opset();
@@ -145,13 +181,13 @@ Status ExpandContribOps(Model* model, const std::function<Status()>& rebuild) {
       const Node& n = model->graph.nodes[i];
       NodeView view(*model, n, force, &state);
       Expansion x(n.name, opset, &names);
-      ORTC_RETURN_IF_ERROR(Expander(n.op_type)(view, &x));
+      ORTC_RETURN_IF_ERROR(Expander(n.domain, n.op_type, n.opset)(view, &x));
       contrib::Emitter* e = x.emitter();
       if (!e) continue;  // waits for the next round's shapes
       for (const auto& node : e->nodes()) state.generated_nodes.insert(node.name());
       for (const auto& t : e->initializers()) state.generated_initializers.insert(t.name());
       for (const auto& in : n.proto->input()) state.dropped_reads.insert(in);
-      model->expanded_nodes.push_back({n.name, n.op_type});
+      model->expanded_nodes.push_back({n.name, n.op_type, ReportedDomain(n)});
       edits[n.proto] = std::move(e->nodes());
       for (auto& t : e->initializers()) initializers.push_back(std::move(t));
       // A forced round expands only the first node: the next round may know more.

@@ -1,5 +1,6 @@
 // ONNX Runtime's transformer contrib ops (domain com.microsoft, as its transformer optimizer
-// writes them) rewritten at load time into equivalent subgraphs of standard ai.onnx ops.
+// writes them), and ai.onnx ops newer than the linked ONNX library, rewritten at load time into
+// equivalent subgraphs of older standard ai.onnx ops.
 #pragma once
 
 #include <functional>
@@ -10,9 +11,14 @@
 
 namespace ortc::graph {
 
-// Attention, MultiHeadAttention, SkipLayerNormalization, BiasGelu, FastGelu, Gelu and
-// EmbedLayerNormalization of the com.microsoft domain.
-bool IsExpandableContribOp(const std::string& domain, const std::string& op_type);
+// Ops rewritten at load into standard ops of the model's opset: ONNX Runtime's transformer ops
+// (com.microsoft Attention, MultiHeadAttention, GroupQueryAttention, SkipLayerNormalization,
+// EmbedLayerNormalization, (Skip)SimplifiedLayerNormalization, RotaryEmbedding, MatMulNBits,
+// BiasGelu, FastGelu, Gelu), and the ai.onnx ops newer than the linked ONNX library that are
+// made of older ones (opset 23's Attention, RMSNormalization and RotaryEmbedding, opset 24's
+// Swish and TensorScatter). `opset` is the model's opset of `domain`.
+bool IsExpandableContribOp(const std::string& domain, const std::string& op_type, int64_t opset);
+bool IsExpandableContribOp(const Node& n);
 bool HasExpandableContribOps(const Model& model);
 
 // Replaces every expandable contrib node of the main graph with standard ops of the model's

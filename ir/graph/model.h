@@ -36,9 +36,13 @@ struct Model {
     std::string name, op_type;
   };
   std::vector<FoldedNode> folded_nodes;
-  // com.microsoft transformer nodes rewritten into standard ops at load (graph/contrib_ops.h),
-  // in the order they were expanded.
-  std::vector<FoldedNode> expanded_nodes;
+  // Nodes rewritten into older standard ops at load (graph/contrib_ops.h), in the order they
+  // were expanded: com.microsoft transformer ops, and ai.onnx ops newer than the ONNX library
+  // (opset 23's Attention...). `domain` is "com.microsoft" or "ai.onnx".
+  struct ExpandedNode {
+    std::string name, op_type, domain;
+  };
+  std::vector<ExpandedNode> expanded_nodes;
 
   int64_t default_opset() const;
 };

@@ -70,7 +70,8 @@ Status RunChecker(const Model& m) {
   for (const auto& node : m.proto.graph().node()) {
     const bool standard = IsDefaultDomain(node.domain()) || node.domain() == "ai.onnx.ml";
     // ONNX Runtime's ai.onnx additions have no ONNX schema; their expansion checks them.
-    if (!standard || IsExpandableContribOp(node.domain(), node.op_type())) continue;
+    const int64_t opset = m.opsets.count(node.domain()) ? m.opsets.at(node.domain()) : 0;
+    if (!standard || IsExpandableContribOp(node.domain(), node.op_type(), opset)) continue;
     try {
       onnx::checker::check_node(node, ctx, scope);
     } catch (const std::exception& e) {
@@ -140,8 +141,7 @@ Status ResolveOps(Model& m) {
     }
     // ONNX Runtime's ops registered in ai.onnx (SimplifiedLayerNormalization) are expanded into
     // standard ops after loading.
-    if (!ResolveOp(node.domain, node.op_type, node.opset).exists &&
-        !IsExpandableContribOp(node.domain, node.op_type)) {
+    if (!ResolveOp(node.domain, node.op_type, node.opset).exists && !IsExpandableContribOp(node)) {
       return InvalidGraph("node '" + node.name + "': op " + node.op_type + " does not exist in " +
                           (node.domain.empty() ? "ai.onnx" : node.domain) + " opset " +
                           std::to_string(node.opset));

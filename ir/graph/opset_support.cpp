@@ -1,4 +1,4 @@
-// Version table for ops that changed in opsets 18..21 (facts from the ONNX operator changelog).
+// Version table for ops that changed in opsets 18..24 (facts from the ONNX operator changelog).
 #include "graph/opset_support.h"
 
 #include <onnx/defs/schema.h>
@@ -22,40 +22,77 @@ struct LaterVersions {
 // types or added values that do not affect output shapes and element types.
 const std::map<std::string, LaterVersions>& LaterVersionTable() {
   static const std::map<std::string, LaterVersions> table = {
+      {"Acos", {{22}, false}},
+      {"Acosh", {{22}, false}},
       {"AffineGrid", {{20}, true, true}},
-      {"AveragePool", {{19}, true}},  // dilations
+      {"Asin", {{22}, false}},
+      {"Asinh", {{22}, false}},
+      {"Atan", {{22}, false}},
+      {"Atanh", {{22}, false}},
+      {"Attention", {{23, 24}, true, true}},  // expanded at load (graph/contrib_ops.h)
+      {"AveragePool", {{19, 22}, true}},      // dilations
+      {"Bernoulli", {{22}, false}},
       {"BitwiseAnd", {{18}, true}},
       {"BitwiseNot", {{18}, true}},
       {"BitwiseOr", {{18}, true}},
       {"BitwiseXor", {{18}, true}},
-      {"Cast", {{19, 21}, false}},
-      {"CastLike", {{19, 21}, false}},
+      {"Cast", {{19, 21, 23, 24}, false}},
+      {"CastLike", {{19, 21, 23, 24}, false}},
       {"CenterCropPad", {{18}, true, true}},
       {"Col2Im", {{18}, true, true}},
-      {"Constant", {{19, 21}, false}},
-      {"ConstantOfShape", {{20, 21}, false}},
+      {"Constant", {{19, 21, 23, 24}, false}},
+      {"ConstantOfShape", {{20, 21, 23, 24}, false}},
+      {"Conv", {{22}, false}},
+      {"ConvTranspose", {{22}, false}},
+      {"Cos", {{22}, false}},
+      {"Cosh", {{22}, false}},
       {"DFT", {{20}, true, true}},
-      {"DeformConv", {{19}, true, true}},
-      {"DequantizeLinear", {{19, 21}, true}},  // output type follows the scale; block_size
+      {"DeformConv", {{19, 22}, true, true}},
+      {"DequantizeLinear",
+       {{19, 21, 23, 24}, true}},  // output type: the scale's, or output_dtype (23)
+      {"Det", {{22}, false}},
+      {"Dropout", {{22}, false}},
+      {"Elu", {{22}, false}},
       {"Equal", {{19}, false}},
-      {"Flatten", {{21}, false}},
+      {"EyeLike", {{22}, false}},
+      {"Flatten", {{21, 23, 24}, false}},
+      {"GRU", {{22}, false}},
       {"Gelu", {{20}, true}},
-      {"GridSample", {{20}, true, true}},
+      {"GlobalAveragePool", {{22}, false}},
+      {"GlobalLpPool", {{22}, false}},
+      {"GlobalMaxPool", {{22}, false}},
+      {"GridSample", {{20, 22}, true, true}},
       {"GroupNormalization", {{18, 21}, true}},
-      {"Identity", {{19, 21}, false}},
-      {"If", {{19, 21}, false}},
+      {"HardSigmoid", {{22}, false}},
+      {"HardSwish", {{22}, false}},
+      {"Identity", {{19, 21, 23, 24}, false}},
+      {"If", {{19, 21, 23, 24}, false}},
       {"ImageDecoder", {{20}, true, true}},
+      {"InstanceNormalization", {{22}, false}},
       {"IsInf", {{20}, false}},
       {"IsNaN", {{20}, false}},
-      {"Loop", {{19, 21}, false}},
-      {"LpPool", {{18}, true}},  // ceil_mode
-      {"Mish", {{18}, true}},
+      {"LSTM", {{22}, false}},
+      {"Loop", {{19, 21, 23, 24}, false}},
+      {"LpNormalization", {{22}, false}},
+      {"LpPool", {{18, 22}, true}},  // ceil_mode
+      {"MaxPool", {{22}, false}},
+      {"MaxRoiPool", {{22}, false}},
+      {"MaxUnpool", {{22}, false}},
+      {"Mish", {{18, 22}, true}},
+      {"Multinomial", {{22}, false}},
+      {"NegativeLogLikelihoodLoss", {{22}, false}},
       {"OptionalGetElement", {{18}, true, true}},
       {"OptionalHasElement", {{18}, true, true}},
-      {"Pad", {{18, 19, 21}, true}},  // axes input
+      {"Pad", {{18, 19, 21, 23, 24}, true}},  // axes input
       {"QLinearMatMul", {{21}, false}},
-      {"QuantizeLinear", {{19, 21}, true}},  // output_dtype, block_size
-      {"ReduceL1", {{18}, true}},            // axes moved from attribute to input
+      {"QuantizeLinear", {{19, 21, 23, 24}, true}},  // output_dtype, block_size
+      {"RMSNormalization", {{23}, true, true}},      // expanded at load (graph/contrib_ops.h)
+      {"RNN", {{22}, false}},
+      {"RandomNormal", {{22}, false}},
+      {"RandomNormalLike", {{22}, false}},
+      {"RandomUniform", {{22}, false}},
+      {"RandomUniformLike", {{22}, false}},
+      {"ReduceL1", {{18}, true}},  // axes moved from attribute to input
       {"ReduceL2", {{18}, true}},
       {"ReduceLogSum", {{18}, true}},
       {"ReduceLogSumExp", {{18}, true}},
@@ -65,19 +102,33 @@ const std::map<std::string, LaterVersions>& LaterVersionTable() {
       {"ReduceProd", {{18}, true}},
       {"ReduceSumSquare", {{18}, true}},
       {"RegexFullMatch", {{20}, true, true}},
-      {"Reshape", {{19, 21}, false}},
+      {"Reshape", {{19, 21, 23, 24}, false}},
       {"Resize", {{18, 19}, true}},  // axes, keep_aspect_ratio_policy, antialias
-      {"Scan", {{19, 21}, false}},
+      {"RoiAlign", {{22}, false}},
+      {"RotaryEmbedding", {{23}, true, true}},  // expanded at load (graph/contrib_ops.h)
+      {"Round", {{22}, false}},
+      {"Scan", {{19, 21, 23, 24}, false}},
       {"ScatterElements", {{18}, false}},
       {"ScatterND", {{18}, false}},
-      {"Shape", {{19, 21}, false}},
-      {"Size", {{19, 21}, false}},
+      {"Selu", {{22}, false}},
+      {"Shape", {{19, 21, 23, 24}, false}},
+      {"Sin", {{22}, false}},
+      {"Sinh", {{22}, false}},
+      {"Size", {{19, 21, 23, 24}, false}},
+      {"Softplus", {{22}, false}},
+      {"Softsign", {{22}, false}},
       {"Split", {{18}, true}},  // num_outputs
-      {"Squeeze", {{21}, false}},
+      {"SplitToSequence", {{24}, false}},
+      {"Squeeze", {{21, 23, 24}, false}},
       {"StringConcat", {{20}, true, true}},
       {"StringSplit", {{20}, true, true}},
-      {"Transpose", {{21}, false}},
-      {"Unsqueeze", {{21}, false}},
+      {"Swish", {{24}, true, true}},  // expanded at load (graph/contrib_ops.h)
+      {"Tan", {{22}, false}},
+      {"TensorScatter", {{24}, true, true}},  // expanded at load (graph/contrib_ops.h)
+      {"ThresholdedRelu", {{22}, false}},
+      {"TopK", {{24}, false}},
+      {"Transpose", {{21, 23, 24}, false}},
+      {"Unsqueeze", {{21, 23, 24}, false}},
   };
   return table;
 }

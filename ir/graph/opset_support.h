@@ -1,7 +1,10 @@
 // Which ONNX versions ortc reads, and how each op's shapes are inferred at a given opset.
-// The ONNX library we link (1.12) knows opsets up to 17; exporters write up to 21. For every op
-// that changed after 17 this table says whether the opset-17 schema still infers it correctly
-// (type-only changes) or whether ortc's own rule must be used.
+// The ONNX library we link (1.12) knows opsets up to 17; exporters write up to 24 (PyTorch's
+// exporter writes the opset-23 Attention op for scaled_dot_product_attention). For every op that
+// changed after 17 this table says whether the opset-17 schema still infers it correctly
+// (type-only changes), whether ortc's own rule must be used, or whether the op is one ortc
+// expands into older ops at load (Attention, RMSNormalization, RotaryEmbedding, Swish,
+// TensorScatter: graph/contrib_ops.h).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +12,10 @@
 
 namespace ortc::graph {
 
-inline constexpr int64_t kMaxIrVersion = 10;
-inline constexpr int64_t kMaxDefaultOpset = 21;
+// IR 11 and 12 (ONNX 1.18, 1.19) add element types ortc refuses where they occur (float4e2m1,
+// float8e8m0) and multi-device fields it ignores.
+inline constexpr int64_t kMaxIrVersion = 12;
+inline constexpr int64_t kMaxDefaultOpset = 24;
 inline constexpr int64_t kMaxMlOpset = 3;
 // Newest opset of the default domain that the linked ONNX library's schemas describe.
 inline constexpr int64_t kOnnxLibraryMaxOpset = 17;

@@ -277,7 +277,9 @@ std::optional<std::vector<TensorInfo>> Dequantize(const RuleInputs& in) {
   const TensorInfo* x = Input(in, 0);
   const TensorInfo* scale = Input(in, 1);
   if (!x || !scale) return std::nullopt;
-  return std::vector<TensorInfo>{{scale->dtype, x->shape}};
+  // Opset 23's output_dtype names the output type; without it the scale's type is.
+  const int32_t dtype = static_cast<int32_t>(IntAttr(*in.node, "output_dtype", 0));
+  return std::vector<TensorInfo>{{dtype != 0 ? dtype : scale->dtype, x->shape}};
 }
 
 const std::map<std::string, Rule>& Rules() {

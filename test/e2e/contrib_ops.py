@@ -7,7 +7,11 @@ make_contrib_models.py writes (one per op and form, and optimized-BERT-like enco
     whose expansion is all device work;
   - `ortc compile --ep cuda,cpu`, and the CUDA graphs run by the host emulator
     (ortc_cuda_emulate) against the CPU runtime at fp32 and fp16.
-Usage: contrib_ops.py ORTC_BINARY EMULATOR_BINARY WORK_DIR
+Usage: contrib_ops.py ORTC_BINARY EMULATOR_BINARY WORK_DIR [GENERATOR]
+GENERATOR (default make_contrib_models.py) writes the models and their manifest;
+make_newer_op_models.py writes those of the ai.onnx ops newer than ortc's ONNX library
+(opset 23's Attention, RMSNormalization, RotaryEmbedding; opset 24's Swish, TensorScatter),
+which ortc expands the same way.
 Exit 77 (skip) when onnxruntime-node is not installed. Without NVRTC the CUDA compiles and
 emulation are skipped with a note; everything else still runs.
 """
@@ -76,7 +80,8 @@ def check_partition(ortc, models, spec):
             f"{name}: groups {[(g['name'], g['node_count']) for g in report['groups']]}, refused {report['refusals']}"
         run([ortc, "partition", model, "--ep", "cuda,cpu", "--max-partitions", "1"] + shape_args(spec))
     text = run([ortc, "partition", model, "--ep", "cuda,cpu"] + shape_args(spec)).stdout
-    line = f"contrib ops: {spec['contrib_nodes']} com.microsoft node(s) expanded into standard ops"
+    line = spec.get("expanded_line") or \
+        f"contrib ops: {spec['contrib_nodes']} com.microsoft node(s) expanded into standard ops"
     assert line in text, f"{name}: no '{line}' in\n{text}"
     print(f"{name}: {len(expanded)} contrib node(s) expanded; CUDA groups {len(cuda)} of "
           f"{len(report['groups'])}")
@@ -113,13 +118,13 @@ def check_cuda(ortc, emulator, models, work, spec, precisions):
     return True
 
 
-def main(ortc, emulator, work):
+def main(ortc, emulator, work, generator="make_contrib_models.py"):
     if not os.path.isdir(os.path.join(ROOT, "test", "reference", "node_modules", "onnxruntime-node")):
         print("SKIP: onnxruntime-node is not installed (run scripts/setup.sh)", file=sys.stderr)
         return 77
     shutil.rmtree(work, ignore_errors=True)
     models = os.path.join(work, "models")
-    run(["/usr/bin/python3", os.path.join(HERE, "make_contrib_models.py"), models])
+    run(["/usr/bin/python3", os.path.join(HERE, generator), models])
     with open(os.path.join(models, "manifest.json")) as f:
         manifest = json.load(f)
     nvrtc = True
@@ -131,10 +136,10 @@ def main(ortc, emulator, work):
             nvrtc = check_cuda(ortc, emulator, models, work, spec, precisions)
             if not nvrtc:
                 print("note: NVRTC is not available: CUDA compiles and emulation skipped")
-    print(f"contrib ops: {len(manifest)} models match ONNX Runtime on the CPU" +
+    print(f"{generator}: {len(manifest)} models match ONNX Runtime on the CPU" +
           ("; CUDA graphs match the CPU runtime in the emulator" if nvrtc else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    sys.exit(main(*sys.argv[1:5]))

@@ -66,7 +66,7 @@ class Cpu final : public Backend {
   std::string_view name() const override { return "cpu"; }
   std::string_view ep_source() const override { return "ortc.cpu"; }
   std::string_view status_line() const override {
-    return "compiles the ai.onnx ops the runtime's CPU kernels run (opsets 1-21) into CPU programs";
+    return "compiles the ai.onnx ops the runtime's CPU kernels run (opsets 1-24) into CPU programs";
   }
   bool is_fallback() const override { return true; }
   bool can_compile() const override { return true; }

@@ -142,28 +142,54 @@ TEST_CASE("an undefined graph output is refused", "[loader]") {
   CHECK_THAT(m.status().message(), Catch::Contains("'nothing'"));
 }
 
-TEST_CASE("IR and opset limits: accepted up to IR 10 / opset 21, refused beyond", "[loader]") {
-  SECTION("IR 10, opset 21 loads") {
-    ModelBuilder b(21, 10);
+TEST_CASE("IR and opset limits: accepted up to IR 12 / opset 24, refused beyond", "[loader]") {
+  SECTION("IR 12, opset 24 loads") {
+    ModelBuilder b(24, 12);
     b.Input("x", {2, 3}).Node("Relu", {"x"}, {"y"}).Output("y");
     auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "new.onnx");
     REQUIRE(m.ok());
     CHECK((*m)->graph.values[(*m)->graph.FindValue("y")].info.shape.ToString() == "[2,3]");
   }
-  SECTION("IR 11 is refused") {
-    ModelBuilder b(21, 11);
+  SECTION("IR 13 is refused") {
+    ModelBuilder b(24, 13);
     b.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
-    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "ir11.onnx");
+    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "ir13.onnx");
     REQUIRE_FALSE(m.ok());
-    CHECK_THAT(m.status().message(), Catch::Contains("IR version 11"));
+    CHECK_THAT(m.status().message(), Catch::Contains("IR version 13"));
   }
-  SECTION("opset 22 is refused") {
-    ModelBuilder b(22, 10);
+  SECTION("opset 25 is refused") {
+    ModelBuilder b(25, 12);
     b.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
-    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "op22.onnx");
+    auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "op25.onnx");
     REQUIRE_FALSE(m.ok());
-    CHECK_THAT(m.status().message(), Catch::Contains("opset 22"));
+    CHECK_THAT(m.status().message(), Catch::Contains("opset 25"));
   }
+}
+
+TEST_CASE("ops of opsets 22 to 24 resolve to their newest version and keep their shape rules",
+          "[loader]") {
+  // Conv-22 (bfloat16 added), Reshape-23 and -24 (new element types): the opset-17 schemas
+  // still infer them.
+  ModelBuilder b(24, 12);
+  b.Input("x", {1, 2, 4, 4})
+      .Initializer("w", {3, 2, 3, 3}, std::vector<float>(54, 0.5f))
+      .IntInitializer("s", {1, -1})
+      .Node("Conv", {"x", "w"}, {"c"}, {}, "conv")
+      .Node("Reshape", {"c", "s"}, {"y"}, {}, "reshape")
+      .Output("y");
+  auto m = LoadModelFromBuffer(BytesOf(b.Serialize()), "op24.onnx");
+  REQUIRE(m.ok());
+  const auto& g = (*m)->graph;
+  CHECK(g.nodes[0].since_version == 22);
+  CHECK(g.nodes[1].since_version == 24);
+  CHECK(g.values[g.FindValue("y")].info.shape.ToString() == "[1,12]");
+  // Attention exists from opset 23 on (and is expanded at load), not before.
+  ModelBuilder old(22, 10);
+  old.Input("q", {1, 2, 3, 4}).Node("Attention", {"q", "q", "q"}, {"y"}, {}, "att").Output("y");
+  auto refused = LoadModelFromBuffer(BytesOf(old.Serialize()), "att22.onnx");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("Attention") && Catch::Contains("opset 22"));
 }
 
 TEST_CASE("an op that does not exist at the model's opset is named with the opset", "[loader]") {

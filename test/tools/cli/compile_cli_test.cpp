@@ -398,7 +398,7 @@ TEST_CASE("ortc --version names the commit, the formats and the libraries it fou
   CHECK_THAT(r.out, Catch::StartsWith("ortc " ORTC_VERSION_STRING " (commit "));
   CHECK_THAT(r.out, Catch::Contains("context binary format 1.") &&
                         Catch::Contains("backend plugin ABI ") &&
-                        Catch::Contains("ai.onnx opsets 1-21") && Catch::Contains("oneDNN ") &&
+                        Catch::Contains("ai.onnx opsets 1-24") && Catch::Contains("oneDNN ") &&
                         Catch::Contains("cuda compile: ") &&
                         Catch::Contains("cuda run on this machine: "));
   // The commit is this checkout's, not one from an earlier build.

@@ -103,9 +103,13 @@ Status DequantizeLinear(KernelContext& c) {
   ORTC_RETURN_IF_ERROR(CheckQuantParams(c, x, scale, zp, axis));
   if (zp && zp->dtype() != x.dtype()) return c.Error("the zero point must have x's type");
   if (!IsFloatType(scale.dtype())) return c.Error("the scale must be a float type");
-  Tensor& y = c.Output(0, scale.dtype(), x.shape());
+  // Opset 23's output_dtype names the output type (and so the product's precision).
+  const int64_t output_dtype = c.op().Int("output_dtype", 0);
+  const DataType out = output_dtype != 0 ? static_cast<DataType>(output_dtype) : scale.dtype();
+  if (!IsFloatType(out)) return c.Error("output_dtype must be a float type");
+  Tensor& y = c.Output(0, out, x.shape());
   if ((x.dtype() == DataType::kUint8 || x.dtype() == DataType::kInt8) &&
-      scale.dtype() == DataType::kFloat && scale.elements() == 1) {
+      scale.dtype() == DataType::kFloat && out == DataType::kFloat && scale.elements() == 1) {
     // Per tensor, 8 bits to float: (x - zero) is exact in float and the float product is the
     // double product correctly rounded, so this equals the general path below.
     const float s = scale.data<float>()[0];

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "format/ep_context.h"
 #include "graph/contrib_ops.h"
 #include "graph/model.h"
+#include "graph/opset_support.h"
 #include "library_reference.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
@@ -174,10 +176,16 @@ Tensor RandomIntTensor(const std::vector<int64_t>& dims, int32_t dtype, int64_t 
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int64_t> u(lo, hi);
   const bool wide = dtype == onnx::TensorProto::INT64;
-  Tensor t = Tensor::Allocate(wide ? DataType::kInt64 : DataType::kInt32, dims);
+  const bool boolean = dtype == onnx::TensorProto::BOOL;
+  Tensor t = Tensor::Allocate(boolean ? DataType::kBool
+                              : wide  ? DataType::kInt64
+                                      : DataType::kInt32,
+                              dims);
   for (int64_t i = 0; i < t.elements(); ++i) {
     const int64_t v = u(rng);
-    if (wide) {
+    if (boolean) {
+      t.mutable_data<bool>()[i] = v != 0;
+    } else if (wide) {
       t.mutable_data<int64_t>()[i] = v;
     } else {
       t.mutable_data<int32_t>()[i] = static_cast<int32_t>(v);
@@ -197,9 +205,14 @@ std::string ValueArg(const std::map<std::string, std::string>& values) {
 // the CUDA graphs read and write); any other is used as it is.
 Result<onnx::ModelProto> ReferenceSource(const fs::path& model, const CheckOptions& o) {
   onnx::ModelProto proto = LoadProto(model);
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : proto.opset_import())
+    opsets[graph::IsDefaultDomain(o.domain()) ? "" : o.domain()] = o.version();
   bool contrib = false;
-  for (const auto& n : proto.graph().node())
-    contrib = contrib || graph::IsExpandableContribOp(n.domain(), n.op_type());
+  for (const auto& n : proto.graph().node()) {
+    const std::string domain = graph::IsDefaultDomain(n.domain()) ? "" : n.domain();
+    contrib = contrib || graph::IsExpandableContribOp(n.domain(), n.op_type(), opsets[domain]);
+  }
   if (!contrib && o.input_values.empty()) return proto;
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
@@ -301,7 +314,10 @@ Result<ModelCheck> CheckCompiledModel(const fs::path& model, const fs::path& wor
     int32_t dtype = onnx::TensorProto::FLOAT;
     for (const auto& in : source.graph().input())
       if (in.name() == name) dtype = in.type().tensor_type().elem_type();
-    if (dtype == onnx::TensorProto::INT64 || dtype == onnx::TensorProto::INT32) {
+    // Boolean inputs (attention masks) are drawn from {false, true}, integers from their
+    // --int-range (0:1 without one).
+    if (dtype == onnx::TensorProto::INT64 || dtype == onnx::TensorProto::INT32 ||
+        dtype == onnx::TensorProto::BOOL) {
       const auto it = o.int_ranges.find(name);
       const auto range =
           it == o.int_ranges.end() ? std::make_pair<int64_t, int64_t>(0, 1) : it->second;
