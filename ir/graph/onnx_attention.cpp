@@ -36,29 +36,33 @@ Status ExpandOnnxAttention(const NodeView& v, Expansion* x) {
   const Facts q = v.InFacts(kQ), k = v.InFacts(kK), val = v.InFacts(kV), mask = v.InFacts(kMask);
   const bool has_mask = v.Has(kMask);
   const int64_t rank = q.rank();
-  bool known = q.rank_known && k.rank() == rank && val.rank() == rank &&
-               (!has_mask || (mask.rank_known && mask.dtype != 0));
-  if (known && rank == 4) known = q.Dim(1) > 0 && k.Dim(1) > 0 && q.Dim(3) > 0 && val.Dim(3) > 0;
-  if (known && rank == 3) known = q.Dim(2) > 0 && k.Dim(2) > 0 && val.Dim(2) > 0;
-  if (!known) {
-    if (!v.force()) return Status::Ok();  // shapes may come in a later round
-    return v.Unsupported("Q, K, V or attn_mask of unknown rank, head count or head size",
-                         "give static shapes with --input-shape");
-  }
-  if (rank != 3 && rank != 4) return v.Invalid("Q, K and V must all be 3-D or all 4-D");
+  const bool ranks_known =
+      q.rank_known && k.rank() == rank && val.rank() == rank && (!has_mask || mask.dtype != 0);
   Heads h;
   if (rank == 4) {
     h = {q.Dim(1), k.Dim(1), q.Dim(3), val.Dim(3)};
-  } else {
+  } else if (rank == 3) {
     h.q = v.IntAttr("q_num_heads", 0);
     h.kv = v.IntAttr("kv_num_heads", 0);
     if (h.q <= 0 || h.kv <= 0) return v.Invalid("3-D inputs need q_num_heads and kv_num_heads");
-    if (q.Dim(2) % h.q != 0 || k.Dim(2) % h.kv != 0 || val.Dim(2) % h.kv != 0)
+    if ((q.Dim(2) > 0 && q.Dim(2) % h.q != 0) || (k.Dim(2) > 0 && k.Dim(2) % h.kv != 0) ||
+        (val.Dim(2) > 0 && val.Dim(2) % h.kv != 0))
       return v.Invalid("the hidden sizes are not multiples of the head counts");
-    h.qk_size = q.Dim(2) / h.q;
-    h.v_size = val.Dim(2) / h.kv;
+    h.qk_size = q.Dim(2) > 0 ? q.Dim(2) / h.q : -1;
+    h.v_size = val.Dim(2) > 0 ? val.Dim(2) / h.kv : -1;
   }
-  if (h.q % h.kv != 0)
+  const bool dims_known = h.q > 0 && h.kv > 0 && h.qk_size > 0 && h.v_size > 0;
+  if (!ranks_known || !dims_known) {
+    // Exporters compute head shapes at run time (Reshape to Concat(Shape...)); other nodes'
+    // expansions may tell them. Once nothing else is ready, expand with the missing sizes
+    // read from the values' shapes at run time: the rank and element types suffice.
+    if (!v.force()) return Status::Ok();
+    if (!ranks_known)
+      return v.Unsupported("Q, K, V or attn_mask of unknown rank or element type",
+                           "give static shapes with --input-shape");
+  }
+  if (rank != 3 && rank != 4) return v.Invalid("Q, K and V must all be 3-D or all 4-D");
+  if (h.q > 0 && h.kv > 0 && h.q % h.kv != 0)
     return v.Invalid(std::to_string(h.q) + " query heads are not a multiple of " +
                      std::to_string(h.kv) + " key/value heads");
   const int64_t mode = v.IntAttr("qk_matmul_output_mode", 0);
@@ -74,13 +78,13 @@ Status ExpandOnnxAttention(const NodeView& v, Expansion* x) {
   if (t == 0) return Status::Ok();
   Emitter& e = x->Begin(t);
 
-  auto to_heads = [&](const std::string& in, int64_t n, int64_t size, const std::string& tag) {
+  auto to_heads = [&](const std::string& in, int64_t n, const std::string& tag) {
     if (rank == 4) return in;
-    return e.Transpose(e.Reshape(in, {0, 0, n, size}, tag + "_split"), {0, 2, 1, 3}, tag);
+    return e.Transpose(e.Reshape(in, {0, 0, n, -1}, tag + "_split"), {0, 2, 1, 3}, tag);
   };
-  const std::string qh = to_heads(v.In(kQ), h.q, h.qk_size, "q");
-  std::string kh = to_heads(v.In(kK), h.kv, h.qk_size, "k");
-  std::string vh = to_heads(v.In(kV), h.kv, h.v_size, "v");
+  const std::string qh = to_heads(v.In(kQ), h.q, "q");
+  std::string kh = to_heads(v.In(kK), h.kv, "k");
+  std::string vh = to_heads(v.In(kV), h.kv, "v");
   // The cache grows inside the op: present = Concat(past, new) along the sequence.
   auto present = [&](const std::string& fresh, size_t past_input, size_t out,
                      const std::string& tag) {
@@ -91,21 +95,49 @@ Status ExpandOnnxAttention(const NodeView& v, Expansion* x) {
   };
   kh = present(kh, kPastKey, kPresentKey, "present_key");
   vh = present(vh, kPastValue, kPresentValue, "present_value");
-  // Query head h reads key/value head h / group: [B, Nkv, T, D] -> [B, Nq, T, D].
+  // Query head h reads key/value head h / group: [B, Nkv, T, D] -> [B, Nq, T, D]. With the head
+  // counts unknown at load, the group and the target shape are read at run time (constants once
+  // shapes are fixed and folded).
   auto repeat = [&](const std::string& kv, int64_t size, const std::string& tag) {
-    if (h.q == h.kv) return kv;
-    return e.Reshape(e.Op("Expand",
-                          {e.Unsqueeze(kv, {2}, tag + "_groups"),
-                           e.Int64s(tag + "_group", {1, 1, h.q / h.kv, 1, 1})},
-                          tag + "_expanded"),
-                     {0, h.q, -1, size}, tag);
+    if (h.q > 0 && h.q == h.kv) return kv;
+    const std::string groups = e.Unsqueeze(kv, {2}, tag + "_groups");  // [B, Nkv, 1, T, D]
+    if (h.q > 0 && h.kv > 0 && size > 0)
+      return e.Reshape(e.Op("Expand", {groups, e.Int64s(tag + "_group", {1, 1, h.q / h.kv, 1, 1})},
+                            tag + "_expanded"),
+                       {0, h.q, -1, size}, tag);
+    const std::string q_heads = e.DimOf(qh, 1, false, tag + "_q_heads");
+    const std::string kv_shape = e.Op("Shape", {kv}, tag + "_shape");
+    const std::string group =
+        e.Op("Div", {q_heads, e.DimOf(kv, 1, false, tag + "_kv_heads")}, tag + "_group");
+    const std::string expand_shape =
+        e.Op("Concat", {e.Int64s(tag + "_ones", {1, 1}), group, e.Int64s(tag + "_tail", {1, 1})},
+             tag + "_expand_shape", {IntAttribute("axis", 0)});
+    const std::string target =
+        e.Op("Concat",
+             {e.Op("Slice", {kv_shape, e.Int64s(tag + "_b0", {0}), e.Int64s(tag + "_b1", {1})},
+                   tag + "_batch"),
+              q_heads,
+              e.Op("Slice", {kv_shape, e.Int64s(tag + "_t2", {2}), e.Int64s(tag + "_t4", {4})},
+                   tag + "_rows")},
+             tag + "_target", {IntAttribute("axis", 0)});
+    return e.Op("Reshape", {e.Op("Expand", {groups, expand_shape}, tag + "_expanded"), target},
+                tag);
   };
   const onnx::AttributeProto* scale_attr = v.Attr("scale");
-  const double scale =
-      scale_attr ? scale_attr->f() : 1.0 / std::sqrt(static_cast<double>(h.qk_size));
+  std::string scale;
+  if (scale_attr) {
+    scale = e.Scalar("scale", scale_attr->f());
+  } else if (h.qk_size > 0) {
+    scale = e.Scalar("scale", 1.0 / std::sqrt(static_cast<double>(h.qk_size)));
+  } else {  // 1 / sqrt(head size) of the run-time shape
+    scale = e.Op("Div",
+                 {e.Scalar("one", 1.0),
+                  e.Op("Sqrt", {e.Cast(e.DimOf(qh, 3, true, "head_size"), t, "head_size_float")},
+                       "head_size_sqrt")},
+                 "scale");
+  }
   const std::string kt = e.Transpose(repeat(kh, h.qk_size, "k_rep"), {0, 1, 3, 2}, "k_t");
-  std::string scores =
-      e.Op("Mul", {e.Op("MatMul", {qh, kt}, "qk"), e.Scalar("scale", scale)}, "scores");
+  std::string scores = e.Op("Mul", {e.Op("MatMul", {qh, kt}, "qk"), scale}, "scores");
   std::string qk_outputs[4];
   qk_outputs[0] = scores;
   const float softcap = v.FloatAttr("softcap", 0.0f);
@@ -193,8 +225,7 @@ Status ExpandOnnxAttention(const NodeView& v, Expansion* x) {
   const std::string context = e.Op("MatMul", {probs, repeat(vh, h.v_size, "v_rep")}, "context", {},
                                    rank == 4 ? v.Out(kY) : "");
   if (rank == 3)
-    e.Reshape(e.Transpose(context, {0, 2, 1, 3}, "context_t"), {0, 0, h.q * h.v_size}, "merged",
-              v.Out(kY));
+    e.Reshape(e.Transpose(context, {0, 2, 1, 3}, "context_t"), {0, 0, -1}, "merged", v.Out(kY));
   return Status::Ok();
 }
 

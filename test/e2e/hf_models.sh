@@ -2,7 +2,8 @@
 # Hugging Face transformers as PyTorch 2.11's exporters write them, through ortc end to end:
 # the five real exports in test/fixtures/transformers ("fixtures") and the models
 # make_hf_models.py writes in the same op spellings for other architectures, sizes and export
-# settings ("torchscript": BERT, RoBERTa, ViT, GPT-2; "dynamo": Llama, Qwen2, BERT; "static": an MQA
+# settings ("torchscript": BERT, RoBERTa, ViT, GPT-2; "dynamo": Llama, Qwen2, BERT, and Llama, BERT
+# and Gemma exported at opset 23, where SDPA is the Attention op and GELU the Gelu op; "static": an MQA
 # Llama exported at fixed shapes like the llama fixture; "more": architectures beyond those,
 # DistilBERT and a T5 encoder (TorchScript), Mistral, Gemma, Qwen3, Phi-3, Phi-2, GPT-NeoX
 # (dynamo); generated ones at [1,32] and [2,64], ViT at batch 1 and 2).
@@ -43,7 +44,7 @@ fixtures_dir=$root/test/fixtures/transformers
 all_precisions=(fp32 fp16 bf16)
 
 torchscript=(bert_sdpa bert_eager roberta_sdpa vit_eager gpt2_sdpa gpt2_eager)
-dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa)
+dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa llama_sdpa_opset23 bert_dynamo_sdpa_opset23 gemma_sdpa_opset23)
 static=(llama_mqa_static)
 more=(distilbert_sdpa t5_encoder_eager mistral_sdpa gemma_sdpa qwen3_sdpa phi3_sdpa phi_sdpa gpt_neox_sdpa)
 fixtures=(bert_torchscript_sdpa vit_torchscript_eager llama_dynamo_sdpa llama_kv_prefill_dynamo llama_kv_decode_dynamo)

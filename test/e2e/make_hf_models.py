@@ -63,11 +63,15 @@ Models (each name is one variant; --only picks some):
                     partial rotary 0.4, gelu_new, biases, LM head bias.
   gpt_neox_sdpa     GPTNeoXForCausalLM, dynamo: per-head interleaved fused QKV chunked in three,
                     rotary_pct 0.25, parallel residual with two LayerNorms, erf GELU.
+  llama_sdpa_opset23, bert_dynamo_sdpa_opset23, gemma_sdpa_opset23
+                    the same models exported with opset_version=23: torchlib writes SDPA as the
+                    Attention op (4-D heads, the bool mask, transformers' scale) and GELUs as the
+                    opset-20 Gelu op; everything else as at opset 18.
 
-The models after llama_mqa_static have numpy references (ref_*, the model's math written from its
-Hugging Face definition): `--weights` saves each model's parameters beside it, `--reference NAME`
-computes NAME's outputs from them on .npy inputs, so ONNX Runtime's outputs can be checked against
-the model rather than against the graph.
+The architectures from DistilBERT on (in any export form) have numpy references (ref_*, the
+model's math written from its Hugging Face definition): `--weights` saves each model's parameters
+beside it, `--reference NAME` computes NAME's outputs from them on .npy inputs, so ONNX Runtime's
+outputs can be checked against the model rather than against the graph.
 
 Dynamic models have dynamic batch and sequence axes as the exporters write them with
 dynamic_axes / dynamic_shapes; fix them with `ortc ... --input-shape input_ids=1x32 ...`.

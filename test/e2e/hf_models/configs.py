@@ -70,4 +70,9 @@ VARIANTS = {
     "gpt_neox_sdpa": dict(arch="gpt_neox", form="dynamo", attn="sdpa"),
     "phi_sdpa": dict(arch="phi", form="dynamo", attn="sdpa"),
     "t5_encoder_eager": dict(arch="t5", form="torchscript", attn="eager"),
+    # torch.onnx.export(..., dynamo=True, opset_version=23): SDPA as the Attention op, GELUs as
+    # the Gelu op; the rest as at opset 18.
+    "llama_sdpa_opset23": dict(arch="llama", form="dynamo", attn="sdpa", kv_heads=2, opset=23),
+    "bert_dynamo_sdpa_opset23": dict(arch="bert", form="dynamo", attn="sdpa", opset=23),
+    "gemma_sdpa_opset23": dict(arch="gemma", form="dynamo", attn="sdpa", opset=23),
 }

@@ -66,10 +66,18 @@ def dy_layernorm(g, x, weight, bias, eps):
     return g.op("LayerNormalization", [x, weight, bias], axis=-1, epsilon=eps, name="layer_norm")
 
 
+def dy_gelu_op(g, x, approximate):
+    """aten.gelu from opset 20 on: torchlib writes the opset-20 Gelu op."""
+    return g.op("Gelu", [x], approximate=approximate, name="gelu")
+
+
 def dy_gelu_erf(g, x):
     """aten.gelu (approximate="none") in PyTorch's own torchlib (torch.onnx's _torchlib ops/nn.py,
     which takes precedence over onnxscript's below opset 20): x * (0.5 * (erf(x / sqrt 2) + 1)).
-    bert_dynamo_sdpa writes onnxscript's older order, 0.5 * (x * (erf + 1)); both reach ortc."""
+    bert_dynamo_sdpa writes onnxscript's older order, 0.5 * (x * (erf + 1)); both reach ortc.
+    From opset 20 on, the Gelu op."""
+    if g.opset >= 20:
+        return dy_gelu_op(g, x, "none")
     e = g.op("Erf", [g.op("Div", [x, g.f32(1.4142135623730951)])])
     inner = g.op("Mul", [g.f32(0.5), g.op("Add", [e, g.f32(1.0)])])
     return g.op("Mul", [x, inner], name="gelu")
@@ -79,7 +87,9 @@ def dy_gelu_tanh(g, x):
     """aten.gelu(approximate="tanh") (gelu_pytorch_tanh) in the same torchlib: Pow(x, 3) with an
     int64 exponent (onnxscript turns the Python 3 of op.Pow(self, 3) into INT64, Pow's exponent
     type being free), 0.044715 * x^3, + x, * sqrt(2 / pi) (Sqrt(Div(2, pi)) folded to one float32
-    scalar), Tanh, + 1, * 0.5, * x."""
+    scalar), Tanh, + 1, * 0.5, * x. From opset 20 on, the Gelu op."""
+    if g.opset >= 20:
+        return dy_gelu_op(g, x, "tanh")
     cubed = g.op("Pow", [x, g.i64(3)])
     inner = g.op("Add", [x, g.op("Mul", [g.f32(0.044715), cubed])])
     inner = g.op("Mul", [g.f32(np.sqrt(np.float32(2.0) / np.float32(math.pi))), inner])
@@ -193,7 +203,10 @@ def dy_mask(g, mask_in, batch, seq, kind, window=None):
 def dy_sdpa(g, q, k, v, mask, head_dim):
     """torchlib's scaled_dot_product_attention with a bool mask: the key transposed through a
     [-1, S, D] view, the scale's square root on both operands, Where(mask, 0, lowest) added,
-    Softmax, the IsNaN guard. `mask` is a BoolMask shared by the layers."""
+    Softmax, the IsNaN guard. `mask` is a BoolMask shared by the layers. From opset 23 on, one
+    Attention op (dy_attention)."""
+    if g.opset >= 23:
+        return dy_attention(g, q, k, v, mask, head_dim)
     ks = g.op("Shape", [k])
     last = g.op("Slice", [ks, g.i64([-1]), g.i64([INT64_MAX])])
     second = g.op("Slice", [ks, g.i64([-2]), g.i64([-1])])
@@ -211,6 +224,17 @@ def dy_sdpa_core(g, q, k_t, v, mask, head_dim):
     probs = g.op("Softmax", [g.op("Add", [g.op("MatMul", [qs, ks]), bias])], axis=-1)
     probs = g.op("Where", [g.op("IsNaN", [probs]), g.f32(0.0), probs])
     return g.op("MatMul", [probs, v], name="scaled_dot_product_attention")
+
+
+def dy_attention(g, q, k, v, mask, head_dim):
+    """torchlib's scaled_dot_product_attention from opset 23 on (aten_scaled_dot_product_attention_23):
+    Attention(query, key, value, attn_mask) on the 4-D heads, the bool mask itself, the scale
+    transformers passes (head_dim^-0.5) as the attribute, four outputs of which only Y is read.
+    Key/value heads arrive already repeated (transformers' sdpa path repeats them when a mask is
+    given)."""
+    outs = g.op("Attention", [q, k, v, mask.value], outs=4, scale=head_dim ** -0.5,
+                name="scaled_dot_product_attention")
+    return outs[0]
 
 
 class BoolMask:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from .dynamo_ops import BoolMask, dy_expand, dy_linear, dy_list, dy_mask, dy_sdpa, dy_size
+from .dynamo_ops import BoolMask, dy_expand, dy_gelu_op, dy_linear, dy_list, dy_mask, dy_sdpa, dy_size
 from .torchscript_ops import (ts_expand, ts_gelu_erf, ts_layernorm, ts_linear, ts_list, ts_mask, ts_sdpa, ts_size,
                               ts_unsqueeze)
 from .writer import F32_LOWEST
@@ -225,9 +225,12 @@ def bert_dynamo(g, c, v, B, S):
         o = dy_linear(g, ctx, g.randn(H, H), g.param(f"{p}.attention.output.dense.bias", small(H)))
         h = layer_norm(g.op("Add", [o, h], name="add"), f"{p}.attention.output.LayerNorm")
         x = dy_linear(g, h, g.randn(c["ffn"], H), g.param(f"{p}.intermediate.dense.bias", small(c["ffn"])))
-        # torchlib's gelu (approximate="none") below opset 20: 0.5 * (x * (erf(x / sqrt 2) + 1))
-        e = g.op("Erf", [g.op("Div", [x, g.f32(1.4142135623730951)])])
-        x = g.op("Mul", [g.f32(0.5), g.op("Mul", [x, g.op("Add", [e, g.f32(1.0)])])], name="gelu")
+        if g.opset >= 20:
+            x = dy_gelu_op(g, x, "none")
+        else:
+            # torchlib's gelu (approximate="none") below opset 20: 0.5 * (x * (erf(x / sqrt 2) + 1))
+            e = g.op("Erf", [g.op("Div", [x, g.f32(1.4142135623730951)])])
+            x = g.op("Mul", [g.f32(0.5), g.op("Mul", [x, g.op("Add", [e, g.f32(1.0)])])], name="gelu")
         x = dy_linear(g, x, g.randn(H, c["ffn"]), g.param(f"{p}.output.dense.bias", small(H)))
         h = layer_norm(g.op("Add", [x, h], name="add"), f"{p}.output.LayerNorm")
     h = g.output(h, "last_hidden_state", TensorProto.FLOAT, [B, S, H])

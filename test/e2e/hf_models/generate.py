@@ -25,7 +25,7 @@ DECODERS = ("gpt2", "llama", "qwen2", "mistral", "gemma", "qwen3", "phi3", "gpt_
 def write(name, size, static_shape, out_dir, seed, save_weights=False):
     v = VARIANTS[name]
     c = SIZES[size][v["arch"]]
-    g = Writer(v["form"], seed)
+    g = Writer(v["form"], seed, v.get("opset"))
     if v.get("static"):
         B, S = static_shape
         stem = f"{name}_{B}x{S}"
@@ -49,7 +49,7 @@ def write(name, size, static_shape, out_dir, seed, save_weights=False):
 
     return {
         "name": stem, "variant": name, "file": stem + ".onnx", "arch": v["arch"], "form": v["form"],
-        "attention": v["attn"], "static": bool(v.get("static")), "layers": c["layers"],
+        "attention": v["attn"], "static": bool(v.get("static")), "layers": c["layers"], "opset": g.opset,
         "vocab": c.get("vocab"), "decoder": v["arch"] in DECODERS, "config": c,
         "reference": v["arch"] in REFERENCES,
         "inputs": [{"name": x.name, "dtype": {TensorProto.INT64: "int64", TensorProto.FLOAT: "float32"}

@@ -16,9 +16,12 @@ PRODUCER_VERSION = "2.11.0"
 class Writer:
     """Collects nodes and initializers, naming them the way each exporter does."""
 
-    def __init__(self, form, seed):
+    def __init__(self, form, seed, opset=None):
         assert form in ("torchscript", "dynamo")
         self.form = form
+        # The exporter's opset: TorchScript 17, dynamo 18 (its default) or what the user asked
+        # for with opset_version (from 20 torchlib writes Gelu, from 23 Attention).
+        self.opset = opset or (17 if form == "torchscript" else 18)
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
         self._scope = ""
@@ -132,7 +135,7 @@ class Writer:
         return name
 
     def model(self):
-        opset, ir = (17, 8) if self.form == "torchscript" else (18, 10)
+        opset, ir = self.opset, 8 if self.form == "torchscript" else 10
         graph = helper.make_graph(self.nodes, "main_graph", self.inputs, self.outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="pytorch", producer_version=PRODUCER_VERSION)

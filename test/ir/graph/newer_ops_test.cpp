@@ -233,3 +233,22 @@ TEST_CASE("opset-23 DequantizeLinear's output_dtype names the output type", "[ne
   CHECK(y[1] == 0.0);
   CHECK(y[2] == 3.5);
 }
+
+TEST_CASE("opset-23 Attention whose head counts and sizes are only known at run time",
+          "[newer_ops]") {
+  // Every dim symbolic, as exporters' dynamic axes and run-time Reshapes leave them at load:
+  // the expansion reads the group (2 query heads over 1) and 1/sqrt(head size) at run time.
+  ModelBuilder b(23, 11);
+  b.Input("q", {-1, -1, -1, -1}).Input("k", {-1, -1, -1, -1}).Input("v", {-1, -1, -1, -1});
+  b.Node("Attention", {"q", "k", "v"}, {"y"}, {}, "att").Output("y");
+  auto m = Load(b);
+  CHECK_FALSE(HasOp(*m, "Attention"));
+  // q = 1s (D = 4): key 0 (1s) scores 4 / sqrt(4) = 2, key 1 (0s) scores 0, so each output is
+  // V row 0's weight e^2 / (e^2 + 1) times 1 plus row 1's times 0.
+  const std::vector<float> ones(8, 1.0f);
+  auto y = Run(*m, {{"q", Floats({1, 2, 1, 4}, ones)},
+                    {"k", Floats({1, 1, 2, 4}, {1, 1, 1, 1, 0, 0, 0, 0})},
+                    {"v", Floats({1, 1, 2, 4}, {1, 1, 1, 1, 0, 0, 0, 0})}});
+  const float w = std::exp(2.0f) / (std::exp(2.0f) + 1.0f);
+  CheckNear(y, std::vector<float>(8, w));
+}
