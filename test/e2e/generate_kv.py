@@ -1,7 +1,9 @@
 """`ortc generate` against ONNX Runtime 1.30 on generated decoders with a KV cache, two families,
 each written in two export forms: a Llama-style decoder (make_kv_decoder.py: RMSNorm, rotary,
 grouped-query attention, SwiGLU) and a GPT-2-style one (make_gpt2_kv_decoder.py: LayerNorm with
-bias, learned position embedding, fused QKV, full multi-head attention, tanh GELU, tied LM head).
+bias, learned position embedding, fused QKV, full multi-head attention, tanh GELU, tied LM head);
+the Llama pair also with its attention as opset 23's Attention op (PyTorch's export of SDPA from
+opset 23 on), a third entry of FAMILIES.
 The Hugging Face form is a prefill graph and a decode graph (the cache concatenated inside it);
 ONNX Runtime GenAI's form is one model with com.microsoft ops for every step. Every check below
 runs on each family (FAMILIES):
@@ -89,6 +91,7 @@ class Family:
     # takes a cache of any length: the long-cache CUDA check reads random positions from it.
     # GPT-2's learned positions and causal table stop at 128, so it has no such check.
     rotary_positions: int = 0
+    args: tuple = ()  # the script's options beyond the folder and the seed
 
     def path(self, work, kind):
         return os.path.join(work, f"{self.stem}_{kind}.onnx")
@@ -98,7 +101,11 @@ class Family:
 # stronger check than a model that repeats one token.
 SEED = 1
 FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False, rotary_positions=256),
-            Family("GPT-2", "make_gpt2_kv_decoder.py", "gpt2", genai_same_weights=True))
+            Family("GPT-2", "make_gpt2_kv_decoder.py", "gpt2", genai_same_weights=True),
+            # The Llama pair as PyTorch exports SDPA from opset 23 on: one Attention op a layer
+            # (GQA over the unrepeated key/value heads, a boolean mask).
+            Family("Llama (opset-23 Attention)", "make_kv_decoder.py", "kv23", genai_same_weights=False,
+                   rotary_positions=256, args=("--attention-op",)))
 
 
 def run(cmd, ok=True):
@@ -321,10 +328,10 @@ def check_cuda(ortc, emulator, work, fam):
         # (too few keys for two runs of at least 256).
         want_split = want_decode if total > 8192 else 0
         assert low["decode_attention_split"] == want_split, (name, shapes, low)
-        if fam.name == "Llama":  # q and k rotated in every layer, in both export forms
+        if fam.rotary_positions:  # Llama: q and k rotated in every layer, in every export form
             assert low["rotary_fused"] == 2 * low["fused_attention"], (name, low)
         # At a decode step the attention rotates q as it loads it (K's rotary writes the cache).
-        want_rotary_q = want_decode if fam.name == "Llama" else 0
+        want_rotary_q = want_decode if fam.rotary_positions else 0
         assert low["rotary_in_attention"] == want_rotary_q, (name, shapes, low)
         for precision in ("fp32", "fp16"):
             args = [emulator, model, "--precision", precision, "--int-range", "input_ids=0:96",
@@ -465,7 +472,7 @@ def main(ortc, work, emulator=None, plugin_dir=None, standin_dir=None):
     os.makedirs(work)
     cuda = bool(emulator)
     for fam in FAMILIES:
-        run(["/usr/bin/python3", os.path.join(HERE, fam.script), work, "--seed", str(SEED)])
+        run(["/usr/bin/python3", os.path.join(HERE, fam.script), work, "--seed", str(SEED), *fam.args])
         pair_tokens = check_pair(ortc, work, fam)
         check_padded_cpu(ortc, work, fam, pair_tokens[0])
         genai_tokens = check_genai(ortc, work, fam, pair_tokens)

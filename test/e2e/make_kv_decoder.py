@@ -18,6 +18,8 @@ starting from empty caches): see build_genai.
 
 Usage: make_kv_decoder.py OUT_DIR [--seed N]   (writes kv_prefill.onnx, kv_decode.onnx and
                                                 kv_genai.onnx)
+       make_kv_decoder.py OUT_DIR --attention-op  (kv23_*.onnx: the pair's attention as opset
+                                                  23's Attention op, as PyTorch exports SDPA)
        make_kv_decoder.py OUT_DIR --config base  (kv_genai.onnx alone, ~125M parameters)
 """
 import argparse
@@ -36,6 +38,7 @@ class Graph:
 
     def __init__(self):
         self.nodes, self.inits, self.count = [], [], 0
+        self.opset = 17
 
     def op(self, op_type, inputs, domain="", **attrs):
         self.count += 1
@@ -69,7 +72,10 @@ def weights(seed):
 
 
 def rms_norm(g, x, weight):
-    var = g.op("ReduceMean", [g.op("Pow", [x, "two"])], axes=[-1], keepdims=1)
+    if g.opset >= 18:  # the axes an input
+        var = g.op("ReduceMean", [g.op("Pow", [x, "two"]), g.const("last_axis", np.array([-1]))], keepdims=1)
+    else:
+        var = g.op("ReduceMean", [g.op("Pow", [x, "two"])], axes=[-1], keepdims=1)
     return g.op("Mul", [g.op("Div", [x, g.op("Sqrt", [g.op("Add", [var, "eps"])])]), weight])
 
 
@@ -87,8 +93,12 @@ def rotary(g, x, cos, sin):
     return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [rotated, sin])])
 
 
-def build(with_past, p):
+def build(with_past, p, attention_op=False):
+    """attention_op: as PyTorch's exporter writes SDPA from opset 23 on, one Attention op (the
+    boolean mask, query heads over the unrepeated key/value heads, the scale attribute) instead
+    of MatMul / Softmax / MatMul; opset 23."""
     g = Graph()
+    g.opset = 23 if attention_op else 17
     for name, value in p.items():
         g.const(name, value)
     g.const("two", np.array(2.0, np.float32))
@@ -127,7 +137,8 @@ def build(with_past, p):
     causal = g.op("LessOrEqual", [g.op("Reshape", [key_pos, g.const("shape_keys", np.array([1, 1, 1, -1]))]),
                                   g.op("Reshape", [slots, g.const("shape_slots", np.array([1, 1, -1, 1]))])])
     keep = g.op("Cast", [g.op("Unsqueeze", ["attention_mask", g.const("ax12", np.array([1, 2]))])], to=TensorProto.BOOL)
-    mask = g.op("Where", [g.op("And", [causal, keep]), "fzero", "masked"])
+    visible = g.op("And", [causal, keep])
+    mask = g.op("Where", [visible, "fzero", "masked"])
     for i in range(LAYERS):
         h = rms_norm(g, x, f"l{i}.in_norm")
         q = rotary(g, heads(g, g.op("MatMul", [h, f"l{i}.q"]), HEADS), cos, sin)
@@ -148,9 +159,13 @@ def build(with_past, p):
                                        g.op("Concat", [b_kv, groups, t_d], axis=0)])
             return g.op("Reshape", [expanded, g.const("shape_rep", np.array([0, HEADS, -1, HEAD_DIM]))])
 
-        scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [repeat(k)], perm=[0, 1, 3, 2])]), "scale"])
-        probs = g.op("Softmax", [g.op("Add", [scores, mask])], axis=-1)
-        ctx = g.op("Transpose", [g.op("MatMul", [probs, repeat(v)])], perm=[0, 2, 1, 3])
+        if attention_op:
+            ctx = g.op("Attention", [q, k, v, visible], scale=float(1.0 / np.sqrt(HEAD_DIM)))
+        else:
+            scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [repeat(k)], perm=[0, 1, 3, 2])]), "scale"])
+            probs = g.op("Softmax", [g.op("Add", [scores, mask])], axis=-1)
+            ctx = g.op("MatMul", [probs, repeat(v)])
+        ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3])
         ctx = g.op("Reshape", [ctx, g.const("shape_merge", np.array([0, 0, HEADS * HEAD_DIM]))])
         x = g.op("Add", [x, g.op("MatMul", [ctx, f"l{i}.o"])])
         h = rms_norm(g, x, f"l{i}.post_norm")
@@ -158,16 +173,19 @@ def build(with_past, p):
         act = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
         x = g.op("Add", [x, g.op("MatMul", [g.op("Mul", [act, g.op("MatMul", [h, f"l{i}.up"])]), f"l{i}.down"])])
     g.nodes.append(helper.make_node("MatMul", [rms_norm(g, x, "final_norm"), "lm_head"], ["logits"]))
-    # Constants made once by name: drop the repeats g.const added per layer.
+    # Constants made once by name: drop the repeats g.const added per layer, and those only the
+    # MatMul / Softmax form reads.
+    read = {i for n in g.nodes for i in n.input}
     seen, inits = set(), []
     for t in g.inits:
-        if t.name not in seen:
+        if t.name in read and t.name not in seen:
             seen.add(t.name)
             inits.append(t)
     graph = helper.make_graph(g.nodes, "kv_decode" if with_past else "kv_prefill", inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23 if attention_op else 17)])
+    model.ir_version = 10 if attention_op else 8
+    if not attention_op:  # the ONNX library here predates opset 23
+        onnx.checker.check_model(model)
     return model
 
 
@@ -276,6 +294,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--attention-op", action="store_true",
+                        help="write kv23_*.onnx: the pair with opset 23's Attention op (the GenAI model as usual)")
     parser.add_argument("--config", choices=("test", "base"), default="test",
                         help="base: only kv_genai.onnx, at about 125M parameters (for benchmarks)")
     args = parser.parse_args()
@@ -286,9 +306,10 @@ def main():
         print(args.out_dir)
         return
     p = weights(args.seed)
-    for name, with_past in (("kv_prefill", False), ("kv_decode", True)):
-        onnx.save(build(with_past, p), os.path.join(args.out_dir, name + ".onnx"))
-    onnx.save(build_genai(args.seed), os.path.join(args.out_dir, "kv_genai.onnx"))
+    stem = "kv23" if args.attention_op else "kv"
+    for kind, with_past in (("prefill", False), ("decode", True)):
+        onnx.save(build(with_past, p, args.attention_op), os.path.join(args.out_dir, f"{stem}_{kind}.onnx"))
+    onnx.save(build_genai(args.seed), os.path.join(args.out_dir, f"{stem}_genai.onnx"))
     print(args.out_dir)
 
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/model_opener.h"
 #include "cli/provider_options.h"
 #include "cli/report_error.h"
 #include "cli/report_records.h"
@@ -58,9 +59,9 @@ int Generate(const GenerateArgs& a) {
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
   if (!parsed.ok()) return ReportError(a.json, parsed, j, kExitUsage);
   options.intra_op_threads = a.threads;
-  auto prefill = Session::Create(a.prefill, options);
+  auto prefill = OpenModel(a.prefill, options);
   if (!prefill.ok()) return ReportError(a.json, prefill.status(), j);
-  auto decode = Session::Create(a.decode, options);
+  auto decode = OpenModel(a.decode, options);
   if (!decode.ok()) return ReportError(a.json, decode.status(), j);
   GenerationOptions g;
   g.max_new_tokens = a.max_new_tokens;

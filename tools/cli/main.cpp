@@ -11,6 +11,8 @@
 #include "abi/plugin_compilers.h"
 #include "cli/compile_commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_opener.h"
+#include "cli/source_models.h"
 #include "cli/version.h"
 
 int main(int argc, char** argv) {
@@ -55,6 +57,10 @@ int main(int argc, char** argv) {
       "Folder of out-of-tree backend libraries (libortc_backend_<name>.so, e.g. "
       "examples/backend_skeleton's npu), searched before ORTC_BACKEND_PATH (repeatable): "
       "ortc compile m.onnx --ep npu,cuda,cpu --backend-path DIR");
+  // run and generate open plain models as the compiler reads them (the ops it rewrites at load).
+  ortc::cli::SetModelOpener([](const std::filesystem::path& model, const ortc::SessionOptions& o) {
+    return ortc::cli::OpenSourceModel(model, o);
+  });
   int exit_code = ortc::cli::kExitOk;
   ortc::cli::AddCompileCommand(app, &exit_code);
   ortc::cli::AddInspectCommand(app, &exit_code);

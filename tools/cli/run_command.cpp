@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 #include "cli/exit_codes.h"
+#include "cli/model_opener.h"
 #include "cli/openmp_waiting.h"
 #include "cli/progress.h"
 #include "cli/provider_options.h"
@@ -116,7 +117,7 @@ int Run(const RunArgs& a) {
   }
   options.intra_op_threads = a.threads;
   const auto t0 = Clock::now();
-  auto session = Session::Create(a.model, options);
+  auto session = OpenModel(a.model, options);
   if (!session.ok()) return Fail(a, session.status());
   const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
   auto feeds = io::MakeFeeds((*session)->inputs(), a.inputs, a.shapes, a.seed);

@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/report_error.h"
 #include "cli/report_records.h"
+#include "cli/source_models.h"
 #include "compile/compile_driver.h"
 #include "graph/input_shapes.h"
 #include "graph/model.h"
@@ -77,20 +78,13 @@ std::pair<double, double> DefaultTolerance(const std::string& precision) {
   return {1e-4, 1e-5};
 }
 
-// The source model on the CPU kernels. The kernels run no com.microsoft contrib op, so a model
-// with some runs as the loader rewrites it into standard ops (graph/contrib_ops.h).
+// The source model on the CPU kernels, its rewritten ops (com.microsoft, newer ai.onnx) as the
+// compiler reads them (cli/source_models.h).
 Result<std::unique_ptr<Session>> SourceSession(const fs::path& model,
                                                const graph::InputShapes& shapes, int threads) {
-  graph::LoadOptions load;
-  load.input_shapes = shapes;
   SessionOptions so;
   so.intra_op_threads = threads;
-  auto loaded = graph::LoadModelFromFile(model, load);
-  if (!loaded.ok() || (*loaded)->expanded_nodes.empty()) return Session::Create(model, so);
-  const std::string bytes = (*loaded)->proto.SerializeAsString();
-  so.context_file_path = model;  // external data stays relative to the model's folder
-  return Session::CreateFromBuffer({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()},
-                                   so);
+  return OpenSourceModel(model, so, shapes);
 }
 
 int Run(VerifyArgs a) {

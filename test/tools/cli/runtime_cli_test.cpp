@@ -385,3 +385,26 @@ TEST_CASE("ortc run --output-dir removes temporary files of runs killed mid-writ
   CHECK(fs::exists(temp(getpid())));
   CHECK(fs::exists(dir / "out" / "y.npy"));
 }
+
+TEST_CASE("ortc run opens a plain model whose ops the compiler rewrites at load", "[cli][run]") {
+  // Opset 23's RMSNormalization has no CPU kernel: `ortc run` runs it as the compiler reads it
+  // (x / sqrt(mean(x^2) + eps) * scale), the way `ortc compile` would.
+  TempDir dir;
+  ModelBuilder m(23, 11);
+  m.Input("x", {1, 2}).Initializer("s", {2}, {1, 2});
+  m.Node("RMSNormalization", {"x", "s"}, {"y"}, {ortc::test::Attr("epsilon", 0.0f)}, "rms");
+  m.Output("y");
+  m.Save(dir / "rms.onnx");
+  const std::vector<float> x = {3, -3};
+  REQUIRE(io::WriteTensorFile(
+              (dir / "x.npy").string(),
+              Tensor::FromBytes(DataType::kFloat, {1, 2}, x.data(), x.size() * sizeof(float)))
+              .ok());
+  auto r = RunOrtc("run " + (dir / "rms.onnx").string() + " --input x=" + (dir / "x.npy").string() +
+                   " --output-dir " + (dir / "out").string());
+  REQUIRE(r.exit_code == 0);
+  auto y = io::ReadTensorFile((dir / "out" / "y.npy").string());
+  REQUIRE(y.ok());
+  CHECK(y->data<float>()[0] == Approx(1.0f));  // mean square 9: x / 3 * scale
+  CHECK(y->data<float>()[1] == Approx(-2.0f));
+}
