@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/regular_file.h"
+#include "graph/castlike_rewrite.h"
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
 #include "graph/graph_builder.h"
@@ -242,6 +243,11 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   if (!options.infer_shapes) return m;
   const std::vector<std::string> load_warnings = m->warnings;
   InferShapes(m.get());
+  if (RewriteCastLikes(m.get()) > 0) {
+    ORTC_RETURN_IF_ERROR(Rebuild(*m).WithContext("after writing CastLike as Cast"));
+    m->warnings = load_warnings;
+    InferShapes(m.get());
+  }
   if (options.fold_shapes) ORTC_RETURN_IF_ERROR(FoldShapes(*m, load_warnings));
   // -v shows what shape inference could not do (unknown shapes then keep nodes off static-shape
   // backends).

@@ -287,3 +287,32 @@ TEST_CASE("a folded model compiles and runs on the CPU with the same result", "[
   CHECK(y->shape() == std::vector<int64_t>{2, 60});
   for (int i = 0; i < 120; ++i) CHECK(y->data<float>()[i] == xs[i]);
 }
+
+TEST_CASE("CastLike becomes Cast to its target's type, and folds when its input is constant",
+          "[fold]") {
+  // torchlib's forms: CastLike(constant, x) matches a scalar to x's type (SDPA's scale, a causal
+  // mask); CastLike(y, x) of a computed y.
+  ModelBuilder b(18, 10);
+  b.Input("x", {2}, T::FLOAT16).Input("i", {2}, T::INT64);
+  b.Initializer("one", {}, {1.0f});
+  b.Node("CastLike", {"one", "x"}, {"one_half"}, {}, "like_const");
+  b.Node("Add", {"x", "one_half"}, {"y"}, {}, "add");
+  b.Node("CastLike", {"i", "x"}, {"i_half"}, {}, "like_computed");
+  b.Node("Mul", {"y", "i_half"}, {"z"}, {}, "mul").Output("z", T::FLOAT16);
+  auto m = Load(b);
+  for (const auto& n : m->graph.nodes) CHECK(n.op_type != "CastLike");
+  // The constant's CastLike is now an fp16 initializer; the other a Cast to fp16.
+  CHECK(FoldedNames(*m) == std::vector<std::string>{"like_const"});
+  const auto& g = m->graph;
+  CHECK(g.values[g.FindValue("one_half")].initializer >= 0);
+  CHECK(g.values[g.FindValue("one_half")].info.dtype == T::FLOAT16);
+  bool cast = false;
+  for (const auto& n : g.nodes) {
+    if (n.name != "like_computed") continue;
+    cast = n.op_type == "Cast" && n.inputs.size() == 1;
+    for (const auto& a : n.proto->attribute())
+      if (a.name() == "to") cast = cast && a.i() == T::FLOAT16;
+  }
+  CHECK(cast);
+  CHECK(g.values[g.FindValue("z")].info.dtype == T::FLOAT16);
+}

@@ -206,6 +206,37 @@ TEST_CASE("SDPA's decomposition fuses: split scale, Where bias, IsNaN guard", "[
   REQUIRE(plan.steps.size() == 2);  // the bias Where, then the attention
 }
 
+// torchlib's SDPA at opset 18 with is_causal and no mask: the scale matched to q's type by
+// CastLike, both operands scaled by its square root, the causal mask built from Trilu over ones
+// and CastLike'd to q's type, added before the Softmax; no IsNaN guard.
+ModelBuilder TorchlibCausal() {
+  ModelBuilder b(18, 10);
+  b.Input("q", {1, 2, 8, 8}).Input("k", {1, 2, 8, 8}).Input("v", {1, 2, 8, 8});
+  b.Initializer("scale", {}, {1 / std::sqrt(8.f)})
+      .Initializer("ones", {8, 8}, std::vector<float>(64, 1));
+  b.Initializer("zero", {}, {0.f}).Initializer("ninf", {}, {-INFINITY});
+  b.Node("CastLike", {"scale", "q"}, {"scale_q"}).Node("Sqrt", {"scale_q"}, {"root"});
+  b.Node("Transpose", {"k"}, {"kt"}, {Attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+  b.Node("Mul", {"q", "root"}, {"qs"}).Node("Mul", {"kt", "root"}, {"kts"});
+  b.Node("Trilu", {"ones"}, {"tril"}, {Attr("upper", int64_t{0})});
+  b.Node("Equal", {"tril", "zero"}, {"hidden"}).Node("Where", {"hidden", "ninf", "zero"}, {"m"});
+  b.Node("CastLike", {"m", "q"}, {"mask"});
+  b.Node("MatMul", {"qs", "kts"}, {"qk"}).Node("Add", {"qk", "mask"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"}, {Attr("axis", int64_t{-1})}, "softmax");
+  b.Node("MatMul", {"p", "v"}, {"y"}).Output("y");
+  return b;
+}
+
+TEST_CASE("torchlib's causal SDPA fuses: CastLike'd scale and mask are constants", "[lowering]") {
+  auto p = PlanAll(TorchlibCausal(), kFp32, kFused);
+  const Plan& plan = p.graph.plan;
+  const auto fused = LaunchesOf(plan, "FusedAttention");
+  REQUIRE(fused.size() == 1);
+  CHECK(std::fabs(cg::FloatAttr(*fused[0], "scale", 0) - 1 / std::sqrt(8.f)) < 1e-6);
+  for (const auto& n : p.model->graph.nodes) CHECK(n.op_type != "CastLike");
+  CHECK(LaunchesOf(plan, "Softmax").empty());
+}
+
 TEST_CASE("GQA's repeated key/value heads become a head group, not a copy", "[lowering]") {
   auto p = PlanAll(Gqa(), kFp32, kFused);
   const Plan& plan = p.graph.plan;
