@@ -183,12 +183,16 @@ class HfExport:
         self.feeds = make_inputs(e, a.seed, self.wd)  # every input: PyTorch's forward takes them all
         base = os.path.join(models_dir(work), e["name"])
         exporters = ["torchscript", "dynamo"] if a.hf_exporter == "both" else [a.hf_exporter]
-        self.spec = {"hf": e["hf"], "input_names": [n for n, _ in self.feeds], "inputs": [p for _, p in self.feeds],
+        # --hf-dynamo-opset: the dynamo exporter's opset (from 23 it writes SDPA as the Attention op)
+        opset = getattr(a, "hf_dynamo_opset", None) or e["hf"]["dynamo_opset"]
+        hf = {**e["hf"], "dynamo_opset": opset}
+        dynamo_file = base + (".dynamo.onnx" if opset == 18 else f".dynamo{opset}.onnx")
+        self.spec = {"hf": hf, "input_names": [n for n, _ in self.feeds], "inputs": [p for _, p in self.feeds],
                      "exporters": exporters, "fallback": a.hf_exporter == "torchscript", "threads": threads,
                      "state": base + ".pt", "reference": base + ".ref.npy",
-                     "files": {"torchscript": base + ".onnx", "dynamo": base + ".dynamo.onnx"}}
+                     "files": {"torchscript": base + ".onnx", "dynamo": dynamo_file}}
         self.stamp = base + ".export.json"
-        self.key = {"hf": e["hf"], "exporters": exporters, "fallback": self.spec["fallback"],
+        self.key = {"hf": hf, "exporters": exporters, "fallback": self.spec["fallback"],
                     "inputs": entry_inputs(e), "seed": a.seed}
         try:
             done = json.load(open(self.stamp))

@@ -105,6 +105,9 @@ def parse_args():
                    help="exporter of the Hugging Face models (hf_*): TorchScript (dynamo=False, opset 17; "
                    "the default: when it fails the dynamo exporter is tried), dynamo (dynamo=True, "
                    "opset 18), or both (one row each)")
+    p.add_argument("--hf-dynamo-opset", type=int, choices=(18, 20, 23, 24),
+                   help="opset of the dynamo exporter (default 18, its own); from 23 on it writes SDPA "
+                   "as ONNX's Attention op, which ortc rewrites at load and fuses back")
     p.add_argument("--hf-torch-modes", default="eager,eager_attn,reduce-overhead",
                    help="PyTorch variants of the HF models, fp16: eager (attn_implementation sdpa), "
                    "eager_attn (attn_implementation eager), reduce-overhead and compile (sdpa); "
