@@ -252,3 +252,18 @@ TEST_CASE("opset-23 Attention whose head counts and sizes are only known at run 
   const float w = std::exp(2.0f) / (std::exp(2.0f) + 1.0f);
   CheckNear(y, std::vector<float>(8, w));
 }
+
+TEST_CASE("opset-24 Attention pads a mask shorter than the keys with masked positions",
+          "[newer_ops]") {
+  // 3 keys, a boolean mask of 2: key 1 is hidden by the mask, key 2 by the padding.
+  ModelBuilder b(24, 12);
+  b.Input("q", {1, 1, 1, 1}).Input("k", {1, 1, 3, 1}).Input("v", {1, 1, 3, 1});
+  b.Input("m", {1, 2}, T::BOOL);
+  b.Node("Attention", {"q", "k", "v", "m"}, {"y"}, {}, "att").Output("y");
+  auto m = Load(b);
+  auto y = Run(*m, {{"q", Floats({1, 1, 1, 1}, {0})},
+                    {"k", Floats({1, 1, 3, 1}, {0, 0, 0})},
+                    {"v", Floats({1, 1, 3, 1}, Powers(3))},
+                    {"m", Bools({1, 2}, {1, 0})}});
+  CheckNear(y, {1.0f});
+}
