@@ -83,7 +83,7 @@ def check_partition(ortc, models, spec):
     line = spec.get("expanded_line") or \
         f"contrib ops: {spec['contrib_nodes']} com.microsoft node(s) expanded into standard ops"
     assert line in text, f"{name}: no '{line}' in\n{text}"
-    print(f"{name}: {len(expanded)} contrib node(s) expanded; CUDA groups {len(cuda)} of "
+    print(f"{name}: {len(expanded)} node(s) expanded at load; CUDA groups {len(cuda)} of "
           f"{len(report['groups'])}")
 
 
@@ -114,7 +114,8 @@ def check_cuda(ortc, emulator, models, work, spec, precisions):
             return False
         if r.returncode != 0:
             raise SystemExit(f"FAILED: emulating {name} at {precision} ({r.returncode})\n{r.stdout}")
-        print(f"{name}: emulated {r.stdout.splitlines()[0]}")
+        summary = [line for line in r.stdout.splitlines() if line.startswith(precision + " ")]
+        print(f"{name}: emulated {summary[0] if summary else r.stdout.splitlines()[0]}")
     return True
 
 

@@ -2,9 +2,9 @@
 # Stock ONNX Runtime 1.30 (onnxruntime-node's library) with ortc's plugin EP, through a small
 # host program (test/onnxruntime_ep/ort_ep_host.cpp):
 #   1. runs every CPU bundle of the end-to-end suite (tiny CNN, PaddleOCR det/rec/cls, the
-#      openWakeWord models) with outputs bit-identical to `ortc run`'s, and close to ONNX
-#      Runtime's own on the source models, and survives ONNX Runtime unloading the plugin while
-#      OpenMP workers spin;
+#      openWakeWord models, a decoder exported at opset 23) with outputs bit-identical to `ortc
+#      run`'s, and close to ONNX Runtime's own on the source models, and survives ONNX Runtime
+#      unloading the plugin while OpenMP workers spin;
 #   2. runs the LLM pair compiled as one weight-sharing group, both sessions in one process with
 #      the shared binary mapped once, and an embed-mode-1 bundle;
 #   3. compiles through ONNX Runtime's compile API (path or buffer in, path or buffer out, embed
@@ -76,6 +76,25 @@ identical "hey_mycroft_v0.1, OpenMP workers spinning at unload" "$m/ortc" "$m/sp
 # Selected by ONNX Runtime's device policy instead of by name.
 "${ep[@]}" --select-by-policy --session "$work/tiny_cnn/bundle/tiny_cnn_ctx.onnx|$work/tiny_cnn/policy|image=$work/tiny_cnn/in.npy" > /dev/null
 identical "tiny_cnn, EP chosen by the PREFER_CPU policy" "$work/tiny_cnn/ortc" "$work/tiny_cnn/policy"
+
+# A decoder exported at opset 23 (ONNX's Attention, RMSNormalization, RotaryEmbedding ops, which
+# ortc rewrites at load): its bundle in ONNX Runtime, against `ortc run` and ONNX Runtime's own
+# kernels for those ops on the source model.
+o="$work/opset23"
+mkdir -p "$o/bundle"
+$py "$here/make_newer_op_models.py" "$o/models" > /dev/null
+name=llama_block_opset23
+feeds=() host_feeds=""
+for i in input_ids attention_mask position_ids; do
+  feeds+=(--input "$i=$o/models/$name/inputs/$i.npy")
+  host_feeds+="|$i=$o/models/$name/inputs/$i.npy"
+done
+"$ortc" compile "$o/models/$name.onnx" -o "$o/bundle/" -q
+"$ortc" run "$o/bundle/${name}_ctx.onnx" "${feeds[@]}" --output-dir "$o/ortc" > /dev/null
+"${ep[@]}" --session "$o/bundle/${name}_ctx.onnx|$o/ort_ep$host_feeds" > /dev/null
+"$host" --no-ep --session "$o/models/$name.onnx|$o/ort$host_feeds" > /dev/null
+identical "$name (ORT+ortc EP vs ortc run)" "$o/ortc" "$o/ort_ep"
+close "$name (ORT+ortc EP vs ORT alone)" "$o/ort" "$o/ort_ep"
 
 echo "== 2. the LLM pair as one weight-sharing group, and embed mode 1"
 g="$work/llm"
