@@ -36,6 +36,9 @@ Status ExpandOnnxAttention(const NodeView& v, Expansion* x) {
   const Facts q = v.InFacts(kQ), k = v.InFacts(kK), val = v.InFacts(kV), mask = v.InFacts(kMask);
   const bool has_mask = v.Has(kMask);
   const int64_t rank = q.rank();
+  if (q.rank_known && k.rank_known && val.rank_known && (k.rank() != rank || val.rank() != rank))
+    return v.Invalid("Q, K and V must all be 3-D or all 4-D, not of ranks " + std::to_string(rank) +
+                     ", " + std::to_string(k.rank()) + " and " + std::to_string(val.rank()));
   const bool ranks_known =
       q.rank_known && k.rank() == rank && val.rank() == rank && (!has_mask || mask.dtype != 0);
   Heads h;

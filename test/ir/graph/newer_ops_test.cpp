@@ -198,6 +198,13 @@ TEST_CASE("newer ops' forms that cannot be rewritten fail naming the node and wh
     CHECK_THAT(LoadError(b).message(), Catch::Contains("node 'att' (ai.onnx.Attention)") &&
                                            Catch::Contains("q_num_heads and kv_num_heads"));
   }
+  SECTION("Attention with Q, K and V of different ranks") {
+    ModelBuilder b(23, 11);
+    b.Input("q", {1, 2, 3, 4}).Input("k", {1, 3, 8}).Input("v", {1, 3, 8});
+    b.Node("Attention", {"q", "k", "v"}, {"y"}, {}, "att").Output("y");
+    CHECK_THAT(LoadError(b).message(),
+               Catch::Contains("'att'") && Catch::Contains("ranks 4, 3 and 3"));
+  }
   SECTION("TensorScatter along the batch") {
     ModelBuilder b(24, 12);
     b.Input("c", {2, 3}).Input("u", {1, 3});
