@@ -38,18 +38,19 @@ ExpandFn MicrosoftExpander(const std::string& op_type) {
   return it == table.end() ? nullptr : it->second;
 }
 
-// ai.onnx ops newer than the linked ONNX library that ortc's kernels and lowerings know by what
-// they compute: each is rewritten into the older ops its definition is made of.
+// Ops of the ai.onnx domain rewritten at load: those newer than the linked ONNX library that
+// ortc's kernels and lowerings know by what they compute, each into the older ops its definition
+// is made of, and ONNX Runtime's SimplifiedLayerNormalization, which it registers in ai.onnx
+// (GenAI's models write it so) and which reports count as its (com.microsoft) op.
 struct StandardExpander {
   int64_t since;  // the opset that introduced the op
   ExpandFn fn;
+  const char* reported_domain = "ai.onnx";
 };
 
-ExpandFn StandardExpanderFor(const std::string& op_type, int64_t opset) {
+const StandardExpander* StandardExpanderFor(const std::string& op_type, int64_t opset) {
   static const std::unordered_map<std::string, StandardExpander> table = {
-      // ONNX Runtime registers its SimplifiedLayerNormalization in ai.onnx (GenAI's models
-      // write it so).
-      {"SimplifiedLayerNormalization", {1, contrib::ExpandSimplifiedLayerNorm}},
+      {"SimplifiedLayerNormalization", {1, contrib::ExpandSimplifiedLayerNorm, "com.microsoft"}},
       {"Attention", {23, contrib::ExpandOnnxAttention}},
       {"RMSNormalization", {23, contrib::ExpandRmsNormalization}},
       {"RotaryEmbedding", {23, contrib::ExpandOnnxRotaryEmbedding}},
@@ -57,19 +58,21 @@ ExpandFn StandardExpanderFor(const std::string& op_type, int64_t opset) {
       {"TensorScatter", {24, contrib::ExpandTensorScatter}},
   };
   auto it = table.find(op_type);
-  return it == table.end() || opset < it->second.since ? nullptr : it->second.fn;
+  return it == table.end() || opset < it->second.since ? nullptr : &it->second;
 }
 
-// The domain whose op a node is: ONNX Runtime's SimplifiedLayerNormalization counts as its
-// (com.microsoft) op wherever it is registered.
+// The domain whose op an expandable node is, as reports name it.
 std::string ReportedDomain(const Node& n) {
-  if (!IsDefaultDomain(n.domain) || n.op_type == "SimplifiedLayerNormalization")
-    return "com.microsoft";
-  return "ai.onnx";
+  if (!IsDefaultDomain(n.domain)) return n.domain;
+  const StandardExpander* x = StandardExpanderFor(n.op_type, n.opset);
+  return x ? x->reported_domain : "ai.onnx";
 }
 
 ExpandFn Expander(const std::string& domain, const std::string& op_type, int64_t opset) {
-  if (IsDefaultDomain(domain)) return StandardExpanderFor(op_type, opset);
+  if (IsDefaultDomain(domain)) {
+    const StandardExpander* x = StandardExpanderFor(op_type, opset);
+    return x ? x->fn : nullptr;
+  }
   return domain == "com.microsoft" ? MicrosoftExpander(op_type) : nullptr;
 }
 

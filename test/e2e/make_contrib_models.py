@@ -30,6 +30,10 @@ F32, I32 = TensorProto.FLOAT, TensorProto.INT32
 
 
 class Model:
+    """One model being written; make_newer_op_models.py's models are these with other opset
+    imports, IR version and expanded ops (the hooks below)."""
+    IR_VERSION = 8
+
     def __init__(self, name, opset=17, seed=0, dynamic=False):
         self.name, self.opset, self.dynamic = name, opset, dynamic
         self.rng = np.random.default_rng(seed)
@@ -62,15 +66,23 @@ class Model:
 
     def node(self, op, inputs, outputs, name, domain="", **attrs):
         self.nodes.append(helper.make_node(op, inputs, outputs, name=name, domain=domain, **attrs))
-        # ai.onnx's SimplifiedLayerNormalization is ONNX Runtime's too, and expanded as well.
-        self.contrib += domain == MS or op == "SimplifiedLayerNormalization"
+        self.contrib += self.expanded_at_load(op, domain)
         return outputs[0]
+
+    def expanded_at_load(self, op, domain):
+        # ai.onnx's SimplifiedLayerNormalization is ONNX Runtime's too, and expanded as well.
+        return domain == MS or op == "SimplifiedLayerNormalization"
+
+    def opset_imports(self):
+        return [helper.make_opsetid("", self.opset), helper.make_opsetid(MS, 1)]
+
+    def manifest_extra(self):
+        return {}
 
     def save(self, out_dir, manifest, expected=None):
         graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset),
-                                                        helper.make_opsetid(MS, 1)])
-        model.ir_version = 8
+        model = helper.make_model(graph, opset_imports=self.opset_imports())
+        model.ir_version = self.IR_VERSION
         onnx.save(model, os.path.join(out_dir, self.name + ".onnx"))
         for sub, arrays in (("inputs", self.feeds), ("expected", expected or {})):
             if arrays:
@@ -85,6 +97,7 @@ class Model:
             "contrib_nodes": self.contrib,
             "one_cuda_group": self.one_cuda_group,
             "input_values": self.input_values,
+            **self.manifest_extra(),
         })
 
 

@@ -20,65 +20,36 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from make_contrib_models import Model as ContribModel  # noqa: E402
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 NEWER_OPS = {"Attention": 23, "RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24,
              "TensorScatter": 24}  # the opset each op appeared in
 
 
-class Model:
-    def __init__(self, name, opset=23, seed=0):
-        self.name, self.opset = name, opset
-        self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
-        self.feeds, self.int_ranges, self.expanded = {}, {}, 0
+class Model(ContribModel):
+    """make_contrib_models.py's model with the opset (23 or 24) alone, IR 10 (what ONNX Runtime
+    1.30 and ortc both read with these opsets), and the newer ops as what is expanded at load."""
+    IR_VERSION = 10
 
-    def weight(self, name, shape, scale=None):
-        scale = scale if scale is not None else 1 / np.sqrt(shape[0])
-        self.inits.append(numpy_helper.from_array(self.rng.normal(0, scale, shape).astype(np.float32), name))
-        return name
+    def __init__(self, name, opset=23, seed=0):
+        super().__init__(name, opset, seed)
 
     def const(self, name, array):
         self.inits.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def input(self, name, shape, dtype=F32, values=None, int_range=None):
-        self.inputs.append(helper.make_tensor_value_info(name, dtype, shape))
-        if values is None:
-            values = self.rng.normal(0, 1, shape).astype(np.float32)
-        self.feeds[name] = values
-        if int_range is not None:
-            self.int_ranges[name] = int_range
-        return name
+    def expanded_at_load(self, op, domain):
+        return self.opset >= NEWER_OPS.get(op, 99)
 
-    def output(self, name):
-        self.outputs.append(helper.make_tensor_value_info(name, F32, None))
+    def opset_imports(self):
+        return [helper.make_opsetid("", self.opset)]
 
-    def node(self, op, inputs, outputs, name, **attrs):
-        self.nodes.append(helper.make_node(op, inputs, outputs, name=name, **attrs))
-        self.expanded += self.opset >= NEWER_OPS.get(op, 99)
-        return outputs[0]
-
-    def save(self, out_dir, manifest):
-        graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
-        model.ir_version = 10  # what ONNX Runtime 1.30 and ortc both read with opsets 23-24
-        onnx.save(model, os.path.join(out_dir, self.name + ".onnx"))
-        os.makedirs(os.path.join(out_dir, self.name, "inputs"), exist_ok=True)
-        for k, v in self.feeds.items():
-            np.save(os.path.join(out_dir, self.name, "inputs", k + ".npy"), v)
-        manifest.append({
-            "name": self.name,
-            "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype),
-                           "int_range": self.int_ranges.get(k)} for k, v in self.feeds.items()},
-            "reference": "ort",
-            "contrib_nodes": self.expanded,
-            "expanded_line": f"newer ops: {self.expanded} ai.onnx node(s) expanded into older ops",
-            "one_cuda_group": True,
-            "input_values": {},
-        })
+    def manifest_extra(self):
+        return {"expanded_line": f"newer ops: {self.contrib} ai.onnx node(s) expanded into older ops"}
 
 
 def padding_mask(batch, seq):

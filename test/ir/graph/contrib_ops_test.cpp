@@ -10,6 +10,7 @@
 #include "model_builder.h"
 #include "ortc/runtime.h"
 #include "run_ortc.h"
+#include "run_rewritten.h"
 #include "test_data.h"
 
 using namespace ortc;
@@ -67,17 +68,6 @@ ModelBuilder AttentionModel(std::vector<Attr> attrs = {Attr("num_heads", int64_t
   b.Node("Attention", {"x", "w", "b", mask ? "mask" : ""}, {"y"}, attrs, "attn", kMs);
   b.Output("y");
   return b;
-}
-
-// Runs the rewritten model (standard ops only) on the CPU kernels.
-std::vector<Tensor> RunExpanded(const graph::Model& m,
-                                const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  const std::string bytes = m.proto.SerializeAsString();
-  auto s = Session::CreateFromBuffer(test::BytesOf(bytes));
-  if (!s.ok()) FAIL(s.status().ToString());
-  auto out = (*s)->Run(feeds);
-  if (!out.ok()) FAIL(out.status().ToString());
-  return std::move(out).value();
 }
 
 Tensor Floats(std::vector<int64_t> shape, const std::vector<float>& v) {
@@ -170,7 +160,8 @@ TEST_CASE("Gelu, FastGelu and SkipLayerNormalization compute what ONNX Runtime d
     const std::vector<float> skip = {0.5f, 0.25f, -1.0f, 2.0f, 0.0f, -0.75f};
     const std::vector<float> gamma = {1.0f, 2.0f, 0.5f}, beta = {0.1f, -0.2f, 0.3f},
                              bias = {0.5f, -0.5f, 0.25f};
-    auto out = RunExpanded(*m, {{"x", Floats({1, 2, 3}, x)}, {"skip", Floats({1, 2, 3}, skip)}});
+    auto out =
+        test::RunRewritten(*m, {{"x", Floats({1, 2, 3}, x)}, {"skip", Floats({1, 2, 3}, skip)}});
     REQUIRE(out.size() == 4);
     for (size_t i = 0; i < 6; ++i) {
       const double v = x[i];
@@ -220,7 +211,7 @@ TEST_CASE("Attention computes masked multi-head attention as ONNX Runtime's kern
   CHECK(HasNode(*m, "attn/sqrt_head") == shapeless_weights);
   const std::vector<int32_t> mask = {1, 0, 1};
   feeds.emplace_back("mask", Ints32({1, 3}, mask));
-  auto out = RunExpanded(*m, feeds);
+  auto out = test::RunRewritten(*m, feeds);
   REQUIRE(out.size() == 1);
   REQUIRE(out[0].shape() == std::vector<int64_t>{1, 3, 4});
   // qkv[s][j] = x[s] . w[:, j] + b[j]; head h uses columns h*2..h*2+1 of each of Q, K, V.
@@ -258,8 +249,8 @@ TEST_CASE("EmbedLayerNormalization's mask_index counts the ones of each mask row
          {"y", "mask_index", "sum"}, {}, "eln", kMs);
   b.Output("y").Output("mask_index", T::INT32).Output("sum");
   auto m = Load(b);
-  auto out = RunExpanded(*m, {{"ids", Ints32({2, 3}, {0, 4, 2, 1, 1, 3})},
-                              {"mask", Ints32({2, 3}, {1, 0, 1, 1, 1, 2})}});
+  auto out = test::RunRewritten(*m, {{"ids", Ints32({2, 3}, {0, 4, 2, 1, 1, 3})},
+                                     {"mask", Ints32({2, 3}, {1, 0, 1, 1, 1, 2})}});
   REQUIRE(out[1].shape() == std::vector<int64_t>{2});
   CHECK(out[1].data<int32_t>()[0] == 2);  // a hole does not end the count
   CHECK(out[1].data<int32_t>()[1] == 2);  // only ones count

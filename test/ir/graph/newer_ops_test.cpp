@@ -9,6 +9,7 @@
 #include "graph/model.h"
 #include "model_builder.h"
 #include "ortc/runtime.h"
+#include "run_rewritten.h"
 #include "test_data.h"
 
 using namespace ortc;
@@ -32,14 +33,10 @@ Status LoadError(const ModelBuilder& b) {
   return m.status();
 }
 
+// The rewritten model's first output, as floats.
 std::vector<float> Run(const graph::Model& m,
                        const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  const std::string bytes = m.proto.SerializeAsString();
-  auto s = Session::CreateFromBuffer(test::BytesOf(bytes));
-  if (!s.ok()) FAIL(s.status().ToString());
-  auto out = (*s)->Run(feeds);
-  if (!out.ok()) FAIL(out.status().ToString());
-  const Tensor& y = (*out)[0];
+  const Tensor y = test::RunRewritten(m, feeds)[0];
   return std::vector<float>(y.data<float>(), y.data<float>() + y.elements());
 }
 
