@@ -183,7 +183,10 @@ cls="$work/ch_ppocr_mobile_v2.0_cls_infer"
 "${ep[@]}" --session "$c/cls/cls_ctx.onnx|$c/cls/ort_ep|x=$cls/in.npy" > /dev/null
 identical "PaddleOCR cls compiled by ONNX Runtime vs ortc compile" "$cls/ortc" "$c/cls/ort_ep"
 "${ep[@]}" --session "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx|$c/cls/jit|x=$cls/in.npy" > /dev/null
-identical "PaddleOCR cls compiled in the session vs ortc compile" "$cls/ortc" "$c/cls/jit"
+# Not bit for bit: a session that compiles for itself hands ortc the graph after ONNX Runtime's
+# own graph optimizations (its default level), which may fold or fuse differently from ortc's
+# compile (the logits differed in the last bit, 3e-8, once the softmax no longer hid it).
+close "PaddleOCR cls compiled in the session vs ortc compile" "$cls/ortc" "$c/cls/jit" 1e-6 1e-7
 [ -z "$(find "$models" "$c" -name '.ortc-ep-*')" ] || { echo "temporary folders left behind" >&2; exit 1; }
 # Buffer in, path out; path in, buffer out with the binary embedded.
 "${ep[@]}" --compile "$work/tiny_cnn.onnx" "$c/buffer_in/tiny_cnn_ctx.onnx" --from-buffer > /dev/null

@@ -28,4 +28,7 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/slice_axis_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/data_movement_checks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/hostile_operands_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/vector_math_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/strided_copy_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/elementwise_fast_paths_test.cpp
 )

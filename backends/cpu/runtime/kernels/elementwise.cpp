@@ -7,12 +7,22 @@
 
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
+#include "cpu/runtime/kernels/vector_math.h"
 
 namespace ortc::exec {
 namespace {
 
 // Below this many elements a loop runs on the calling thread: starting the pool costs more.
 constexpr int64_t kParallelElements = 1 << 15;
+
+// Calls f(begin, end) over [0, n) in chunks, spread over the intra-op threads when n is large.
+template <typename F>
+void ForChunks(int64_t n, F f) {
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n >= kParallelElements) schedule(static)
+  for (int64_t k = 0; k < chunks; ++k) f(k * kChunk, std::min(n, (k + 1) * kChunk));
+}
 
 // Applies f (in double, or in T for exact integer ops) to every element.
 template <typename F>
@@ -48,6 +58,24 @@ Status UnaryFloatFirst(KernelContext& c, FF ff, F f) {
   return Status::Ok();
 }
 
+// Float tensors through a vectorised array function (vector_math.h), in chunks spread over the
+// intra-op threads; other types through Unary's double path with `f`.
+template <typename ArrayFn, typename F>
+Status UnaryArray(KernelContext& c, ArrayFn array_fn, F f) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() != DataType::kFloat) return Unary(c, f);
+  Tensor& y = c.OutputUninit(0, x.dtype(), x.shape());
+  ForChunks(x.elements(), [&](int64_t begin, int64_t end) {
+    array_fn(x.data<float>() + begin, y.mutable_data<float>() + begin, end - begin);
+  });
+  return Status::Ok();
+}
+
+#define UNARY_ARRAY(NAME, ARRAY_FN, EXPR)                            \
+  Status NAME(KernelContext& c) {                                    \
+    return UnaryArray(c, ARRAY_FN, [](double v) { return (EXPR); }); \
+  }
+
 double Sigmoid(double v) {
   return v >= 0 ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v) / (1.0 + std::exp(v));
 }
@@ -71,7 +99,7 @@ double Sigmoid(double v) {
         c, [&](float v) { return g(v); }, [&](double v) { return g(v); }); \
   }
 
-UNARY_FLOAT_FIRST(Exp, std::exp(v))
+UNARY_ARRAY(Exp, ExpArray, std::exp(v))
 UNARY(Log, std::log(v))
 UNARY_FLOAT_FIRST(Sqrt, std::sqrt(v))
 UNARY(Reciprocal, 1.0 / v)
@@ -86,10 +114,9 @@ UNARY(Cosh, std::cosh(v))
 UNARY(Asinh, std::asinh(v))
 UNARY(Acosh, std::acosh(v))
 UNARY(Atanh, std::atanh(v))
-UNARY_FLOAT_FIRST(Tanh, std::tanh(v))
-UNARY_FLOAT_FIRST(SigmoidK,
-                  v >= T(0) ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v)))
-UNARY_FLOAT_FIRST(Erf, std::erf(v))
+UNARY_ARRAY(Tanh, TanhArray, std::tanh(v))
+UNARY_ARRAY(SigmoidK, SigmoidArray, Sigmoid(v))
+UNARY_ARRAY(Erf, ErfArray, std::erf(v))
 UNARY(Floor, std::floor(v))
 UNARY(Ceil, std::ceil(v))
 UNARY(Round, std::nearbyint(v))
@@ -108,6 +135,11 @@ UNARY(Mish, v* std::tanh(v > 20 ? v : std::log1p(std::exp(v))))
 
 Status Gelu(KernelContext& c) {
   const bool tanh_approx = c.op().String("approximate", "none") == "tanh";
+  if (c.in(0).dtype() == DataType::kFloat) {
+    return UnaryArray(
+        c, [&](const float* x, float* y, int64_t n) { GeluArray(x, y, n, tanh_approx); },
+        [](double v) { return v; });
+  }
   return Unary(c, [&](double v) {
     if (tanh_approx)
       return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
@@ -180,6 +212,16 @@ Status BoolPredicate(KernelContext& c, const std::function<bool(double)>& f) {
   return Status::Ok();
 }
 Status IsNaN(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() == DataType::kFloat) {  // SDPA's guard runs it over every attention score
+    Tensor& y = c.OutputUninit(0, DataType::kBool, x.shape());
+    const float* a = x.data<float>();
+    bool* b = y.mutable_data<bool>();
+    ForChunks(x.elements(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) b[i] = a[i] != a[i];
+    });
+    return Status::Ok();
+  }
   return BoolPredicate(c, [](double v) { return std::isnan(v); });
 }
 Status IsInf(KernelContext& c) {
@@ -189,6 +231,12 @@ Status IsInf(KernelContext& c) {
       c, [&](double v) { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
 }
 Status Not(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() == DataType::kBool) {
+    Tensor& y = c.OutputUninit(0, DataType::kBool, x.shape());
+    for (int64_t i = 0; i < x.elements(); ++i) y.mutable_data<bool>()[i] = !x.data<bool>()[i];
+    return Status::Ok();
+  }
   return BoolPredicate(c, [](double v) { return v == 0; });
 }
 
@@ -345,7 +393,33 @@ Status Div(KernelContext& c) {
   }
   return Binary(c, c.in(0).dtype(), std::divides<double>());
 }
+// A float base to one constant power (RMSNorm's x^2, the tanh GELU's x^3, of any exponent
+// type): squares and cubes as products, the rest through powf, without the double round trip.
+bool PowFloatScalar(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& e = c.in(1);
+  if (x.dtype() != DataType::kFloat || e.elements() != 1 || e.rank() > x.rank() ||
+      e.dtype() == DataType::kString)
+    return false;
+  const double k = ElementAsDouble(e, 0);
+  Tensor& y = c.OutputUninit(0, DataType::kFloat, x.shape());
+  const float* a = x.data<float>();
+  float* b = y.mutable_data<float>();
+  const auto kf = static_cast<float>(k);
+  ForChunks(x.elements(), [&](int64_t begin, int64_t end) {
+    if (k == 2) {
+      for (int64_t i = begin; i < end; ++i) b[i] = a[i] * a[i];
+    } else if (k == 3) {
+      for (int64_t i = begin; i < end; ++i) b[i] = a[i] * a[i] * a[i];
+    } else {
+      for (int64_t i = begin; i < end; ++i) b[i] = std::pow(a[i], kf);
+    }
+  });
+  return true;
+}
+
 Status Pow(KernelContext& c) {
+  if (PowFloatScalar(c)) return Status::Ok();
   return Binary(c, c.in(0).dtype(), [](double x, double y) { return std::pow(x, y); });
 }
 Status Mod(KernelContext& c) {
@@ -471,6 +545,28 @@ Status Min(KernelContext& c) {
       false);
 }
 
+// Where over 4-byte values: the broadcast walk per row of the last axis, the row a tight loop
+// over its three strides (each 0 or 1 when an operand is broadcast or not).
+void WhereRows4Bytes(const Tensor& cond, const Tensor& a, const Tensor& b,
+                     const std::vector<int64_t>& shape, std::vector<std::vector<int64_t>> strides,
+                     Tensor& y) {
+  const int64_t last = shape.back();
+  const int64_t lc = strides[0].back(), la = strides[1].back(), lb = strides[2].back();
+  for (auto& s : strides) s.pop_back();
+  const std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+  const bool* pc = cond.data<bool>();
+  const auto* pa = static_cast<const uint32_t*>(a.raw());
+  const auto* pb = static_cast<const uint32_t*>(b.raw());
+  auto* py = static_cast<uint32_t*>(y.mutable_raw());
+  ForEachBroadcast(outer, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+    const bool* rc = pc + o[0];
+    const uint32_t* ra = pa + o[1];
+    const uint32_t* rb = pb + o[2];
+    uint32_t* ry = py + i * last;
+    for (int64_t k = 0; k < last; ++k) ry[k] = rc[k * lc] ? ra[k * la] : rb[k * lb];
+  });
+}
+
 Status Where(KernelContext& c) {
   const Tensor& cond = c.in(0);
   const Tensor& a = c.in(1);
@@ -492,6 +588,12 @@ Status Where(KernelContext& c) {
     return Status::Ok();
   }
   const size_t es = ElementSize(a.dtype());
+  if (es == 4 && !shape->empty()) {
+    // 4-byte values (float, int32) row by row: the attention mask's and SDPA's guard's Where
+    // run over every score.
+    WhereRows4Bytes(cond, a, b, *shape, strides, y);
+    return Status::Ok();
+  }
   auto* out = static_cast<char*>(y.mutable_raw());
   ForEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t>& o) {
     const bool pick = cond.data<bool>()[o[0]];

@@ -1,6 +1,8 @@
 // Elementwise steps of fused ops, for the kernels that do not hand them to oneDNN as post-ops.
 #include "cpu/runtime/kernels/fused_activation.h"
 
+#include "cpu/runtime/kernels/vector_math.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -46,7 +48,7 @@ float Step(const FusedStep& s, float v) {
       return v < 0.f ? v * s.alpha : v;
     case K::kClip:
       return std::min(std::max(v, s.alpha), s.beta);
-    case K::kSigmoid:
+    case K::kSigmoid:  // (ApplyFusedActivation runs Sigmoid and Tanh over whole arrays)
       return 1.f / (1.f + std::exp(-v));
     case K::kHardSigmoid:
       return std::min(std::max(s.alpha * v + s.beta, 0.f), 1.f);
@@ -63,8 +65,17 @@ float Step(const FusedStep& s, float v) {
 }  // namespace
 
 void ApplyFusedActivation(const FusedActivation& act, float* y, int64_t n) {
-  for (const FusedStep& s : act.steps)
-    for (int64_t i = 0; i < n; ++i) y[i] = Step(s, y[i]);
+  for (const FusedStep& s : act.steps) {
+    // Sigmoid and Tanh through the same vectorised functions as the standalone ops, so a
+    // graph computes the same bits whether or not the activation was fused.
+    if (s.kind == FusedStep::Kind::kSigmoid) {
+      SigmoidArray(y, y, n);
+    } else if (s.kind == FusedStep::Kind::kTanh) {
+      TanhArray(y, y, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = Step(s, y[i]);
+    }
+  }
 }
 
 }  // namespace ortc::exec

@@ -5,6 +5,7 @@
 
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
+#include "cpu/runtime/kernels/strided_copy.h"
 
 namespace ortc::exec {
 namespace {
@@ -171,6 +172,11 @@ Status Transpose(KernelContext& c) {
   if (Es(x) == 4 && rank == 4 && perm[0] == 0 &&
       TransposeRotation4Bytes(x, perm, c.OutputUninit(0, x.dtype(), shape)))
     return Status::Ok();
+  if (x.dtype() != DataType::kString) {
+    Tensor& y = c.OutputUninit(0, x.dtype(), shape);
+    StridedCopy(x.raw(), 0, shape, src_strides, Es(x), y.mutable_raw());
+    return Status::Ok();
+  }
   Tensor& y = c.Output(0, x.dtype(), shape);
   ForEachBroadcast(shape, {src_strides},
                    [&](int64_t i, const std::vector<int64_t>& o) { CopyElement(x, o[0], y, i); });
@@ -295,7 +301,6 @@ Status Slice(KernelContext& c) {
     step[a] = r.step;
     count[a] = r.count;
   }
-  Tensor& y = c.Output(0, x.dtype(), count);
   const auto strides = Strides(x.shape());
   int64_t base = 0;
   std::vector<int64_t> walk(rank);
@@ -303,6 +308,12 @@ Status Slice(KernelContext& c) {
     base += begin[i] * strides[i];
     walk[i] = step[i] * strides[i];
   }
+  if (x.dtype() != DataType::kString) {
+    Tensor& y = c.OutputUninit(0, x.dtype(), count);
+    StridedCopy(x.raw(), base, count, walk, Es(x), y.mutable_raw());
+    return Status::Ok();
+  }
+  Tensor& y = c.Output(0, x.dtype(), count);
   ForEachBroadcast(count, {walk}, [&](int64_t i, const std::vector<int64_t>& o) {
     CopyElement(x, base + o[0], y, i);
   });
@@ -373,6 +384,11 @@ Status Expand(KernelContext& c) {
   if (!target) return c.Error("shape must be int64");
   auto shape = BroadcastShape({x.shape(), *target});
   if (!shape) return c.Error("cannot expand to that shape");
+  if (x.dtype() != DataType::kString) {
+    Tensor& y = c.OutputUninit(0, x.dtype(), *shape);
+    StridedCopy(x.raw(), 0, *shape, BroadcastStrides(x.shape(), *shape), Es(x), y.mutable_raw());
+    return Status::Ok();
+  }
   Tensor& y = c.Output(0, x.dtype(), *shape);
   ForEachBroadcast(*shape, {BroadcastStrides(x.shape(), *shape)},
                    [&](int64_t i, const std::vector<int64_t>& o) { CopyElement(x, o[0], y, i); });

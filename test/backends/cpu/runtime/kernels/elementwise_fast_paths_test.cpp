@@ -1,0 +1,110 @@
+// The CPU kernels' fast paths for what exporter graphs run over every activation or attention
+// score (Where over 4-byte values, Pow by a constant, IsNaN, Not), each against its definition
+// computed here element by element, with broadcasting on every side.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ortc/runtime.h"
+
+using namespace ortc;
+
+namespace {
+
+template <typename T>
+Tensor Make(DataType dt, std::vector<int64_t> shape, const std::vector<T>& v) {
+  return Tensor::FromBytes(dt, std::move(shape), v.data(), v.size() * sizeof(T));
+}
+
+Tensor Bools(std::vector<int64_t> shape, const std::vector<int>& v) {
+  Tensor t = Tensor::Allocate(DataType::kBool, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) t.mutable_data<bool>()[i] = v[i] != 0;
+  return t;
+}
+
+std::vector<Tensor> Run(const std::string& op, int opset, std::vector<const Tensor*> inputs) {
+  CpuOpCall call;
+  call.op_type = op;
+  call.opset = opset;
+  call.inputs = std::move(inputs);
+  auto r = RunCpuOp(call);
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
+}  // namespace
+
+TEST_CASE("Where over 4-byte values broadcasts condition and both sides", "[kernels]") {
+  // cond [2, 1, 3], x a scalar, y [1, 4, 3] -> [2, 4, 3]; cond [2, 4, 1] broadcast along the
+  // last axis; then int32 values.
+  const Tensor cond = Bools({2, 1, 3}, {1, 0, 1, 0, 0, 1});
+  const Tensor x = Make<float>(DataType::kFloat, {}, {-7.5f});
+  std::vector<float> yv(12);
+  for (int i = 0; i < 12; ++i) yv[i] = static_cast<float>(i) * 0.5f;
+  const Tensor y = Make<float>(DataType::kFloat, {1, 4, 3}, yv);
+  auto out = Run("Where", 16, {&cond, &x, &y});
+  REQUIRE(out[0].shape() == std::vector<int64_t>{2, 4, 3});
+  for (int b = 0; b < 2; ++b)
+    for (int r = 0; r < 4; ++r)
+      for (int k = 0; k < 3; ++k) {
+        const bool pick = cond.data<bool>()[b * 3 + k];
+        CHECK(out[0].data<float>()[(b * 4 + r) * 3 + k] == (pick ? -7.5f : yv[r * 3 + k]));
+      }
+
+  const Tensor cond_rows = Bools({2, 4, 1}, {1, 0, 0, 1, 1, 1, 0, 0});
+  const std::vector<int32_t> iv = {1, 2, 3, 4, 5, 6};
+  const Tensor xi = Make<int32_t>(DataType::kInt32, {2, 1, 3}, iv);
+  const Tensor yi = Make<int32_t>(DataType::kInt32, {1}, {-1});
+  auto outi = Run("Where", 16, {&cond_rows, &xi, &yi});
+  REQUIRE(outi[0].shape() == std::vector<int64_t>{2, 4, 3});
+  for (int b = 0; b < 2; ++b)
+    for (int r = 0; r < 4; ++r)
+      for (int k = 0; k < 3; ++k)
+        CHECK(outi[0].data<int32_t>()[(b * 4 + r) * 3 + k] ==
+              (cond_rows.data<bool>()[b * 4 + r] ? iv[b * 3 + k] : -1));
+}
+
+TEST_CASE("Pow by a constant exponent of any type", "[kernels]") {
+  const std::vector<float> xv = {-2.0f, -0.5f, 0.0f, 1.5f, 3.0f, 10.0f};
+  const Tensor x = Make<float>(DataType::kFloat, {2, 3}, xv);
+  const Tensor three = Make<int64_t>(DataType::kInt64, {}, {3});
+  const Tensor two = Make<float>(DataType::kFloat, {1}, {2.0f});
+  const Tensor half = Make<double>(DataType::kDouble, {}, {0.5});
+  auto cube = Run("Pow", 15, {&x, &three});
+  auto square = Run("Pow", 15, {&x, &two});
+  auto root = Run("Pow", 15, {&x, &half});
+  REQUIRE(cube[0].shape() == x.shape());
+  REQUIRE(square[0].shape() == x.shape());
+  for (size_t i = 0; i < xv.size(); ++i) {
+    CHECK(cube[0].data<float>()[i] ==
+          Approx(std::pow(static_cast<double>(xv[i]), 3)).epsilon(1e-6));
+    CHECK(square[0].data<float>()[i] == xv[i] * xv[i]);
+    const double r = std::pow(static_cast<double>(xv[i]), 0.5);
+    if (std::isnan(r))
+      CHECK(std::isnan(root[0].data<float>()[i]));
+    else
+      CHECK(root[0].data<float>()[i] == Approx(r).epsilon(1e-6));
+  }
+  // An exponent of higher rank than the base broadcasts the output up to its rank.
+  const Tensor row = Make<float>(DataType::kFloat, {3}, {1.0f, 2.0f, 3.0f});
+  const Tensor two_2d = Make<float>(DataType::kFloat, {1, 1}, {2.0f});
+  auto up = Run("Pow", 15, {&row, &two_2d});
+  CHECK(up[0].shape() == std::vector<int64_t>{1, 3});
+  CHECK(up[0].data<float>()[2] == 9.0f);
+}
+
+TEST_CASE("IsNaN over floats and Not over bools", "[kernels]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x =
+      Make<float>(DataType::kFloat, {5}, {0.0f, std::nanf(""), inf, -inf, -std::nanf("")});
+  auto nan = Run("IsNaN", 20, {&x});
+  const std::vector<bool> want = {false, true, false, false, true};
+  for (size_t i = 0; i < want.size(); ++i) CHECK(nan[0].data<bool>()[i] == want[i]);
+  const Tensor b = Bools({2, 2}, {1, 0, 0, 1});
+  auto n = Run("Not", 1, {&b});
+  CHECK(n[0].data<bool>()[0] == false);
+  CHECK(n[0].data<bool>()[1] == true);
+  CHECK(n[0].data<bool>()[3] == false);
+}
