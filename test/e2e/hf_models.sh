@@ -6,7 +6,10 @@
 # and Gemma exported at opset 23, where SDPA is the Attention op and GELU the Gelu op; "static": an MQA
 # Llama exported at fixed shapes like the llama fixture; "more": architectures beyond those,
 # DistilBERT and a T5 encoder (TorchScript), Mistral, Gemma, Qwen3, Phi-3, Phi-2, GPT-NeoX
-# (dynamo); generated ones at [1,32] and [2,64], ViT at batch 1 and 2).
+# (dynamo); "settings": export settings beyond the defaults, opset_version=14 through the
+# TorchScript exporter (LayerNorm decomposed) for BERT and GPT-2, attn_implementation="eager"
+# through the dynamo exporter for Llama and Mistral; generated ones at [1,32] and [2,64], ViT at
+# batch 1 and 2).
 # The two KV-cache fixtures are also compiled together as one --share-weights group for CUDA
 # (check share-weights). For each model and shape, one line per check:
 #   reference      generated models with a numpy reference (make_hf_models.py --reference, the
@@ -31,7 +34,7 @@
 # CUDA compiles target sm_80 alone: the checks are about the graph, and one NVRTC target keeps
 # the run short (the emulator compiles the same way).
 # Usage: hf_models.sh ORTC_BINARY EMULATE_BINARY WORK_DIR GROUP|MODEL...
-#        GROUP: fixtures, torchscript, dynamo, static, more, all
+#        GROUP: fixtures, torchscript, dynamo, static, more, settings, all
 set -uo pipefail
 ortc=$1 emulate=$2 work=$3
 shift 3
@@ -47,6 +50,7 @@ torchscript=(bert_sdpa bert_eager roberta_sdpa vit_eager gpt2_sdpa gpt2_eager)
 dynamo=(llama_sdpa qwen2_sdpa bert_dynamo_sdpa llama_sdpa_opset23 bert_dynamo_sdpa_opset23 gemma_sdpa_opset23)
 static=(llama_mqa_static)
 more=(distilbert_sdpa t5_encoder_eager mistral_sdpa gemma_sdpa qwen3_sdpa phi3_sdpa phi_sdpa gpt_neox_sdpa)
+settings=(bert_sdpa_opset14 gpt2_sdpa_opset14 llama_eager mistral_eager)
 fixtures=(bert_torchscript_sdpa vit_torchscript_eager llama_dynamo_sdpa llama_kv_prefill_dynamo llama_kv_decode_dynamo)
 want_fixtures=() want_models=()
 for g in "$@"; do
@@ -56,9 +60,10 @@ for g in "$@"; do
     dynamo) want_models+=("${dynamo[@]}") ;;
     static) want_models+=("${static[@]}") ;;
     more) want_models+=("${more[@]}") ;;
+    settings) want_models+=("${settings[@]}") ;;
     all)
       want_fixtures+=("${fixtures[@]}")
-      want_models+=("${torchscript[@]}" "${dynamo[@]}" "${static[@]}" "${more[@]}")
+      want_models+=("${torchscript[@]}" "${dynamo[@]}" "${static[@]}" "${more[@]}" "${settings[@]}")
       ;;
     *) if [ -d "$fixtures_dir/$g" ]; then want_fixtures+=("$g"); else want_models+=("$g"); fi ;;
   esac

@@ -63,6 +63,14 @@ Models (each name is one variant; --only picks some):
                     partial rotary 0.4, gelu_new, biases, LM head bias.
   gpt_neox_sdpa     GPTNeoXForCausalLM, dynamo: per-head interleaved fused QKV chunked in three,
                     rotary_pct 0.25, parallel residual with two LayerNorms, erf GELU.
+  bert_sdpa_opset14, gpt2_sdpa_opset14
+                    BERT and GPT-2 through the TorchScript exporter with opset_version=14, as
+                    many export scripts still ask: LayerNorm decomposed (ReduceMean, Sub, Pow,
+                    ReduceMean, Add, Sqrt, Div, Mul, Add), the rest as at opset 17.
+  llama_eager, mistral_eager
+                    Llama and Mistral with attn_implementation="eager" through the dynamo
+                    exporter: MatMul over a Transpose of the repeated key, Mul by the scale after
+                    the product, Where(mask, 0, lowest) added, Softmax, no IsNaN guard.
   llama_sdpa_opset23, bert_dynamo_sdpa_opset23, gemma_sdpa_opset23
                     the same models exported with opset_version=23: torchlib writes SDPA as the
                     Attention op (4-D heads, the bool mask, transformers' scale) and GELUs as the

@@ -70,6 +70,13 @@ VARIANTS = {
     "gpt_neox_sdpa": dict(arch="gpt_neox", form="dynamo", attn="sdpa"),
     "phi_sdpa": dict(arch="phi", form="dynamo", attn="sdpa"),
     "t5_encoder_eager": dict(arch="t5", form="torchscript", attn="eager"),
+    # torch.onnx.export(..., dynamo=False, opset_version=14): LayerNorm decomposed
+    "bert_sdpa_opset14": dict(arch="bert", form="torchscript", attn="sdpa", opset=14),
+    "gpt2_sdpa_opset14": dict(arch="gpt2", form="torchscript", attn="sdpa", conv1d="gemm", opset=14),
+    # attn_implementation="eager" through the dynamo exporter: MatMul over a transposed key,
+    # scale after the product, the float mask added, Softmax, no IsNaN guard.
+    "llama_eager": dict(arch="llama", form="dynamo", attn="eager", kv_heads=2),
+    "mistral_eager": dict(arch="mistral", form="dynamo", attn="eager"),
     # torch.onnx.export(..., dynamo=True, opset_version=23): SDPA as the Attention op, GELUs as
     # the Gelu op; the rest as at opset 18.
     "llama_sdpa_opset23": dict(arch="llama", form="dynamo", attn="sdpa", kv_heads=2, opset=23),

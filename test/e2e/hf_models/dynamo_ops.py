@@ -237,6 +237,27 @@ def dy_attention(g, q, k, v, mask, head_dim):
     return outs[0]
 
 
+def dy_eager_attention(g, q, k, v, mask, head_dim):
+    """transformers' eager_attention_forward (attn_implementation="eager") as the dynamo exporter
+    writes it: matmul(q, k.transpose(2, 3)) as a Transpose of the last two axes and a MatMul,
+    * scaling after the product, + the float mask (eager_mask: Where(mask, 0, lowest), the
+    same BoolMask bias SDPA adds), Softmax (softmax(dtype=float32) and .to(query.dtype) are
+    no-op casts in an fp32 export, which the exporter drops), MatMul with v. No IsNaN guard: a
+    fully masked row is uniform, not NaN."""
+    scores = g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2], name="transpose")], name="matmul")
+    scores = g.op("Mul", [scores, g.f32(head_dim ** -0.5)], name="mul")
+    probs = g.op("Softmax", [g.op("Add", [scores, mask.bias(g)], name="add")], axis=-1, name="softmax")
+    return g.op("MatMul", [probs, v], name="matmul")
+
+
+def dy_attend(g, v, q, k, vv, mask, head_dim):
+    """The attention core of variant v: SDPA (torchlib's decomposition or, from opset 23, the
+    Attention op) or transformers' eager attention."""
+    if v["attn"] == "eager":
+        return dy_eager_attention(g, q, k, vv, mask, head_dim)
+    return dy_sdpa(g, q, k, vv, mask, head_dim)
+
+
 class BoolMask:
     """The bool attention mask and its Where(mask, 0, lowest): SDPA converts it in every layer,
     the exporter's CSE keeps the first (placed where layer 0 made it)."""

@@ -3,14 +3,15 @@ or static, and Mistral, Gemma, Qwen3 and Phi-3 with their departures from Llama.
 import numpy as np
 from onnx import TensorProto
 
-from .dynamo_ops import (BoolMask, dy_expand, dy_gelu_tanh, dy_linear, dy_list, dy_mask, dy_repeat_kv, dy_rmsnorm,
-                         dy_rmsnorm_gemma, dy_rotary_tables, dy_rotate, dy_sdpa, dy_sdpa_core, dy_size)
+from .dynamo_ops import (BoolMask, dy_attend, dy_expand, dy_gelu_tanh, dy_linear, dy_list, dy_mask, dy_repeat_kv, dy_rmsnorm,
+                         dy_rmsnorm_gemma, dy_rotary_tables, dy_rotate, dy_sdpa_core, dy_size)
 from .writer import INT64_MAX
 
 
 def llama_family(g, c, v, B, S):
-    """LlamaForCausalLM / Qwen2ForCausalLM, dynamo form; static (ints B, S) folds every shape,
-    mask and rotary computation into initializers as the exporter's optimizer does."""
+    """LlamaForCausalLM / Qwen2ForCausalLM, dynamo form, SDPA or eager attention (v["attn"]);
+    static (ints B, S) folds every shape, mask and rotary computation into initializers as the
+    exporter's optimizer does."""
     H, nh, kvh = c["hidden"], c["heads"], v["kv_heads"]
     d, rep = H // nh, nh // kvh
     static = isinstance(B, int)
@@ -93,7 +94,7 @@ def llama_family(g, c, v, B, S):
         else:
             kk = repeat_kv(k)
             vv = repeat_kv(vv)
-            ctx = dy_sdpa(g, q, kk, vv, mask, d)
+            ctx = dy_attend(g, v, q, kk, vv, mask, d)
         ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
         ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
         h = g.op("Add", [residual, dy_linear(g, ctx, g.randn(H, nh * d))], name="add")
@@ -110,7 +111,8 @@ def llama_family(g, c, v, B, S):
     return ["input_ids", "attention_mask"] + (["position_ids"] if pos_in else [])
 
 def decoder_dynamo(g, c, v, B, S):
-    """Llama-like causal LMs, dynamo form, SDPA, positions from cache_position; per architecture:
+    """Llama-like causal LMs, dynamo form, SDPA or eager attention, positions from cache_position;
+    per architecture:
       mistral  MistralForCausalLM: config.sliding_window set, so create_sliding_window_causal_mask
                (the window comparison and'ed into the causal mask); GQA.
       gemma    GemmaForCausalLM: GemmaRMSNorm (x * rsqrt(mean(x^2) + eps) * (1 + weight), the
@@ -176,7 +178,7 @@ def decoder_dynamo(g, c, v, B, S):
         k = dy_rotate(g, heads[1], cos, sin, rd, d)
         kk = dy_repeat_kv(g, k, batch, seq, kvh, rep, d)
         vv = dy_repeat_kv(g, heads[2], batch, seq, kvh, rep, d)
-        ctx = dy_sdpa(g, q, kk, vv, mask, d)
+        ctx = dy_attend(g, v, q, kk, vv, mask, d)
         ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3], name="transpose")
         ctx = g.op("Reshape", [ctx, dy_list(g, [batch, seq, -1])], allowzero=1, name="view")
         h = g.op("Add", [residual, linear(ctx, H, nh * d, f"{p}.self_attn.o_proj.weight")], name="add")

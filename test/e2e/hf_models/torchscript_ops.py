@@ -61,8 +61,17 @@ def ts_linear(g, x, w, b, scope, path=None):
 
 
 def ts_layernorm(g, x, weight, bias, eps, scope):
+    """nn.LayerNorm: the opset-17 op, or below opset 17 (opset_version=14, what many export
+    scripts still pass) the exporter's decomposition: mean over the last axis, x - mean, the
+    mean of its square (Pow 2), Add eps, Sqrt, Div, then * weight + bias."""
     with g.scope(scope):
-        return g.op("LayerNormalization", [x, weight, bias], axis=-1, epsilon=eps)
+        if g.opset >= 17:
+            return g.op("LayerNormalization", [x, weight, bias], axis=-1, epsilon=eps)
+        mean = g.op("ReduceMean", [x], axes=[-1])
+        centred = g.op("Sub", [x, mean])
+        var = g.op("ReduceMean", [g.op("Pow", [centred, g.f32(2.0)])], axes=[-1])
+        normed = g.op("Div", [centred, g.op("Sqrt", [g.op("Add", [var, g.f32(eps)])])])
+        return g.op("Add", [g.op("Mul", [normed, weight]), bias])
 
 
 def ts_gelu_erf(g, x, scope):
