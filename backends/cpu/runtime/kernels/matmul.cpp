@@ -2,6 +2,7 @@
 #include "cpu/runtime/kernels/float_gemm.h"
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
+#include "cpu_kernel/intra_op_threads.h"
 
 namespace ortc::exec {
 namespace {
@@ -27,11 +28,30 @@ Status MatMul(KernelContext& c) {
   const auto sb = BroadcastStrides(std::vector<int64_t>(bs.begin(), bs.end() - 2), *batch);
   const int64_t batches = Product(*batch);
   if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat) {
+    const double each = static_cast<double>(m) * n * k;
+    if (batches > 1 && ThreadsForWork(each) == 1 && ThreadsForWork(each * batches) > 1) {
+      // Many small GEMMs (attention's per-head products): one whole GEMM per thread at a time
+      // instead of each split over every thread.
+      const auto& shape = *batch;
+      const int threads = ThreadsForWork(each * batches);
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int64_t i = 0; i < batches; ++i) {
+        int64_t rem = i, oa = 0, ob = 0;
+        for (size_t d = shape.size(); d-- > 0;) {
+          const int64_t coord = rem % shape[d];
+          rem /= shape[d];
+          oa += coord * sa[d];
+          ob += coord * sb[d];
+        }
+        Sgemm(false, false, m, n, k, 1.f, a.data<float>() + oa * m * k, k,
+              b.data<float>() + ob * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
+      }
+      return Status::Ok();
+    }
     ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
       Sgemm(false, false, m, n, k, 1.f, a.data<float>() + o[0] * m * k, k,
             b.data<float>() + o[1] * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
     });
-    (void)batches;
     return Status::Ok();
   }
   ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
