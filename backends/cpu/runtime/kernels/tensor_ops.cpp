@@ -468,6 +468,78 @@ Status Range(KernelContext& c) {
   return Status::Ok();
 }
 
+template <typename T>
+void FillTyped(char* out, int64_t n) {
+  T v;
+  std::memcpy(&v, out, sizeof(T));
+  std::fill_n(reinterpret_cast<T*>(out), n, v);
+}
+
+// Every element of out set to its first (es bytes each).
+void FillWithFirst(char* out, int64_t n, size_t es) {
+  switch (es) {
+    case 1:
+      return FillTyped<uint8_t>(out, n);
+    case 2:
+      return FillTyped<uint16_t>(out, n);
+    case 4:
+      return FillTyped<uint32_t>(out, n);
+    case 8:
+      return FillTyped<uint64_t>(out, n);
+    default:
+      for (int64_t i = 1; i < n; ++i) std::memcpy(out + i * static_cast<int64_t>(es), out, es);
+  }
+}
+
+// Constant-mode Pad of any fixed-size type: y filled with the value, then the part of x that
+// lands inside y (all of it, or what negative pads leave) copied a row at a time. A decoder's
+// key/value caches grow through Pad every step; element by element it was a third of the step.
+void PadConstant(const Tensor& x, const std::vector<int64_t>& before, double value, Tensor& y) {
+  const int64_t total = y.elements();
+  if (total == 0) return;
+  const size_t es = Es(x);
+  auto* out = static_cast<char*>(y.mutable_raw());
+  SetElementFromDouble(y, 0, value);
+  FillWithFirst(out, total, es);
+  const int64_t rank = x.rank();
+  if (rank == 0) {  // a scalar pads to itself
+    std::memcpy(out, x.raw(), es);
+    return;
+  }
+  // The copied box: from src_start in x to dst_start in y, count long, per axis.
+  std::vector<int64_t> src_start(rank), dst_start(rank), count(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    src_start[d] = std::max<int64_t>(0, -before[d]);
+    dst_start[d] = std::max<int64_t>(0, before[d]);
+    count[d] = std::min(x.shape()[d] - src_start[d], y.shape()[d] - dst_start[d]);
+    if (count[d] <= 0) return;
+  }
+  const auto xs = Strides(x.shape());
+  const auto ys = Strides(y.shape());
+  int64_t src = 0, dst = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    src += src_start[d] * xs[d];
+    dst += dst_start[d] * ys[d];
+  }
+  const auto* in = static_cast<const char*>(x.raw());
+  const int64_t row = count[rank - 1];
+  std::vector<int64_t> coord(static_cast<size_t>(rank - 1), 0);
+  while (true) {
+    std::memcpy(out + dst * static_cast<int64_t>(es), in + src * static_cast<int64_t>(es),
+                static_cast<size_t>(row) * es);
+    int64_t d = rank - 2;
+    for (; d >= 0; --d) {
+      src += xs[d];
+      dst += ys[d];
+      if (++coord[d] < count[d]) break;
+      src -= xs[d] * count[d];
+      dst -= ys[d] * count[d];
+      coord[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 Status Pad(KernelContext& c) {
   const Tensor& x = c.in(0);
   const int64_t rank = x.rank();
@@ -508,6 +580,11 @@ Status Pad(KernelContext& c) {
     if (!bounded(before[i]) || !bounded(after[i])) return c.Error("pads must be within 2^40");
     shape[i] = x.shape()[i] + before[i] + after[i];
     if (shape[i] < 0) return c.Error("pads remove more than the axis' length");
+  }
+  if (mode == "constant" && x.dtype() != DataType::kString) {
+    Tensor& y = c.OutputUninit(0, x.dtype(), shape);
+    PadConstant(x, before, value, y);
+    return Status::Ok();
   }
   Tensor& y = c.Output(0, x.dtype(), shape);
   const auto xs = Strides(x.shape());
