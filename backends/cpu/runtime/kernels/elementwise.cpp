@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "cpu/runtime/kernels/elementwise_typed.h"
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
 #include "cpu/runtime/kernels/vector_math.h"
@@ -480,19 +481,22 @@ Status BitShift(KernelContext& c) {
   });
 }
 
-#define COMPARE(NAME, EXPR)                                                      \
+// Comparisons and logic: same-typed operands through their typed fast paths
+// (elementwise_typed.h), the rest in double.
+#define COMPARE(NAME, FAST, EXPR)                                                \
   Status NAME(KernelContext& c) {                                                \
+    if (FAST) return Status::Ok();                                               \
     return Binary(c, DataType::kBool,                                            \
                   [](double x, double y) { return static_cast<double>(EXPR); }); \
   }
-COMPARE(Equal, x == y)
-COMPARE(Less, x < y)
-COMPARE(Greater, x > y)
-COMPARE(LessOrEqual, x <= y)
-COMPARE(GreaterOrEqual, x >= y)
-COMPARE(And, (x != 0) && (y != 0))
-COMPARE(Or, (x != 0) || (y != 0))
-COMPARE(Xor, (x != 0) != (y != 0))
+COMPARE(Equal, CompareTyped(c, CompareOp::kEqual), x == y)
+COMPARE(Less, CompareTyped(c, CompareOp::kLess), x < y)
+COMPARE(Greater, CompareTyped(c, CompareOp::kGreater), x > y)
+COMPARE(LessOrEqual, CompareTyped(c, CompareOp::kLessOrEqual), x <= y)
+COMPARE(GreaterOrEqual, CompareTyped(c, CompareOp::kGreaterOrEqual), x >= y)
+COMPARE(And, LogicTyped(c, LogicOp::kAnd), (x != 0) && (y != 0))
+COMPARE(Or, LogicTyped(c, LogicOp::kOr), (x != 0) || (y != 0))
+COMPARE(Xor, LogicTyped(c, LogicOp::kXor), (x != 0) != (y != 0))
 
 Status BitwiseAnd(KernelContext& c) {
   return BinaryBits(c, false, std::bit_and<uint64_t>());
@@ -650,6 +654,7 @@ Status CastTo(KernelContext& c, DataType to) {
     return Status::Ok();
   }
   if (ElementSize(to) == 0) return c.Error("cast to " + DataTypeName(to) + " is not supported");
+  if (CastTyped(x, to, &y)) return Status::Ok();
   if ((x.dtype() == DataType::kInt64 || x.dtype() == DataType::kUint64) && !IsFloatType(to)) {
     for (int64_t i = 0; i < x.elements(); ++i) {
       const int64_t v = x.data<int64_t>()[i];

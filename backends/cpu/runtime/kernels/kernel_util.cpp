@@ -90,4 +90,35 @@ void KernelContext::CheckSize(size_t i, DataType dtype, const std::vector<int64_
                        " one tensor may have (SessionOptions::max_tensor_bytes)");
 }
 
+double RowSum(const float* x, int64_t n) {
+  double part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) part[k] += x[i + k];
+  double sum = 0;
+  for (; i < n; ++i) sum += x[i];
+  for (double p : part) sum += p;
+  return sum;
+}
+
+float RowMax(const float* x, int64_t n) {
+  if (n <= 0) return -INFINITY;
+  float part[8];
+  for (float& p : part) p = x[0];
+  bool nan = false;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) {
+      nan |= x[i + k] != x[i + k];
+      part[k] = x[i + k] > part[k] ? x[i + k] : part[k];
+    }
+  float best = part[0];
+  for (; i < n; ++i) {
+    nan |= x[i] != x[i];
+    best = x[i] > best ? x[i] : best;
+  }
+  for (float p : part) best = p > best ? p : best;
+  return nan ? NAN : best;
+}
+
 }  // namespace ortc::exec

@@ -35,6 +35,12 @@ bool DispatchNumeric(DataType dt, F&& f) {
 
 bool IsFloatType(DataType t);
 
+// A float row's sum in double, and its largest element (NaN if any is NaN), each kept in eight
+// partial results: eight independent chains instead of one as long as the row (a 128-long
+// softmax row's double additions were a dependency chain of 512 cycles), and vectorisable.
+double RowSum(const float* x, int64_t n);
+float RowMax(const float* x, int64_t n);
+
 // Reads a 0-D/1-D integer tensor (int32 or int64).
 std::optional<std::vector<int64_t>> IntsOf(const Tensor* t);
 // The first element of an integer tensor (TopK's k, CumSum's axis): nullopt when t is absent,

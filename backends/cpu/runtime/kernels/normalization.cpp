@@ -105,20 +105,8 @@ Status InstanceNormalization(KernelContext& c) {
   return Status::Ok();
 }
 
-// A float row's sum, and its sum of squared deviations from `mean`, in double: eight partial
-// sums, so the additions are eight independent chains (and vectorise) instead of one chain
-// as long as the row.
-double RowSum(const float* x, int64_t n) {
-  double part[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) part[k] += x[i + k];
-  double sum = 0;
-  for (; i < n; ++i) sum += x[i];
-  for (double p : part) sum += p;
-  return sum;
-}
-
+// A float row's sum of squared deviations from `mean`, in double: eight partial sums (as
+// RowSum, kernel_util.h).
 double RowSquaredDeviation(const float* x, int64_t n, double mean) {
   double part[8] = {};
   int64_t i = 0;

@@ -33,11 +33,10 @@ Status Softmax(KernelContext& c, SoftKind kind) {
     for (int64_t o = 0; o < outer; ++o) {
       const float* xr = in + o * dim;
       float* yr = out + o * dim;
-      const float peak = *std::max_element(xr, xr + dim);
+      const float peak = RowMax(xr, dim);
       for (int64_t k = 0; k < dim; ++k) yr[k] = xr[k] - peak;
       ExpArray(yr, yr, dim);
-      double sum = 0;
-      for (int64_t k = 0; k < dim; ++k) sum += yr[k];
+      const double sum = RowSum(yr, dim);
       const float scale = static_cast<float>(1.0 / sum);
       for (int64_t k = 0; k < dim; ++k) yr[k] *= scale;
     }

@@ -1,5 +1,5 @@
 // Copies a strided view of a tensor's bytes into a dense tensor: the one data-movement loop
-// behind Transpose, Slice and Expand. Axes are coalesced first (size-1 axes dropped, neighbours
+// behind Transpose, Slice, Expand and Split. Axes are coalesced first (size-1 axes dropped, neighbours
 // that are contiguous in the source merged), so the innermost run is as long as the layout
 // allows and is copied whole (memcpy), filled (a broadcast axis) or gathered with a typed
 // strided loop; rows are spread over the intra-op threads. Exporter graphs move every

@@ -1,6 +1,8 @@
-// The CPU kernels' fast paths for what exporter graphs run over every activation or attention
-// score (Where over 4-byte values, Pow by a constant, IsNaN, Not), each against its definition
-// computed here element by element, with broadcasting on every side.
+// The CPU kernels' fast paths for what exporter graphs run over every activation, attention
+// score or mask (Where over 4-byte values, Pow by a constant, IsNaN, Not, typed comparisons,
+// And/Or/Xor, Casts, Split), each against its definition computed here element by element, with
+// broadcasting on every side.
+#include <onnx/onnx_pb.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -107,4 +109,122 @@ TEST_CASE("IsNaN over floats and Not over bools", "[kernels]") {
   CHECK(n[0].data<bool>()[0] == false);
   CHECK(n[0].data<bool>()[1] == true);
   CHECK(n[0].data<bool>()[3] == false);
+}
+
+TEST_CASE("comparisons of one type broadcast into bool as their definitions", "[kernels]") {
+  // The causal mask's form: kv index [1, 1, 1, 4] <= query index [1, 1, 3, 1], as int64; then
+  // float against a broadcast row, NaN comparing false; then int32 equal to a scalar.
+  const Tensor kv = Make<int64_t>(DataType::kInt64, {1, 1, 1, 4}, {0, 1, 2, 3});
+  const Tensor q = Make<int64_t>(DataType::kInt64, {1, 1, 3, 1}, {0, 2, 3});
+  auto causal = Run("LessOrEqual", 16, {&kv, &q});
+  REQUIRE(causal[0].shape() == std::vector<int64_t>{1, 1, 3, 4});
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 4; ++k)
+      CHECK(causal[0].data<bool>()[r * 4 + k] == (k <= std::vector<int>{0, 2, 3}[r]));
+
+  const Tensor x =
+      Make<float>(DataType::kFloat, {2, 3}, {1.0f, std::nanf(""), -2.0f, 4.0f, 0.5f, 3.0f});
+  const Tensor row = Make<float>(DataType::kFloat, {3}, {1.0f, 0.0f, 3.0f});
+  const std::vector<bool> greater = {false, false, false, true, true, false};
+  const std::vector<bool> equal = {true, false, false, false, false, true};
+  auto g = Run("Greater", 13, {&x, &row});
+  auto e = Run("Equal", 13, {&x, &row});
+  auto ge = Run("GreaterOrEqual", 16, {&x, &row});
+  auto l = Run("Less", 13, {&x, &row});
+  for (size_t i = 0; i < greater.size(); ++i) {
+    CHECK(g[0].data<bool>()[i] == greater[i]);
+    CHECK(e[0].data<bool>()[i] == equal[i]);
+    CHECK(ge[0].data<bool>()[i] == (greater[i] || equal[i]));
+    CHECK(l[0].data<bool>()[i] == (i != 1 && !greater[i] && !equal[i]));
+  }
+
+  const Tensor ints = Make<int32_t>(DataType::kInt32, {4}, {3, -3, 3, 0});
+  const Tensor three = Make<int32_t>(DataType::kInt32, {}, {3});
+  auto eq = Run("Equal", 13, {&ints, &three});
+  CHECK(eq[0].data<bool>()[0]);
+  CHECK_FALSE(eq[0].data<bool>()[1]);
+  CHECK(eq[0].data<bool>()[2]);
+  CHECK_FALSE(eq[0].data<bool>()[3]);
+}
+
+TEST_CASE("And, Or and Xor of bools broadcast", "[kernels]") {
+  const Tensor a = Bools({2, 1}, {1, 0});
+  const Tensor b = Bools({1, 3}, {1, 0, 1});
+  auto both = Run("And", 7, {&a, &b});
+  auto either = Run("Or", 7, {&a, &b});
+  auto one = Run("Xor", 7, {&a, &b});
+  REQUIRE(both[0].shape() == std::vector<int64_t>{2, 3});
+  const int av[2] = {1, 0}, bv[3] = {1, 0, 1};
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 3; ++k) {
+      CHECK(both[0].data<bool>()[r * 3 + k] == (av[r] && bv[k]));
+      CHECK(either[0].data<bool>()[r * 3 + k] == (av[r] || bv[k]));
+      CHECK(one[0].data<bool>()[r * 3 + k] == (av[r] != bv[k]));
+    }
+}
+
+namespace {
+Tensor CastOf(const Tensor& x, DataType to) {
+  onnx::NodeProto node;
+  auto* attr = node.add_attribute();
+  attr->set_name("to");
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(static_cast<int64_t>(to));
+  CpuOpCall call;
+  call.op_type = "Cast";
+  call.opset = 19;
+  call.attributes = node.SerializeAsString();
+  call.inputs = {&x};
+  auto r = RunCpuOp(call);
+  REQUIRE(r.ok());
+  return (*r)[0];
+}
+}  // namespace
+
+TEST_CASE("Casts between bool, integers and floats keep C++'s conversions", "[kernels]") {
+  const Tensor mask = Make<int64_t>(DataType::kInt64, {4}, {1, 0, -5, 1LL << 40});
+  const Tensor as_float = CastOf(mask, DataType::kFloat);
+  CHECK(as_float.data<float>()[2] == -5.0f);
+  CHECK(as_float.data<float>()[3] == 1099511627776.0f);
+  const Tensor as_bool = CastOf(mask, DataType::kBool);
+  CHECK(as_bool.data<bool>()[0]);
+  CHECK_FALSE(as_bool.data<bool>()[1]);
+  CHECK(as_bool.data<bool>()[2]);
+  const Tensor back = CastOf(as_bool, DataType::kInt32);
+  CHECK(back.data<int32_t>()[1] == 0);
+  CHECK(back.data<int32_t>()[3] == 1);
+  const Tensor halfway = Make<double>(DataType::kDouble, {2}, {0.1, std::nan("")});
+  const Tensor narrowed = CastOf(halfway, DataType::kFloat);
+  CHECK(narrowed.data<float>()[0] == 0.1f);
+  CHECK(std::isnan(narrowed.data<float>()[1]));
+  CHECK(CastOf(halfway, DataType::kBool).data<bool>()[1]);  // NaN is not zero
+}
+
+TEST_CASE("Split copies each piece's rows", "[kernels]") {
+  std::vector<float> xv(2 * 6 * 3);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  const Tensor x = Make<float>(DataType::kFloat, {2, 6, 3}, xv);
+  const Tensor sizes = Make<int64_t>(DataType::kInt64, {3}, {1, 3, 2});
+  CpuOpCall call;
+  call.op_type = "Split";
+  call.opset = 13;
+  call.inputs = {&x, &sizes};
+  call.num_outputs = 3;
+  onnx::NodeProto node;
+  auto* axis = node.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  call.attributes = node.SerializeAsString();
+  auto r = RunCpuOp(call);
+  REQUIRE(r.ok());
+  const int64_t starts[3] = {0, 1, 4}, lens[3] = {1, 3, 2};
+  for (int p = 0; p < 3; ++p) {
+    REQUIRE((*r)[p].shape() == std::vector<int64_t>{2, lens[p], 3});
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t j = 0; j < lens[p]; ++j)
+        for (int64_t k = 0; k < 3; ++k)
+          CHECK((*r)[p].data<float>()[(b * lens[p] + j) * 3 + k] ==
+                xv[(b * 6 + starts[p] + j) * 3 + k]);
+  }
 }
