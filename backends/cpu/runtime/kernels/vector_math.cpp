@@ -19,33 +19,30 @@ ORTC_DECLARE_VECTOR_ISA(avx512)
 namespace ortc::exec {
 namespace {
 
-struct VectorMath {
-  void (*exp)(const float*, float*, int64_t);
-  void (*sigmoid)(const float*, float*, int64_t);
-  void (*tanh)(const float*, float*, int64_t);
-  void (*erf)(const float*, float*, int64_t);
-  void (*gelu)(const float*, float*, int64_t, bool);
-};
-
-#define ORTC_VECTOR_TABLE(ISA)                                                      \
-  VectorMath {                                                                      \
-    ISA::ExpArray, ISA::SigmoidArray, ISA::TanhArray, ISA::ErfArray, ISA::GeluArray \
-  }
-
-const VectorMath& Pick() {
-  static const VectorMath table = [] {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return ORTC_VECTOR_TABLE(avx512);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      return ORTC_VECTOR_TABLE(avx2);
-#endif
-    return ORTC_VECTOR_TABLE(baseline);
-  }();
+const VectorMathVariant& Pick() {
+  static const VectorMathVariant table = RunnableVectorMathVariants().front();
   return table;
 }
 
 }  // namespace
+
+std::vector<VectorMathVariant> RunnableVectorMathVariants() {
+  std::vector<VectorMathVariant> variants;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    variants.push_back({"avx512", avx512::ExpArray, avx512::SigmoidArray, avx512::TanhArray,
+                        avx512::ErfArray, avx512::GeluArray});
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    variants.push_back({"avx2", avx2::ExpArray, avx2::SigmoidArray, avx2::TanhArray, avx2::ErfArray,
+                        avx2::GeluArray});
+  }
+#endif
+  variants.push_back({"baseline", baseline::ExpArray, baseline::SigmoidArray, baseline::TanhArray,
+                      baseline::ErfArray, baseline::GeluArray});
+  return variants;
+}
 
 void ExpArray(const float* x, float* y, int64_t n) {
   Pick().exp(x, y, n);

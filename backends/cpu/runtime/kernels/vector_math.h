@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ortc::exec {
 
@@ -21,5 +22,17 @@ void ErfArray(const float* x, float* y, int64_t n);
 // GELU: x * 0.5 * (1 + erf(x / sqrt 2)), or with tanh_approx the tanh form
 // x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
 void GeluArray(const float* x, float* y, int64_t n, bool tanh_approx);
+
+// The compiled variants this CPU can run, widest first (the one the functions above use): so
+// tests check every variant a machine might pick, not only this machine's.
+struct VectorMathVariant {
+  const char* isa;  // "avx512", "avx2", "baseline"
+  void (*exp)(const float*, float*, int64_t);
+  void (*sigmoid)(const float*, float*, int64_t);
+  void (*tanh)(const float*, float*, int64_t);
+  void (*erf)(const float*, float*, int64_t);
+  void (*gelu)(const float*, float*, int64_t, bool);
+};
+std::vector<VectorMathVariant> RunnableVectorMathVariants();
 
 }  // namespace ortc::exec
