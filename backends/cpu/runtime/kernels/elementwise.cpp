@@ -136,16 +136,13 @@ UNARY(Mish, v* std::tanh(v > 20 ? v : std::log1p(std::exp(v))))
 
 Status Gelu(KernelContext& c) {
   const bool tanh_approx = c.op().String("approximate", "none") == "tanh";
-  if (c.in(0).dtype() == DataType::kFloat) {
-    return UnaryArray(
-        c, [&](const float* x, float* y, int64_t n) { GeluArray(x, y, n, tanh_approx); },
-        [](double v) { return v; });
-  }
-  return Unary(c, [&](double v) {
-    if (tanh_approx)
-      return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-  });
+  return UnaryArray(
+      c, [&](const float* x, float* y, int64_t n) { GeluArray(x, y, n, tanh_approx); },
+      [&](double v) {
+        if (tanh_approx)
+          return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      });
 }
 
 Status LeakyRelu(KernelContext& c) {
