@@ -107,7 +107,8 @@ Status Conv(KernelContext& c) {
     }
   }
   const std::vector<int64_t> w_shape = packed ? c.op().Ints("weight_shape") : wt.shape();
-  if (w_shape.size() != x.rank()) return c.Error("Conv weights must have the input's rank");
+  if (static_cast<int64_t>(w_shape.size()) != x.rank())
+    return c.Error("Conv weights must have the input's rank");
   // channels_last (set by the compiler on float 2-D convolutions): x, residual and y are NHWC.
   const bool channels_last = c.op().Int("channels_last", 0) != 0;
   // input_channels_first: a channels_last Conv reading an NCHW x (the model's image).

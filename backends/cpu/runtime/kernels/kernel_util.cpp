@@ -121,4 +121,14 @@ float RowMax(const float* x, int64_t n) {
   return nan ? NAN : best;
 }
 
+void CopyElement(const Tensor& src, int64_t src_i, Tensor& dst, int64_t dst_i) {
+  if (src.dtype() == DataType::kString) {
+    dst.mutable_strings()[dst_i] = src.strings()[src_i];
+    return;
+  }
+  const size_t es = ElementSize(src.dtype());
+  std::memcpy(static_cast<char*>(dst.mutable_raw()) + dst_i * es,
+              static_cast<const char*>(src.raw()) + src_i * es, es);
+}
+
 }  // namespace ortc::exec

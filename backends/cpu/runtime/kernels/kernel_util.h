@@ -35,6 +35,9 @@ bool DispatchNumeric(DataType dt, F&& f) {
 
 bool IsFloatType(DataType t);
 
+// Copies element `src_i` of `src` to element `dst_i` of `dst` (any type, strings included).
+void CopyElement(const Tensor& src, int64_t src_i, Tensor& dst, int64_t dst_i);
+
 // A float row's sum in double, and its largest element (NaN if any is NaN), each kept in eight
 // partial results: eight independent chains instead of one as long as the row (a 128-long
 // softmax row's double additions were a dependency chain of 512 cycles), and vectorisable.

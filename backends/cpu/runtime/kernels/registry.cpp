@@ -13,6 +13,7 @@ const KernelTable& Table() {
     KernelTable t;
     RegisterElementwiseKernels(t);
     RegisterTensorKernels(t);
+    RegisterPaddingKernels(t);
     RegisterReductionKernels(t);
     RegisterMatMulKernels(t);
     RegisterConvKernels(t);

@@ -12,6 +12,7 @@ using KernelTable = std::map<std::string, KernelFn>;
 
 void RegisterElementwiseKernels(KernelTable& t);
 void RegisterTensorKernels(KernelTable& t);
+void RegisterPaddingKernels(KernelTable& t);
 void RegisterReductionKernels(KernelTable& t);
 void RegisterMatMulKernels(KernelTable& t);
 void RegisterConvKernels(KernelTable& t);
