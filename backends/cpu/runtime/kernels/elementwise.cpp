@@ -549,23 +549,22 @@ Status Min(KernelContext& c) {
 // Where over 4-byte values: the broadcast walk per row of the last axis, the row a tight loop
 // over its three strides (each 0 or 1 when an operand is broadcast or not).
 void WhereRows4Bytes(const Tensor& cond, const Tensor& a, const Tensor& b,
-                     const std::vector<int64_t>& shape, std::vector<std::vector<int64_t>> strides,
-                     Tensor& y) {
-  const int64_t last = shape.back();
-  const int64_t lc = strides[0].back(), la = strides[1].back(), lb = strides[2].back();
-  for (auto& s : strides) s.pop_back();
-  const std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+                     const std::vector<int64_t>& shape,
+                     const std::vector<std::vector<int64_t>>& strides, Tensor& y) {
   const bool* pc = cond.data<bool>();
   const auto* pa = static_cast<const uint32_t*>(a.raw());
   const auto* pb = static_cast<const uint32_t*>(b.raw());
   auto* py = static_cast<uint32_t*>(y.mutable_raw());
-  ForEachBroadcast(outer, strides, [&](int64_t i, const std::vector<int64_t>& o) {
-    const bool* rc = pc + o[0];
-    const uint32_t* ra = pa + o[1];
-    const uint32_t* rb = pb + o[2];
-    uint32_t* ry = py + i * last;
-    for (int64_t k = 0; k < last; ++k) ry[k] = rc[k * lc] ? ra[k * la] : rb[k * lb];
-  });
+  ForEachBroadcastRow(
+      shape, strides,
+      [&](int64_t row, const std::vector<int64_t>& o, const std::vector<int64_t>& step, int64_t n) {
+        const bool* rc = pc + o[0];
+        const uint32_t* ra = pa + o[1];
+        const uint32_t* rb = pb + o[2];
+        uint32_t* ry = py + row * n;
+        const int64_t sc = step[0], sa = step[1], sb = step[2];
+        for (int64_t k = 0; k < n; ++k) ry[k] = rc[k * sc] ? ra[k * sa] : rb[k * sb];
+      });
 }
 
 Status Where(KernelContext& c) {

@@ -8,48 +8,53 @@
 namespace ortc::exec {
 namespace {
 
-// y = f(a, b) broadcast: the walk per row of the last axis, the row a tight loop over the two
-// operands' strides (0 for a broadcast operand, 1 otherwise).
-template <typename A, typename Y, typename F>
-void BroadcastRows(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape, Y* y, F f) {
+// y = f(a, b) over two inputs of type A broadcast into a bool output; false when they do not
+// broadcast. Rows of the last axis run as tight loops (ForEachBroadcastRow).
+template <typename A, typename F>
+bool BinaryToBool(KernelContext& c, F f) {
+  const Tensor& a = c.in(0);
+  const Tensor& b = c.in(1);
+  auto shape = BroadcastShape({a.shape(), b.shape()});
+  if (!shape) return false;
+  bool* y = c.OutputUninit(0, DataType::kBool, *shape).mutable_data<bool>();
   const A* pa = a.data<A>();
   const A* pb = b.data<A>();
+  if (Product(*shape) == 0) return true;
   if (a.shape() == b.shape()) {
     for (int64_t i = 0; i < a.elements(); ++i) y[i] = f(pa[i], pb[i]);
-    return;
+    return true;
   }
-  if (shape.empty()) {
+  if (shape->empty()) {
     y[0] = f(pa[0], pb[0]);
-    return;
+    return true;
   }
-  auto sa = BroadcastStrides(a.shape(), shape), sb = BroadcastStrides(b.shape(), shape);
-  const int64_t last = shape.back(), la = sa.back(), lb = sb.back();
-  sa.pop_back();
-  sb.pop_back();
-  const std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
-  ForEachBroadcast(outer, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
-    const A* ra = pa + o[0];
-    const A* rb = pb + o[1];
-    Y* ry = y + i * last;
-    for (int64_t k = 0; k < last; ++k) ry[k] = f(ra[k * la], rb[k * lb]);
-  });
+  ForEachBroadcastRow(
+      *shape, {BroadcastStrides(a.shape(), *shape), BroadcastStrides(b.shape(), *shape)},
+      [&](int64_t row, const std::vector<int64_t>& o, const std::vector<int64_t>& step, int64_t n) {
+        const A* ra = pa + o[0];
+        const A* rb = pb + o[1];
+        bool* ry = y + row * n;
+        const int64_t sa = step[0], sb = step[1];
+        for (int64_t k = 0; k < n; ++k) ry[k] = f(ra[k * sa], rb[k * sb]);
+      });
+  return true;
 }
 
 template <typename T>
-void Compare(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape, bool* y,
-             CompareOp op) {
+bool Compare(KernelContext& c, CompareOp op) {
   switch (op) {
     case CompareOp::kEqual:
-      return BroadcastRows<T>(a, b, shape, y, [](T x, T z) { return x == z; });
+      return BinaryToBool<T>(c, [](T x, T z) { return x == z; });
     case CompareOp::kLess:
-      return BroadcastRows<T>(a, b, shape, y, [](T x, T z) { return x < z; });
+      return BinaryToBool<T>(c, [](T x, T z) { return x < z; });
     case CompareOp::kGreater:
-      return BroadcastRows<T>(a, b, shape, y, [](T x, T z) { return x > z; });
+      return BinaryToBool<T>(c, [](T x, T z) { return x > z; });
     case CompareOp::kLessOrEqual:
-      return BroadcastRows<T>(a, b, shape, y, [](T x, T z) { return x <= z; });
+      return BinaryToBool<T>(c, [](T x, T z) { return x <= z; });
     case CompareOp::kGreaterOrEqual:
-      return BroadcastRows<T>(a, b, shape, y, [](T x, T z) { return x >= z; });
+      return BinaryToBool<T>(c, [](T x, T z) { return x >= z; });
   }
+  return false;
 }
 
 template <typename To>
@@ -65,52 +70,33 @@ bool CastInto(const Tensor& x, To* y) {
 }  // namespace
 
 bool CompareTyped(KernelContext& c, CompareOp op) {
-  const Tensor& a = c.in(0);
-  const Tensor& b = c.in(1);
-  const DataType t = a.dtype();
-  if (b.dtype() != t || (t != DataType::kFloat && t != DataType::kDouble && t != DataType::kInt32 &&
-                         t != DataType::kInt64))
-    return false;
-  auto shape = BroadcastShape({a.shape(), b.shape()});
-  if (!shape) return false;
-  bool* y = c.OutputUninit(0, DataType::kBool, *shape).mutable_data<bool>();
-  if (Product(*shape) == 0) return true;
+  const DataType t = c.in(0).dtype();
+  if (c.in(1).dtype() != t) return false;
   switch (t) {
     case DataType::kFloat:
-      Compare<float>(a, b, *shape, y, op);
-      break;
+      return Compare<float>(c, op);
     case DataType::kDouble:
-      Compare<double>(a, b, *shape, y, op);
-      break;
+      return Compare<double>(c, op);
     case DataType::kInt32:
-      Compare<int32_t>(a, b, *shape, y, op);
-      break;
+      return Compare<int32_t>(c, op);
+    case DataType::kInt64:
+      return Compare<int64_t>(c, op);
     default:
-      Compare<int64_t>(a, b, *shape, y, op);
+      return false;
   }
-  return true;
 }
 
 bool LogicTyped(KernelContext& c, LogicOp op) {
-  const Tensor& a = c.in(0);
-  const Tensor& b = c.in(1);
-  if (a.dtype() != DataType::kBool || b.dtype() != DataType::kBool) return false;
-  auto shape = BroadcastShape({a.shape(), b.shape()});
-  if (!shape) return false;
-  bool* y = c.OutputUninit(0, DataType::kBool, *shape).mutable_data<bool>();
-  if (Product(*shape) == 0) return true;
+  if (c.in(0).dtype() != DataType::kBool || c.in(1).dtype() != DataType::kBool) return false;
   switch (op) {
     case LogicOp::kAnd:
-      BroadcastRows<bool>(a, b, *shape, y, [](bool x, bool z) { return x && z; });
-      break;
+      return BinaryToBool<bool>(c, [](bool x, bool z) { return x && z; });
     case LogicOp::kOr:
-      BroadcastRows<bool>(a, b, *shape, y, [](bool x, bool z) { return x || z; });
-      break;
+      return BinaryToBool<bool>(c, [](bool x, bool z) { return x || z; });
     case LogicOp::kXor:
-      BroadcastRows<bool>(a, b, *shape, y, [](bool x, bool z) { return x != z; });
-      break;
+      return BinaryToBool<bool>(c, [](bool x, bool z) { return x != z; });
   }
-  return true;
+  return false;
 }
 
 bool CastTyped(const Tensor& x, DataType to, Tensor* y) {

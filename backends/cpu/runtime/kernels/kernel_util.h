@@ -35,6 +35,25 @@ bool DispatchNumeric(DataType dt, F&& f) {
 
 bool IsFloatType(DataType t);
 
+// A broadcast over a non-empty `shape` walked a row of its last axis at a time:
+// f(row, offsets, steps, length) per row, offsets[k] the first element operand k reads in that
+// row and steps[k] its stride along the row (0 where it is broadcast). The row loops in f stay
+// tight and vectorise, where ForEachBroadcast calls back per element.
+template <typename F>
+void ForEachBroadcastRow(const std::vector<int64_t>& shape,
+                         std::vector<std::vector<int64_t>> strides, F f) {
+  std::vector<int64_t> steps;
+  for (auto& s : strides) {
+    steps.push_back(s.back());
+    s.pop_back();
+  }
+  const int64_t length = shape.back();
+  const std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+  ForEachBroadcast(outer, strides, [&](int64_t row, const std::vector<int64_t>& offsets) {
+    f(row, offsets, steps, length);
+  });
+}
+
 // Copies element `src_i` of `src` to element `dst_i` of `dst` (any type, strings included).
 void CopyElement(const Tensor& src, int64_t src_i, Tensor& dst, int64_t dst_i);
 

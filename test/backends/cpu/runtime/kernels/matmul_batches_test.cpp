@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu_kernel/intra_op_threads.h"
+#include "cpu_op.h"
 #include "ortc/runtime.h"
 
 using namespace ortc;
@@ -19,17 +20,11 @@ Tensor Floats(std::vector<int64_t> shape, int seed) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     v[i] = static_cast<float>(((i * 7919 + seed * 104729) % 2001) - 1000) / 1000.0f;
-  return Tensor::FromBytes(DataType::kFloat, std::move(shape), v.data(), v.size() * sizeof(float));
+  return test::HostTensor<float>(DataType::kFloat, std::move(shape), v);
 }
 
 Tensor MatMul(const Tensor& a, const Tensor& b) {
-  CpuOpCall call;
-  call.op_type = "MatMul";
-  call.opset = 13;
-  call.inputs = {&a, &b};
-  auto r = RunCpuOp(call);
-  REQUIRE(r.ok());
-  return (*r)[0];
+  return test::RunOp("MatMul", 13, {&a, &b})[0];
 }
 
 }  // namespace

@@ -6,16 +6,14 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_op.h"
 #include "ortc/runtime.h"
 
 using namespace ortc;
+using ortc::test::HostTensor;
+using ortc::test::RunOp;
 
 namespace {
-
-template <typename T>
-Tensor Make(DataType dt, std::vector<int64_t> shape, const std::vector<T>& v) {
-  return Tensor::FromBytes(dt, std::move(shape), v.data(), v.size() * sizeof(T));
-}
 
 // y[i] = x[i - before] where that is inside x, else value; shapes [2, 3, 4] -> out_shape.
 template <typename T>
@@ -37,21 +35,16 @@ template <typename T>
 void Check(DataType dt, const std::vector<int64_t>& pads, T value) {
   std::vector<T> xv(24);
   for (int i = 0; i < 24; ++i) xv[i] = static_cast<T>(i + 1);
-  const Tensor x = Make<T>(dt, {2, 3, 4}, xv);
-  const Tensor p = Make<int64_t>(DataType::kInt64, {6}, pads);
-  const Tensor v = Make<T>(dt, {}, {value});
-  CpuOpCall call;
-  call.op_type = "Pad";
-  call.opset = 13;
-  call.inputs = {&x, &p, &v};
-  auto r = RunCpuOp(call);
-  REQUIRE(r.ok());
+  const Tensor x = HostTensor<T>(dt, {2, 3, 4}, xv);
+  const Tensor p = HostTensor<int64_t>(DataType::kInt64, {6}, pads);
+  const Tensor v = HostTensor<T>(dt, {}, {value});
+  const auto r = RunOp("Pad", 13, {&x, &p, &v});
   const std::vector<int64_t> before = {pads[0], pads[1], pads[2]};
   std::vector<int64_t> shape = {2 + pads[0] + pads[3], 3 + pads[1] + pads[4],
                                 4 + pads[2] + pads[5]};
-  REQUIRE((*r)[0].shape() == shape);
+  REQUIRE(r[0].shape() == shape);
   const auto want = Expected<T>(xv, {2, 3, 4}, before, shape, value);
-  CHECK(std::memcmp((*r)[0].raw(), want.data(), want.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(r[0].raw(), want.data(), want.size() * sizeof(T)) == 0);
 }
 
 }  // namespace
@@ -70,16 +63,12 @@ TEST_CASE("constant Pad grows, crops and fills every element type", "[kernels]")
 TEST_CASE("constant Pad over the axes input pads only those axes", "[kernels]") {
   std::vector<float> xv(24);
   for (int i = 0; i < 24; ++i) xv[i] = static_cast<float>(i);
-  const Tensor x = Make<float>(DataType::kFloat, {2, 3, 4}, xv);
-  const Tensor pads = Make<int64_t>(DataType::kInt64, {2}, {1, 2});  // axis -1: 1 before, 2 after
-  const Tensor axes = Make<int64_t>(DataType::kInt64, {1}, {-1});
-  CpuOpCall call;
-  call.op_type = "Pad";
-  call.opset = 18;
-  call.inputs = {&x, &pads, nullptr, &axes};
-  auto r = RunCpuOp(call);
-  REQUIRE(r.ok());
-  REQUIRE((*r)[0].shape() == std::vector<int64_t>{2, 3, 7});
+  const Tensor x = HostTensor<float>(DataType::kFloat, {2, 3, 4}, xv);
+  const Tensor pads =
+      HostTensor<int64_t>(DataType::kInt64, {2}, {1, 2});  // axis -1: 1 before, 2 after
+  const Tensor axes = HostTensor<int64_t>(DataType::kInt64, {1}, {-1});
+  const auto r = RunOp("Pad", 18, {&x, &pads, nullptr, &axes});
+  REQUIRE(r[0].shape() == std::vector<int64_t>{2, 3, 7});
   const auto want = Expected<float>(xv, {2, 3, 4}, {0, 0, 1}, {2, 3, 7}, 0.0f);
-  CHECK(std::memcmp((*r)[0].raw(), want.data(), want.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(r[0].raw(), want.data(), want.size() * sizeof(float)) == 0);
 }
