@@ -356,6 +356,16 @@ int SubgraphIr::AddInt64s(std::string name, const std::vector<int64_t>& values) 
                                                        values.size() * sizeof(int64_t)));
 }
 
+int SubgraphIr::AddConstant(std::string name, int32_t dtype, const std::vector<int64_t>& dims,
+                            std::string bytes) {
+  graph::TensorInfo info;
+  info.dtype = dtype;
+  info.shape.rank_known = true;
+  for (int64_t d : dims) info.shape.dims.push_back(graph::Dim{d, ""});
+  return AddWeight(std::move(name), std::move(info),
+                   std::make_shared<const std::string>(std::move(bytes)));
+}
+
 std::optional<std::vector<int64_t>> IntConstant(const SubgraphIr& ir, int v) {
   if (v < 0 || ir.values[v].kind != ValueKind::kWeight || !ir.values[v].bytes) return std::nullopt;
   const int32_t t = ir.values[v].info.dtype;

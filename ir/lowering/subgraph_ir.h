@@ -78,6 +78,9 @@ struct SubgraphIr {
   int AddWeight(std::string name, graph::TensorInfo info, std::shared_ptr<const std::string> bytes);
   // A 1-D int64 weight of these values (a shape, split sizes), for an op a pass adds.
   int AddInt64s(std::string name, const std::vector<int64_t>& values);
+  // A weight of this type and static shape holding `bytes` (raw little-endian), for a pass.
+  int AddConstant(std::string name, int32_t dtype, const std::vector<int64_t>& dims,
+                  std::string bytes);
   // A new intermediate value, for an op a pass adds; returns its index.
   int AddIntermediate(std::string name, graph::TensorInfo info);
   // Number of live ops reading value v.

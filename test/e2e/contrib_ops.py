@@ -51,7 +51,11 @@ def check_cpu(ortc, models, work, spec):
     model = os.path.join(models, name + ".onnx")
     out = os.path.join(work, "cpu", name)
     os.makedirs(out)
-    run([ortc, "compile", model, "--ep", "cpu", "-o", out, "-q"])
+    report = json.loads(run([ortc, "compile", model, "--ep", "cpu", "-o", out, "--json"]).stdout)
+    if spec.get("int4_matmuls") is not None:
+        kept = report["lowering"]["int4_matmuls"]
+        assert kept == spec["int4_matmuls"], \
+            f"{name}: {kept} MatMul(s) kept at 4 bits on the CPU, expected {spec['int4_matmuls']}"
     feeds = {k: os.path.join(models, name, "inputs", k + ".npy") for k in spec["inputs"]}
     got = os.path.join(out, "outputs")
     run([ortc, "run", os.path.join(out, name + "_ctx.onnx"), "--output-dir", got] +

@@ -92,6 +92,9 @@ class Family:
     # GPT-2's learned positions and causal table stop at 128, so it has no such check.
     rotary_positions: int = 0
     args: tuple = ()  # the script's options beyond the folder and the seed
+    # MatMuls of the GenAI form its CPU compile keeps at 4 bits (MatMulInt4): the MLP's
+    # MatMulNBits, large enough not to be dequantized at graph level.
+    genai_int4_matmuls: int = 0
 
     def path(self, work, kind):
         return os.path.join(work, f"{self.stem}_{kind}.onnx")
@@ -100,12 +103,13 @@ class Family:
 # Seed 1: greedy continuations that vary (16 to 23 distinct tokens in 32, both families), a
 # stronger check than a model that repeats one token.
 SEED = 1
-FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False, rotary_positions=256),
+FAMILIES = (Family("Llama", "make_kv_decoder.py", "kv", genai_same_weights=False, rotary_positions=256,
+                   genai_int4_matmuls=6),
             Family("GPT-2", "make_gpt2_kv_decoder.py", "gpt2", genai_same_weights=True),
             # The Llama pair as PyTorch exports SDPA from opset 23 on: one Attention op a layer
             # (GQA over the unrepeated key/value heads, a boolean mask).
             Family("Llama (opset-23 Attention)", "make_kv_decoder.py", "kv23", genai_same_weights=False,
-                   rotary_positions=256, args=("--attention-op",)))
+                   rotary_positions=256, args=("--attention-op",), genai_int4_matmuls=6))
 
 
 def run(cmd, ok=True):
@@ -202,7 +206,9 @@ def check_genai(ortc, work, fam, pair_tokens):
     genai = fam.path(work, "genai")
     empty = next(iter(cache_shapes(genai, 0).values()))
     out = os.path.join(work, f"{fam.stem}_genai")
-    run([ortc, "compile", genai, "--ep", "cpu", "-o", out + "/", "-q"])
+    report = json.loads(run([ortc, "compile", genai, "--ep", "cpu", "-o", out + "/", "--json"]).stdout)
+    assert report["lowering"]["int4_matmuls"] == fam.genai_int4_matmuls, \
+        f"{fam.name} GenAI form: {report['lowering']['int4_matmuls']} MatMul(s) at 4 bits, expected {fam.genai_int4_matmuls}"
     ctx = os.path.join(out, f"{fam.stem}_genai_ctx.onnx")
     wanted = []
     for prompt, pair_want in zip(PROMPTS, pair_tokens):

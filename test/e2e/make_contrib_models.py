@@ -41,6 +41,7 @@ class Model:
         self.feeds, self.int_ranges, self.contrib = {}, {}, 0
         self.one_cuda_group, self.reference = True, "ort"
         self.input_values = {}  # scalar inputs the CUDA checks fix with --input-value
+        self.int4_matmuls = None  # MatMuls the CPU compile must keep at 4 bits, when checked
 
     def weight(self, name, shape, scale=None):
         scale = scale if scale is not None else 1 / np.sqrt(shape[0])
@@ -97,6 +98,7 @@ class Model:
             "contrib_nodes": self.contrib,
             "one_cuda_group": self.one_cuda_group,
             "input_values": self.input_values,
+            **({"int4_matmuls": self.int4_matmuls} if self.int4_matmuls is not None else {}),
             **self.manifest_extra(),
         })
 
@@ -403,23 +405,30 @@ def quantize_4bit(w, block, rng, zero_points):
 def matmul_nbits(out, manifest):
     """com.microsoft MatMulNBits (4-bit weight-only quantization, GenAI's int4 models): symmetric
     (zero point 8) with a bias, and with packed zero points and a K that is not a multiple of the
-    block size; and weights of 128 KiB, more than graph-level folding takes (64 KiB): their
-    unpacking (uint8 Mod/Div, which CUDA kernels refuse) must still fold inside the CUDA group."""
-    for name, K, N, block, zero_points, bias in (("matmul_nbits", 64, 48, 32, False, True),
-                                                 ("matmul_nbits_zero_points", 40, 24, 16, True, False),
-                                                 ("matmul_nbits_large", 256, 1024, 32, False, False)):
+    block size; and weights of 128 KiB and more, past what graph-level folding takes (64 KiB):
+    their unpacking (uint8 Mod/Div, which CUDA kernels refuse) must still fold inside the CUDA
+    group, and the CPU compile must keep them at 4 bits (MatMulInt4), for many rows (a GEMM) and
+    for one (a decode step's dot products), with packed zero points over an odd block count."""
+    # (name, K, N, block, zero points, bias, rows (B, S) of x, MatMuls kept at 4 bits on the CPU)
+    for name, K, N, block, zero_points, bias, rows, int4 in (
+            ("matmul_nbits", 64, 48, 32, False, True, (B, S), 0),  # folded at graph level
+            ("matmul_nbits_zero_points", 40, 24, 16, True, False, (B, S), 0),  # K % block != 0
+            ("matmul_nbits_large", 256, 1024, 32, False, False, (B, S), 1),
+            ("matmul_nbits_zero_points_large", 256, 384, 64, True, True, (B, S), 1),
+            ("matmul_nbits_decode_row", 384, 512, 128, True, False, (1, 1), 1)):
         m = Model(name)
         w = m.rng.normal(0, 0.2, [K, N]).astype(np.float32)
         packed, scales, zps = quantize_4bit(w, block, m.rng, zero_points)
         m.inits += [numpy_helper.from_array(packed, "w_q"), numpy_helper.from_array(scales, "w_scales")]
-        inputs = [m.input("x", [B, S, K]), "w_q", "w_scales"]
+        inputs = [m.input("x", [*rows, K]), "w_q", "w_scales"]
         if zero_points:
             m.inits.append(numpy_helper.from_array(zps, "w_zero_points"))
             inputs.append("w_zero_points")
         if bias:
-            inputs += ["", "", m.weight("bias", [N], 0.1)]
+            inputs += [""] * (5 - len(inputs)) + [m.weight("bias", [N], 0.1)]
         m.node("MatMulNBits", inputs, ["y"], "MatMulNBits_0", MS, K=K, N=N, bits=4, block_size=block)
         m.output("y")
+        m.int4_matmuls = int4
         m.save(out, manifest)
 
 

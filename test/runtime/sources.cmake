@@ -33,4 +33,5 @@ set(ORTC_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/elementwise_fast_paths_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/matmul_batches_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/pad_constant_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../backends/cpu/runtime/kernels/int4_matmul_test.cpp
 )

@@ -9,6 +9,7 @@
 #include "base/shape_limit.h"
 #include "cpu/compile/channels_last.h"
 #include "cpu/compile/fusion.h"
+#include "cpu/compile/int4_weights.h"
 #include "cpu/compile/quantized_fusion.h"
 #include "cpu/compile/weight_packing.h"
 #include "cpu_program_generated.h"
@@ -304,8 +305,12 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   // Before folding: folding would turn the weights' DequantizeLinear into float constants.
   auto qdq = FuseQdqConvolutions(&ir.value());
   if (!qdq.ok()) return qdq.status();
+  // The 4-bit weights' constants, found before folding replaces them by the float weight.
+  const std::vector<Int4Candidate> int4 = FindInt4Candidates(*ir);
   auto folded = lowering::FoldConstants(&ir.value());
   if (!folded.ok()) return folded.status();
+  auto int4_matmuls = UseInt4Weights(&ir.value(), int4);
+  if (!int4_matmuls.ok()) return int4_matmuls.status();
   auto bn = lowering::FoldBatchNormIntoConv(&ir.value());
   if (!bn.ok()) return bn.status();
   auto gemm = lowering::PretransposeGemmWeights(&ir.value());
@@ -325,6 +330,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   if (!packed.ok()) return packed.status();
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
+  out.stats["int4_matmuls"] = *int4_matmuls;
   out.stats["batchnorms_folded"] = *bn;
   out.stats["gemm_weights_pretransposed"] = *gemm;
   out.stats["residual_adds_fused"] = fused->residual_adds;

@@ -80,15 +80,6 @@ std::optional<Dequantize> AsDequantize(SubgraphIr* ir, int v) {
   return d;
 }
 
-int AddConst(SubgraphIr* ir, const std::string& name, int32_t dtype, std::vector<int64_t> dims,
-             std::string bytes) {
-  graph::TensorInfo info;
-  info.dtype = dtype;
-  info.shape.rank_known = true;
-  for (int64_t d : dims) info.shape.dims.push_back(graph::Dim{d, ""});
-  return ir->AddWeight(name, info, std::make_shared<const std::string>(std::move(bytes)));
-}
-
 }  // namespace
 
 Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
@@ -174,10 +165,11 @@ Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
         bq[m] = static_cast<int32_t>(q);
       }
       if (!fits) continue;
-      bias = AddConst(ir, ir->values[conv->inputs[1]].name + ".qbias", onnx::TensorProto::INT32,
-                      {M}, std::string(reinterpret_cast<const char*>(bq.data()), bq.size() * 4));
+      bias = ir->AddConstant(ir->values[conv->inputs[1]].name + ".qbias", onnx::TensorProto::INT32,
+                             {M},
+                             std::string(reinterpret_cast<const char*>(bq.data()), bq.size() * 4));
     }
-    conv = &ir->ops[k];  // AddConst grew values only; ops are unchanged
+    conv = &ir->ops[k];  // AddConstant grew values only; ops are unchanged
     IrOp q;
     q.name = conv->name;
     q.op_type = "QLinearConv";
@@ -185,16 +177,16 @@ Result<int> FuseQdqConvolutions(SubgraphIr* ir) {
     std::vector<int> w_zero_input = {w->zero};
     if (w->zero < 0) {
       // QLinearConv requires w_zero_point: an int8 zero.
-      w_zero_input[0] = AddConst(ir, ir->values[w->quantized].name + ".zero",
-                                 onnx::TensorProto::INT8, {}, std::string(1, '\0'));
+      w_zero_input[0] = ir->AddConstant(ir->values[w->quantized].name + ".zero",
+                                        onnx::TensorProto::INT8, {}, std::string(1, '\0'));
       conv = &ir->ops[k];
     }
     int y_zero_input = has_y_zero ? quant->inputs[2] : -1;
     if (!has_y_zero) {
       // QuantizeLinear without a zero point writes uint8; QLinearConv takes its output type
       // from the zero point, so it gets an explicit uint8 zero.
-      y_zero_input = AddConst(ir, ir->values[quant->outputs[0]].name + ".zero",
-                              onnx::TensorProto::UINT8, {}, std::string(1, '\0'));
+      y_zero_input = ir->AddConstant(ir->values[quant->outputs[0]].name + ".zero",
+                                     onnx::TensorProto::UINT8, {}, std::string(1, '\0'));
       conv = &ir->ops[k];
     }
     q.inputs = {x->quantized, x->scale,        x->zero,          w->quantized,

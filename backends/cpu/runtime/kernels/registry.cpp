@@ -16,6 +16,7 @@ const KernelTable& Table() {
     RegisterPaddingKernels(t);
     RegisterReductionKernels(t);
     RegisterMatMulKernels(t);
+    RegisterInt4MatMulKernels(t);
     RegisterConvKernels(t);
     RegisterPoolKernels(t);
     RegisterNormalizationKernels(t);

@@ -15,6 +15,7 @@ void RegisterTensorKernels(KernelTable& t);
 void RegisterPaddingKernels(KernelTable& t);
 void RegisterReductionKernels(KernelTable& t);
 void RegisterMatMulKernels(KernelTable& t);
+void RegisterInt4MatMulKernels(KernelTable& t);
 void RegisterConvKernels(KernelTable& t);
 void RegisterPoolKernels(KernelTable& t);
 void RegisterNormalizationKernels(KernelTable& t);

@@ -1,0 +1,44 @@
+// CPU lowering pass for 4-bit weights (ONNX Runtime's MatMulNBits, as GenAI's int4 models and
+// weight-only quantizers write them): a MatMul whose weight is computed from constants that hold
+// a 4-bit block layout becomes MatMulInt4 (backends/cpu/runtime/kernels/int4_matmul.cpp), which
+// keeps the weight at half a byte a value instead of four in the binary and in memory, and reads
+// it so in every run. A decode step is bound by reading its weights, so it reads 1/7 of the bytes.
+//
+// Matched by what the weight is, not by how the graph spells the dequantization (nor by how much
+// of it graph-level folding already did): before folding, a MatMul's constant weight cone is
+// searched for constants that can be a per-block scale (a float per column and block of 32k
+// values along K) and zero point (none, meaning 8, uint8 two a byte as MatMulNBits packs them,
+// or floats); after folding, each float weight value w must be (q - z) * s in float, bit for bit,
+// for a q in [0, 15]. Only an exact match everywhere is replaced, so the program computes with the
+// same weights as before; a weight that differs anywhere stays float.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lowering/subgraph_ir.h"
+
+namespace ortc::backends::cpu {
+
+// A MatMul whose folded weight may be a 4-bit block dequantization of these constants.
+struct Int4Candidate {
+  std::string matmul;  // the op's output value (the new weights are named after it)
+  int64_t k = 0, n = 0, block = 0;
+  // (scales, zero points) pairs to try: float [N * blocks] scales; zero points absent (8),
+  // uint8 packed two a byte [N * ceil(blocks / 2)] or float [N * blocks].
+  struct Scaling {
+    std::shared_ptr<const std::string> scales, zeros;
+    bool packed_zeros = false;
+  };
+  std::vector<Scaling> scalings;
+};
+
+// Before constant folding: the candidates among the float MatMuls of `ir`.
+std::vector<Int4Candidate> FindInt4Candidates(const lowering::SubgraphIr& ir);
+
+// After constant folding: replaces each candidate whose weight folded to a constant equal to its
+// dequantization by MatMulInt4. Returns the count.
+Result<int> UseInt4Weights(lowering::SubgraphIr* ir, const std::vector<Int4Candidate>& candidates);
+
+}  // namespace ortc::backends::cpu
