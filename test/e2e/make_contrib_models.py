@@ -408,14 +408,20 @@ def matmul_nbits(out, manifest):
     block size; and weights of 128 KiB and more, past what graph-level folding takes (64 KiB):
     their unpacking (uint8 Mod/Div, which CUDA kernels refuse) must still fold inside the CUDA
     group, and the CPU compile must keep them at 4 bits (MatMulInt4), for many rows (a GEMM) and
-    for one (a decode step's dot products), with packed zero points over an odd block count."""
+    for one (a decode step's dot products), with packed zero points over an odd block count and
+    zero points in the forms graph-level folding leaves them in."""
     # (name, K, N, block, zero points, bias, rows (B, S) of x, MatMuls kept at 4 bits on the CPU)
     for name, K, N, block, zero_points, bias, rows, int4 in (
             ("matmul_nbits", 64, 48, 32, False, True, (B, S), 0),  # folded at graph level
             ("matmul_nbits_zero_points", 40, 24, 16, True, False, (B, S), 0),  # K % block != 0
             ("matmul_nbits_large", 256, 1024, 32, False, False, (B, S), 1),
             ("matmul_nbits_zero_points_large", 256, 384, 64, True, True, (B, S), 1),
-            ("matmul_nbits_decode_row", 384, 512, 128, True, False, (1, 1), 1)):
+            ("matmul_nbits_decode_row", 384, 512, 128, True, False, (1, 1), 1),
+            # Zero points in whatever form graph-level folding (64 KiB at most) leaves them: as
+            # floats (above), unpacked bytes (512 x 64 blocks), two half-byte tensors (33024 x 2
+            # blocks: each nibble tensor folds, their concatenation does not).
+            ("matmul_nbits_many_blocks", 2048, 512, 32, True, False, (1, 1), 1),
+            ("matmul_nbits_wide", 64, 33024, 32, True, False, (1, 1), 1)):
         m = Model(name)
         w = m.rng.normal(0, 0.2, [K, N]).astype(np.float32)
         packed, scales, zps = quantize_4bit(w, block, m.rng, zero_points)

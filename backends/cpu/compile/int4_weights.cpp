@@ -3,8 +3,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace ortc::backends::cpu {
@@ -73,10 +75,6 @@ float FloatAt(const std::string& bytes, int64_t i) {
   return f;
 }
 
-uint8_t Nibble(const std::string& bytes, int64_t i) {  // low nibble first
-  return (static_cast<uint8_t>(bytes[i / 2]) >> (4 * (i & 1))) & 15;
-}
-
 // The MatMulInt4 inputs of a candidate under one scaling, when (q - z) * s equals `weight`
 // ([K, N] floats) bit for bit everywhere: packed weights (int4_rows.h's layout), scales and
 // zero points as floats [N, blocks].
@@ -84,48 +82,77 @@ struct Int4Inputs {
   std::string packed, scales, zeros;
 };
 
+// One block of one column, `count` weights `stride` floats apart: its 4-bit values and zero
+// point, given its scale (and, for fractional zero points, the zero point), when every weight is
+// (q - z) * s in float, bit for bit. With integer zero points q - z is an integer d in [-15, 15]
+// and (q - z) * s is float(d) * s whatever z was, so z need not be known: any z that puts every
+// d + z in [0, 15] gives the same weights.
+std::optional<float> MatchBlock(const float* w, int64_t stride, int64_t count, float scale,
+                                const float* zero, uint8_t* values) {
+  double lowest = 0;
+  if (!zero) {  // integer zero points: d = w / s, then z = -min(d), q = d + z
+    double highest = 0;
+    lowest = 16;
+    for (int64_t i = 0; i < count; ++i) {
+      const float have = w[i * stride];
+      // A scale of 0 gives +0 for d >= 0 and -0 below; NaN and infinities never match.
+      const double d =
+          scale != 0 ? std::nearbyint(double{have} / scale) : (std::signbit(have) ? -1.0 : 0.0);
+      if (!(std::fabs(d) <= 15)) return std::nullopt;
+      values[i] = static_cast<uint8_t>(d + 15);  // d + 15 for now, shifted below
+      lowest = std::min(lowest, d);
+      highest = i == 0 ? d : std::max(highest, d);
+    }
+    if (highest - lowest > 15) return std::nullopt;
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = static_cast<uint8_t>(values[i] - 15 - static_cast<int>(lowest));
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const double q = std::nearbyint(double{w[i * stride]} / scale + *zero);
+      if (!(q >= 0 && q <= 15)) return std::nullopt;
+      values[i] = static_cast<uint8_t>(q);
+    }
+  }
+  const float z = zero ? *zero : static_cast<float>(-lowest);
+  for (int64_t i = 0; i < count; ++i) {
+    const float want = (static_cast<float>(values[i]) - z) * scale, have = w[i * stride];
+    if (std::memcmp(&want, &have, 4) != 0) return std::nullopt;
+  }
+  return z;
+}
+
 std::optional<Int4Inputs> Match(const Int4Candidate& c, const Int4Candidate::Scaling& s,
                                 const std::string& weight) {
-  const int64_t k = c.k, n = c.n, blocks = k / c.block, packed_zero_row = (blocks + 1) / 2;
+  const int64_t k = c.k, n = c.n, blocks = k / c.block;
   const auto holds = [](const std::shared_ptr<const std::string>& b, int64_t bytes) {
     return b && static_cast<int64_t>(b->size()) == bytes;
   };
-  if (!holds(s.scales, n * blocks * 4) ||
-      (s.zeros && !holds(s.zeros, s.packed_zeros ? n * packed_zero_row : n * blocks * 4)))
+  if (!holds(s.scales, n * blocks * 4) || (s.zeros && !holds(s.zeros, n * blocks * 4)) ||
+      static_cast<int64_t>(weight.size()) != k * n * 4)
     return std::nullopt;
+  const float* w = reinterpret_cast<const float*>(weight.data());
   Int4Inputs in;
   in.scales.resize(static_cast<size_t>(n * blocks * 4));
   in.zeros.resize(in.scales.size());
+  in.packed.assign(static_cast<size_t>(n * k / 2), '\0');
+  std::vector<uint8_t> values(static_cast<size_t>(c.block));
   for (int64_t col = 0; col < n; ++col)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t i = col * blocks + b;
       const float scale = FloatAt(*s.scales, i);
-      const float zero = !s.zeros ? 8.0f
-                         : s.packed_zeros
-                             ? static_cast<float>(Nibble(*s.zeros, col * packed_zero_row * 2 + b))
-                             : FloatAt(*s.zeros, i);
+      const float zero = s.zeros ? FloatAt(*s.zeros, i) : 0.0f;
+      const auto z = MatchBlock(w + b * c.block * n + col, n, c.block, scale,
+                                s.zeros ? &zero : nullptr, values.data());
+      if (!z) return std::nullopt;
       std::memcpy(in.scales.data() + i * 4, &scale, 4);
-      std::memcpy(in.zeros.data() + i * 4, &zero, 4);
+      std::memcpy(in.zeros.data() + i * 4, &*z, 4);
+      for (int64_t r = 0; r < c.block; ++r) {
+        // Group g's byte j: value 32g + j low, 32g + 16 + j high.
+        const int64_t row = b * c.block + r, g = row / 32, j = row % 32;
+        in.packed[col * (k / 2) + g * 16 + j % 16] |=
+            static_cast<char>(values[r] << (j < 16 ? 0 : 4));
+      }
     }
-  in.packed.assign(static_cast<size_t>(n * k / 2), '\0');
-  for (int64_t col = 0; col < n; ++col) {
-    const float* scales = reinterpret_cast<const float*>(in.scales.data()) + col * blocks;
-    const float* zeros = reinterpret_cast<const float*>(in.zeros.data()) + col * blocks;
-    for (int64_t row = 0; row < k; ++row) {
-      const float scale = scales[row / c.block], zero = zeros[row / c.block];
-      const float have = FloatAt(weight, row * n + col);
-      // The 4-bit value this weight would be, then the weight it gives, compared bit for bit.
-      const double guess =
-          scale != 0 ? std::nearbyint(double{have} / scale + zero) : std::nearbyint(double{zero});
-      if (!(guess >= 0 && guess <= 15)) return std::nullopt;  // NaN too
-      const auto value = static_cast<uint8_t>(guess);
-      const float want = (static_cast<float>(value) - zero) * scale;
-      if (std::memcmp(&want, &have, 4) != 0) return std::nullopt;
-      // Group g's byte j: value 32g + j low, 32g + 16 + j high.
-      const int64_t g = row / 32, j = row % 32;
-      in.packed[col * (k / 2) + g * 16 + j % 16] |= static_cast<char>(value << (j < 16 ? 0 : 4));
-    }
-  }
   return in;
 }
 
@@ -158,14 +185,13 @@ std::vector<Int4Candidate> FindInt4Candidates(const SubgraphIr& ir) {
       // A constant that cannot be read is no candidate: folding would fail on it too.
       auto s_bytes = Bytes(sv);
       if (!s_bytes) continue;
-      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {{s_bytes, nullptr, false}}};
+      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {{s_bytes, nullptr}}};
+      // Fractional zero points need their constant; integer ones do not (MatchBlock).
       for (int zero : leaves) {
-        if (c.scalings.size() > kMaxZerosTried) break;
         const IrValue& zv = ir.values[zero];
-        const bool packed = zv.info.dtype == T::UINT8 && Elements(zv) == n * ((blocks + 1) / 2);
-        const bool floats = zv.info.dtype == T::FLOAT && Elements(zv) == count && zero != scale;
-        if (auto z_bytes = packed || floats ? Bytes(zv) : nullptr)
-          c.scalings.push_back({s_bytes, z_bytes, packed});
+        if (zero == scale || zv.info.dtype != T::FLOAT || Elements(zv) != count) continue;
+        if (auto z_bytes = Bytes(zv)) c.scalings.push_back({s_bytes, z_bytes});
+        if (c.scalings.size() > kMaxZerosTried) break;
       }
       found.push_back(std::move(c));
       if (++scales_tried == kMaxScalesTried) break;

@@ -6,11 +6,13 @@
 //
 // Matched by what the weight is, not by how the graph spells the dequantization (nor by how much
 // of it graph-level folding already did): before folding, a MatMul's constant weight cone is
-// searched for constants that can be a per-block scale (a float per column and block of 32k
-// values along K) and zero point (none, meaning 8, uint8 two a byte as MatMulNBits packs them,
-// or floats); after folding, each float weight value w must be (q - z) * s in float, bit for bit,
-// for a q in [0, 15]. Only an exact match everywhere is replaced, so the program computes with the
-// same weights as before; a weight that differs anywhere stays float.
+// searched for a constant that can be a per-block scale s (a float per column and block of 32k
+// values along K) and, for fractional zero points, one that can be the zero points; after
+// folding, each float weight value must be (q - z) * s in float, bit for bit, for a q in
+// [0, 15] (with integer zero points, in whatever form the model stores them, w / s is then an
+// integer q - z, and a block's 4-bit values are those differences shifted into [0, 15]). Only an
+// exact match everywhere is replaced, so the program computes with the same weights as before; a
+// weight that differs anywhere stays float.
 #pragma once
 
 #include <memory>
@@ -25,11 +27,10 @@ namespace ortc::backends::cpu {
 struct Int4Candidate {
   std::string matmul;  // the op's output value (the new weights are named after it)
   int64_t k = 0, n = 0, block = 0;
-  // (scales, zero points) pairs to try: float [N * blocks] scales; zero points absent (8),
-  // uint8 packed two a byte [N * ceil(blocks / 2)] or float [N * blocks].
+  // (scales, zero points) pairs to try: float [N * blocks] scales, and float [N * blocks] zero
+  // points or none (integer zero points, whatever their form, need none: see MatchBlock).
   struct Scaling {
     std::shared_ptr<const std::string> scales, zeros;
-    bool packed_zeros = false;
   };
   std::vector<Scaling> scalings;
 };
