@@ -11,6 +11,8 @@ Models (K 256 and N 192 unless said; x with 1 row, the dot-product path, or 6 ro
                       w / s must be an integer)
   float_zero_points   fractional float zero points (q - 7.5)
   per_column          one scale a column (a block of all K values), symmetric (zero point 8)
+  stored_k_by_n       the weight quantized as stored, [K, N] in blocks along K: q [blocks,
+                      block, N], scales [blocks, 1, N], no transpose
   one_value_off       bytes_zero_points with one weight moved by 1e-3: must stay float
 Usage: cpu_int4.py ORTC_BINARY WORK_DIR
 Exit 77 (skip) when onnxruntime-node is not installed.
@@ -31,21 +33,22 @@ from cpu_int8 import ort_outputs, ortc_outputs  # noqa: E402
 
 
 
-def dequantized_matmul(path, rng, K, N, rows, block, zero_kind, offset=False):
+def dequantized_matmul(path, rng, K, N, rows, block, zero_kind, offset=False, k_major=False):
     """y = x @ W, W [K, N] computed in the graph from 4-bit values: Mul(Sub(Cast(q), z), s) per
-    block of `block` values along K, reshaped and transposed."""
+    block of `block` values along K, reshaped and transposed (k_major: computed [K, N] as is)."""
     blocks = K // block
-    q = rng.integers(0, 16, [N, blocks, block]).astype(np.uint8)
-    s = rng.uniform(0.005, 0.05, [N, blocks, 1]).astype(np.float32)
+    q_shape, s_shape = ([blocks, block, N], [blocks, 1, N]) if k_major else ([N, blocks, block], [N, blocks, 1])
+    q = rng.integers(0, 16, q_shape).astype(np.uint8)
+    s = rng.uniform(0.005, 0.05, s_shape).astype(np.float32)
     inits = [numpy_helper.from_array(q, "q"), numpy_helper.from_array(s, "s"),
-             numpy_helper.from_array(np.array([N, K], np.int64), "nk")]
+             numpy_helper.from_array(np.array([K, N] if k_major else [N, K], np.int64), "nk")]
     nodes = [helper.make_node("Cast", ["q"], ["qf"], to=TensorProto.FLOAT)]
     if zero_kind == "bytes":
-        inits.append(numpy_helper.from_array(rng.integers(0, 16, [N, blocks, 1]).astype(np.uint8), "z"))
+        inits.append(numpy_helper.from_array(rng.integers(0, 16, s_shape).astype(np.uint8), "z"))
         nodes += [helper.make_node("Cast", ["z"], ["zf"], to=TensorProto.FLOAT),
                   helper.make_node("Sub", ["qf", "zf"], ["centered"])]
     elif zero_kind == "float":
-        inits.append(numpy_helper.from_array(np.full([N, blocks, 1], 7.5, np.float32), "zf"))
+        inits.append(numpy_helper.from_array(np.full(s_shape, 7.5, np.float32), "zf"))
         nodes.append(helper.make_node("Sub", ["qf", "zf"], ["centered"]))
     else:
         inits.append(numpy_helper.from_array(np.array(8, np.float32), "eight"))
@@ -59,8 +62,10 @@ def dequantized_matmul(path, rng, K, N, rows, block, zero_kind, offset=False):
         inits.append(numpy_helper.from_array(delta, "delta"))
         nodes.append(helper.make_node("Add", ["w_nk", "delta"], ["w_moved"]))
         w = "w_moved"
-    nodes += [helper.make_node("Transpose", [w], ["w_kn"], perm=[1, 0]),
-              helper.make_node("MatMul", ["x", "w_kn"], ["y"])]
+    if not k_major:
+        nodes.append(helper.make_node("Transpose", [w], ["w_kn"], perm=[1, 0]))
+        w = "w_kn"
+    nodes.append(helper.make_node("MatMul", ["x", w], ["y"]))
     graph = helper.make_graph(nodes, os.path.basename(path)[:-5],
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows, K])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, rows, N])], inits)
@@ -76,15 +81,16 @@ def main(ortc, work):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     rng = np.random.default_rng(4)
-    # (name, K, N, rows, block, zero points, one value off, MatMuls kept at 4 bits)
-    cases = (("bytes_zero_points", 256, 192, 6, 64, "bytes", False, 1),
-             ("many_zero_points", 512, 1152, 1, 32, "bytes", False, 1),
-             ("float_zero_points", 256, 192, 1, 64, "float", False, 1),
-             ("per_column", 256, 192, 1, 256, "none", False, 1),
-             ("one_value_off", 256, 192, 6, 64, "bytes", True, 0))
-    for name, K, N, rows, block, zero_kind, offset, want_int4 in cases:
+    # (name, K, N, rows, block, zero points, one value off, stored [K, N], MatMuls kept at 4 bits)
+    cases = (("bytes_zero_points", 256, 192, 6, 64, "bytes", False, False, 1),
+             ("many_zero_points", 512, 1152, 1, 32, "bytes", False, False, 1),
+             ("float_zero_points", 256, 192, 1, 64, "float", False, False, 1),
+             ("per_column", 256, 192, 1, 256, "none", False, False, 1),
+             ("stored_k_by_n", 256, 192, 6, 32, "float", False, True, 1),
+             ("one_value_off", 256, 192, 6, 64, "bytes", True, False, 0))
+    for name, K, N, rows, block, zero_kind, offset, k_major, want_int4 in cases:
         model = os.path.join(work, name + ".onnx")
-        dequantized_matmul(model, rng, K, N, rows, block, zero_kind, offset)
+        dequantized_matmul(model, rng, K, N, rows, block, zero_kind, offset, k_major)
         x = os.path.join(work, name + "_x.npy")
         np.save(x, rng.normal(0, 1, [1, rows, K]).astype(np.float32))
         report, got = ortc_outputs(ortc, work, model, {"x": x})

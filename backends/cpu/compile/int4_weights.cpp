@@ -138,9 +138,9 @@ std::optional<Int4Inputs> Match(const Int4Candidate& c, const Int4Candidate::Sca
   std::vector<uint8_t> values(static_cast<size_t>(c.block));
   for (int64_t col = 0; col < n; ++col)
     for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t i = col * blocks + b;
-      const float scale = FloatAt(*s.scales, i);
-      const float zero = s.zeros ? FloatAt(*s.zeros, i) : 0.0f;
+      const int64_t i = col * blocks + b, at = s.block_major ? b * n + col : i;
+      const float scale = FloatAt(*s.scales, at);
+      const float zero = s.zeros ? FloatAt(*s.zeros, at) : 0.0f;
       const auto z = MatchBlock(w + b * c.block * n + col, n, c.block, scale,
                                 s.zeros ? &zero : nullptr, values.data());
       if (!z) return std::nullopt;
@@ -174,7 +174,7 @@ std::vector<Int4Candidate> FindInt4Candidates(const SubgraphIr& ir) {
     if (k <= 0 || n <= 0 || k % 32 != 0) continue;
     const std::vector<int> leaves = ConstantLeaves(ir, op.inputs[1]);
     // Scales: a float constant of one value per block and column, for a block size MatMulInt4
-    // takes. Zero points: none (8), uint8 two a byte, or floats like the scales.
+    // takes; zero points: floats like the scales, or none.
     size_t scales_tried = 0;
     for (int scale : leaves) {
       const IrValue& sv = ir.values[scale];
@@ -185,14 +185,17 @@ std::vector<Int4Candidate> FindInt4Candidates(const SubgraphIr& ir) {
       // A constant that cannot be read is no candidate: folding would fail on it too.
       auto s_bytes = Bytes(sv);
       if (!s_bytes) continue;
-      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {{s_bytes, nullptr}}};
+      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {}};
       // Fractional zero points need their constant; integer ones do not (MatchBlock).
+      std::vector<std::shared_ptr<const std::string>> zeros = {nullptr};
       for (int zero : leaves) {
         const IrValue& zv = ir.values[zero];
         if (zero == scale || zv.info.dtype != T::FLOAT || Elements(zv) != count) continue;
-        if (auto z_bytes = Bytes(zv)) c.scalings.push_back({s_bytes, z_bytes});
-        if (c.scalings.size() > kMaxZerosTried) break;
+        if (auto z_bytes = Bytes(zv)) zeros.push_back(z_bytes);
+        if (zeros.size() > kMaxZerosTried) break;
       }
+      for (bool block_major : {false, true})
+        for (const auto& z : zeros) c.scalings.push_back({s_bytes, z, block_major});
       found.push_back(std::move(c));
       if (++scales_tried == kMaxScalesTried) break;
     }

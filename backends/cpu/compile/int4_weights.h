@@ -1,8 +1,9 @@
 // CPU lowering pass for 4-bit weights (ONNX Runtime's MatMulNBits, as GenAI's int4 models and
-// weight-only quantizers write them): a MatMul whose weight is computed from constants that hold
-// a 4-bit block layout becomes MatMulInt4 (backends/cpu/runtime/kernels/int4_matmul.cpp), which
-// keeps the weight at half a byte a value instead of four in the binary and in memory, and reads
-// it so in every run. A decode step is bound by reading its weights, so it reads 1/7 of the bytes.
+// weight-only quantizers write them): a MatMul whose weight is a 4-bit block dequantization of
+// constants becomes MatMulInt4 (backends/cpu/runtime/kernels/int4_matmul.cpp), which keeps the
+// weight at half a byte a value, plus a float scale and zero point a block, instead of four bytes,
+// in the binary and in memory, and reads it so in every run: a decode step, bound by reading its
+// weights, reads a fifth of the bytes with blocks of 32, a seventh with blocks of 128.
 //
 // Matched by what the weight is, not by how the graph spells the dequantization (nor by how much
 // of it graph-level folding already did): before folding, a MatMul's constant weight cone is
@@ -27,10 +28,13 @@ namespace ortc::backends::cpu {
 struct Int4Candidate {
   std::string matmul;  // the op's output value (the new weights are named after it)
   int64_t k = 0, n = 0, block = 0;
-  // (scales, zero points) pairs to try: float [N * blocks] scales, and float [N * blocks] zero
-  // points or none (integer zero points, whatever their form, need none: see MatchBlock).
+  // (scales, zero points) pairs to try: float scales, and float zero points or none (integer
+  // zero points, whatever their form, need none: see int4_weights.cpp's MatchBlock), both of
+  // N * blocks values, column-major ([N, blocks], MatMulNBits) or block-major ([blocks, N], a
+  // weight [K, N] quantized along K as it is stored).
   struct Scaling {
     std::shared_ptr<const std::string> scales, zeros;
+    bool block_major = false;
   };
   std::vector<Scaling> scalings;
 };
