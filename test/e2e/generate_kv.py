@@ -209,6 +209,10 @@ def check_genai(ortc, work, fam, pair_tokens):
     report = json.loads(run([ortc, "compile", genai, "--ep", "cpu", "-o", out + "/", "--json"]).stdout)
     assert report["lowering"]["int4_matmuls"] == fam.genai_int4_matmuls, \
         f"{fam.name} GenAI form: {report['lowering']['int4_matmuls']} MatMul(s) at 4 bits, expected {fam.genai_int4_matmuls}"
+    # Each layer's attention reads the cache's keys transposed in its GEMM, not through a copy
+    # (2 layers in every generated decoder).
+    assert report["lowering"]["transposed_operands_read"] == 2, \
+        f"{fam.name} GenAI form: {report['lowering']['transposed_operands_read']} operand(s) read transposed, expected 2"
     ctx = os.path.join(out, f"{fam.stem}_genai_ctx.onnx")
     wanted = []
     for prompt, pair_want in zip(PROMPTS, pair_tokens):

@@ -11,6 +11,7 @@
 #include "cpu/compile/fusion.h"
 #include "cpu/compile/int4_weights.h"
 #include "cpu/compile/quantized_fusion.h"
+#include "cpu/compile/transposed_operands.h"
 #include "cpu/compile/weight_packing.h"
 #include "cpu_program_generated.h"
 #include "format/cpu_program_validator.h"
@@ -311,6 +312,8 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   if (!folded.ok()) return folded.status();
   auto int4_matmuls = UseInt4Weights(&ir.value(), int4);
   if (!int4_matmuls.ok()) return int4_matmuls.status();
+  auto transposed = ReadTransposedOperands(&ir.value());
+  if (!transposed.ok()) return transposed.status();
   auto bn = lowering::FoldBatchNormIntoConv(&ir.value());
   if (!bn.ok()) return bn.status();
   auto gemm = lowering::PretransposeGemmWeights(&ir.value());
@@ -331,6 +334,7 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   CompiledGraph out = SerializeProgram(*ir, kCpuIsa);
   out.stats["folded_ops"] = folded->folded_ops;
   out.stats["int4_matmuls"] = *int4_matmuls;
+  out.stats["transposed_operands_read"] = *transposed;
   out.stats["batchnorms_folded"] = *bn;
   out.stats["gemm_weights_pretransposed"] = *gemm;
   out.stats["residual_adds_fused"] = fused->residual_adds;

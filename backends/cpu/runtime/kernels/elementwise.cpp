@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "cpu/runtime/kernels/elementwise_typed.h"
@@ -563,7 +564,21 @@ void WhereRows4Bytes(const Tensor& cond, const Tensor& a, const Tensor& b,
         const uint32_t* rb = pb + o[2];
         uint32_t* ry = py + row * n;
         const int64_t sc = step[0], sa = step[1], sb = step[2];
-        for (int64_t k = 0; k < n; ++k) ry[k] = rc[k * sc] ? ra[k * sa] : rb[k * sb];
+        if (sc == 0) {  // one choice for the whole row (a mask over rows of a cache): a copy
+          const uint32_t* from = rc[0] ? ra : rb;
+          const int64_t sf = rc[0] ? sa : sb;
+          if (sf == 1) {
+            std::memcpy(ry, from, static_cast<size_t>(n) * 4);
+          } else if (sf == 0) {
+            std::fill_n(ry, n, from[0]);
+          } else {
+            for (int64_t k = 0; k < n; ++k) ry[k] = from[k * sf];
+          }
+        } else if (sc == 1 && sa == 1 && sb == 1) {  // unit strides: the loop vectorises
+          for (int64_t k = 0; k < n; ++k) ry[k] = rc[k] ? ra[k] : rb[k];
+        } else {
+          for (int64_t k = 0; k < n; ++k) ry[k] = rc[k * sc] ? ra[k * sa] : rb[k * sb];
+        }
       });
 }
 

@@ -1,4 +1,5 @@
-// MatMul (batched, broadcast) and Gemm: float32 through Sgemm, other types in double.
+// MatMul (batched, broadcast; and the compiler's MatMulTransposed) and Gemm: float32 through
+// Sgemm, other types in double.
 #include "cpu/runtime/kernels/float_gemm.h"
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
@@ -7,14 +8,22 @@
 namespace ortc::exec {
 namespace {
 
-Status MatMul(KernelContext& c) {
+// MatMul, and the compiler's MatMulTransposed (backends/cpu/compile/transposed_operands.h): the
+// same product with attributes trans_a / trans_b saying an operand arrives with its last two
+// axes swapped ([..., K, M] for A, [..., N, K] for B), read so by the GEMM instead of being
+// transposed into a copy first.
+Status MatrixProduct(KernelContext& c, bool ta, bool tb) {
   const Tensor& a = c.in(0);
   const Tensor& b = c.in(1);
   if (a.rank() == 0 || b.rank() == 0) return c.Error("MatMul inputs must have rank >= 1");
+  if ((ta && a.rank() < 2) || (tb && b.rank() < 2))
+    return c.Error("MatMulTransposed operands read transposed must have rank >= 2");
   std::vector<int64_t> as = a.shape(), bs = b.shape();
   const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
   if (a_vec) as.insert(as.begin(), 1);
   if (b_vec) bs.push_back(1);
+  if (ta) std::swap(as[as.size() - 2], as.back());  // the logical [..., M, K]
+  if (tb) std::swap(bs[bs.size() - 2], bs.back());  // the logical [..., K, N]
   const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
   if (bs[bs.size() - 2] != k) return c.Error("MatMul inner dimensions differ");
   auto batch = BroadcastShape({std::vector<int64_t>(as.begin(), as.end() - 2),
@@ -27,6 +36,7 @@ Status MatMul(KernelContext& c) {
   const auto sa = BroadcastStrides(std::vector<int64_t>(as.begin(), as.end() - 2), *batch);
   const auto sb = BroadcastStrides(std::vector<int64_t>(bs.begin(), bs.end() - 2), *batch);
   const int64_t batches = Product(*batch);
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat) {
     const double each = static_cast<double>(m) * n * k;
     if (batches > 1 && ThreadsForWork(each) == 1 && ThreadsForWork(each * batches) > 1) {
@@ -43,14 +53,14 @@ Status MatMul(KernelContext& c) {
           oa += coord * sa[d];
           ob += coord * sb[d];
         }
-        Sgemm(false, false, m, n, k, 1.f, a.data<float>() + oa * m * k, k,
-              b.data<float>() + ob * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
+        Sgemm(ta, tb, m, n, k, 1.f, a.data<float>() + oa * m * k, lda, b.data<float>() + ob * k * n,
+              ldb, 0.f, y.mutable_data<float>() + i * m * n, n);
       }
       return Status::Ok();
     }
     ForEachBroadcast(*batch, {sa, sb}, [&](int64_t i, const std::vector<int64_t>& o) {
-      Sgemm(false, false, m, n, k, 1.f, a.data<float>() + o[0] * m * k, k,
-            b.data<float>() + o[1] * k * n, n, 0.f, y.mutable_data<float>() + i * m * n, n);
+      Sgemm(ta, tb, m, n, k, 1.f, a.data<float>() + o[0] * m * k, lda,
+            b.data<float>() + o[1] * k * n, ldb, 0.f, y.mutable_data<float>() + i * m * n, n);
     });
     return Status::Ok();
   }
@@ -59,12 +69,20 @@ Status MatMul(KernelContext& c) {
       for (int64_t col = 0; col < n; ++col) {
         double acc = 0;
         for (int64_t j = 0; j < k; ++j)
-          acc += ElementAsDouble(a, o[0] * m * k + r * k + j) *
-                 ElementAsDouble(b, o[1] * k * n + j * n + col);
+          acc += ElementAsDouble(a, o[0] * m * k + (ta ? j * m + r : r * k + j)) *
+                 ElementAsDouble(b, o[1] * k * n + (tb ? col * k + j : j * n + col));
         SetElementFromDouble(y, i * m * n + r * n + col, acc);
       }
   });
   return Status::Ok();
+}
+
+Status MatMul(KernelContext& c) {
+  return MatrixProduct(c, false, false);
+}
+
+Status MatMulTransposed(KernelContext& c) {
+  return MatrixProduct(c, c.op().Int("trans_a", 0) != 0, c.op().Int("trans_b", 0) != 0);
 }
 
 Status Gemm(KernelContext& c) {
@@ -97,6 +115,7 @@ Status Gemm(KernelContext& c) {
 
 void RegisterMatMulKernels(KernelTable& t) {
   t["MatMul"] = MatMul;
+  t["MatMulTransposed"] = MatMulTransposed;
   t["Gemm"] = Gemm;
 }
 

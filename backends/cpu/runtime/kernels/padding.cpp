@@ -36,16 +36,30 @@ void FillWithFirst(char* out, int64_t n, size_t es) {
   }
 }
 
-// Constant-mode Pad of any fixed-size type: y filled with the value, then the part of x that
-// lands inside y (all of it, or what negative pads leave) copied a row at a time. A decoder's
-// key/value caches grow through Pad every step; element by element it was a third of the step.
+// Constant-mode Pad of any fixed-size type: the part of x that lands inside y (all of it, or what
+// negative pads leave) copied in runs, y's elements between runs filled with the value, so each
+// element of y is written once. A run is a row of the last axis, or several axes' worth where
+// the box covers whole rows of both x and y (a cache growing by rows copies each head's rows as
+// one block). A decoder's key/value caches grow through Pad every step; element by element it
+// was a third of the step.
 void PadConstant(const Tensor& x, const std::vector<int64_t>& before, double value, Tensor& y) {
   const int64_t total = y.elements();
   if (total == 0) return;
   const size_t es = Es(x);
   auto* out = static_cast<char*>(y.mutable_raw());
   SetElementFromDouble(y, 0, value);
-  FillWithFirst(out, total, es);
+  std::vector<char> fill(es);
+  std::memcpy(fill.data(), out, es);
+  // Elements [from, to) of y set to the value (element 0 holds it already).
+  auto fill_gap = [&](int64_t from, int64_t to) {
+    if (to <= from) return;
+    if (from == 0) {
+      FillWithFirst(out, to, es);
+      return;
+    }
+    std::memcpy(out + from * static_cast<int64_t>(es), fill.data(), es);
+    FillWithFirst(out + from * static_cast<int64_t>(es), to - from, es);
+  };
   const int64_t rank = x.rank();
   if (rank == 0) {  // a scalar pads to itself
     std::memcpy(out, x.raw(), es);
@@ -57,7 +71,7 @@ void PadConstant(const Tensor& x, const std::vector<int64_t>& before, double val
     src_start[d] = std::max<int64_t>(0, -before[d]);
     dst_start[d] = std::max<int64_t>(0, before[d]);
     count[d] = std::min(x.shape()[d] - src_start[d], y.shape()[d] - dst_start[d]);
-    if (count[d] <= 0) return;
+    if (count[d] <= 0) return fill_gap(0, total);
   }
   const auto xs = Strides(x.shape());
   const auto ys = Strides(y.shape());
@@ -66,13 +80,21 @@ void PadConstant(const Tensor& x, const std::vector<int64_t>& before, double val
     src += src_start[d] * xs[d];
     dst += dst_start[d] * ys[d];
   }
+  // Runs span the trailing axes the box covers whole in x and y, and the axis before them.
+  int64_t inner = rank - 1, run = count[rank - 1];
+  while (inner > 0 && count[inner] == x.shape()[inner] && count[inner] == y.shape()[inner]) {
+    --inner;
+    run *= count[inner];
+  }
   const auto* in = static_cast<const char*>(x.raw());
-  const int64_t row = count[rank - 1];
-  std::vector<int64_t> coord(static_cast<size_t>(rank - 1), 0);
+  std::vector<int64_t> coord(static_cast<size_t>(inner), 0);
+  int64_t filled = 0;  // y's elements before this are written
   while (true) {
+    fill_gap(filled, dst);
     std::memcpy(out + dst * static_cast<int64_t>(es), in + src * static_cast<int64_t>(es),
-                static_cast<size_t>(row) * es);
-    int64_t d = rank - 2;
+                static_cast<size_t>(run) * es);
+    filled = dst + run;
+    int64_t d = inner - 1;
     for (; d >= 0; --d) {
       src += xs[d];
       dst += ys[d];
@@ -81,8 +103,9 @@ void PadConstant(const Tensor& x, const std::vector<int64_t>& before, double val
       dst -= ys[d] * count[d];
       coord[d] = 0;
     }
-    if (d < 0) return;
+    if (d < 0) break;
   }
+  fill_gap(filled, total);
 }
 
 Status Pad(KernelContext& c) {

@@ -27,7 +27,7 @@ Tensor Bools(std::vector<int64_t> shape, const std::vector<int>& v) {
 
 TEST_CASE("Where over 4-byte values broadcasts condition and both sides", "[kernels]") {
   // cond [2, 1, 3], x a scalar, y [1, 4, 3] -> [2, 4, 3]; cond [2, 4, 1] broadcast along the
-  // last axis; then int32 values.
+  // last axis (each row a copy of x's row or a fill of y), int32 values; no broadcast.
   const Tensor cond = Bools({2, 1, 3}, {1, 0, 1, 0, 0, 1});
   const Tensor x = HostTensor<float>(DataType::kFloat, {}, {-7.5f});
   std::vector<float> yv(12);
@@ -53,6 +53,15 @@ TEST_CASE("Where over 4-byte values broadcasts condition and both sides", "[kern
       for (int k = 0; k < 3; ++k)
         CHECK(outi[0].data<int32_t>()[(b * 4 + r) * 3 + k] ==
               (cond_rows.data<bool>()[b * 4 + r] ? iv[b * 3 + k] : -1));
+
+  // No broadcast at all: every operand read with unit strides.
+  const Tensor cond_full = Bools({2, 3}, {1, 0, 0, 1, 1, 0});
+  const Tensor xf = HostTensor<float>(DataType::kFloat, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor yf = HostTensor<float>(DataType::kFloat, {2, 3}, {-1, -2, -3, -4, -5, -6});
+  auto outf = RunOp("Where", 16, {&cond_full, &xf, &yf});
+  const std::vector<float> want = {1, -2, -3, 4, 5, -6};
+  REQUIRE(outf[0].shape() == std::vector<int64_t>{2, 3});
+  for (int i = 0; i < 6; ++i) CHECK(outf[0].data<float>()[i] == want[i]);
 }
 
 TEST_CASE("Pow by a constant exponent of any type", "[kernels]") {

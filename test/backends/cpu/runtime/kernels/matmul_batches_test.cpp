@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "cpu_kernel/intra_op_threads.h"
@@ -56,4 +58,57 @@ TEST_CASE("batched small MatMuls spread over threads give the reference and the 
           CHECK(spread.data<float>()[at] == serial.data<float>()[at]);
         }
   CHECK(worst < 1e-4);
+}
+
+namespace {
+
+// x [..., r, c] with its last two axes swapped.
+Tensor SwapLastTwo(const Tensor& x) {
+  const auto& s = x.shape();
+  const int64_t rows = s[s.size() - 2], cols = s.back(), batches = x.elements() / (rows * cols);
+  std::vector<float> v(static_cast<size_t>(x.elements()));
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        v[(b * cols + c) * rows + r] = x.data<float>()[(b * rows + r) * cols + c];
+  std::vector<int64_t> shape = s;
+  std::swap(shape[shape.size() - 2], shape.back());
+  return test::HostTensor<float>(DataType::kFloat, shape, v);
+}
+
+Tensor AsInt32(const Tensor& x) {
+  std::vector<int32_t> v;
+  for (int64_t i = 0; i < x.elements(); ++i)
+    v.push_back(static_cast<int32_t>(x.data<float>()[i] * 1000));
+  return test::HostTensor<int32_t>(DataType::kInt32, x.shape(), v);
+}
+
+}  // namespace
+
+TEST_CASE("MatMulTransposed reads either operand with its last two axes swapped", "[kernels]") {
+  // The compiler's MatMulTransposed (cpu/compile/transposed_operands.h): the same product as
+  // MatMul over the transposed copies, batched and broadcast ([2, 3, 5, 7] x [3, 7, 4]), in
+  // float (Sgemm) and in int32 (the other types' loop).
+  const Tensor a = Floats({2, 3, 5, 7}, 3);
+  const Tensor b = Floats({3, 7, 4}, 4);
+  const Tensor want = MatMul(a, b);
+  const Tensor at = SwapLastTwo(a), bt = SwapLastTwo(b);
+  for (auto [ta, tb] : {std::pair{1, 0}, std::pair{0, 1}, std::pair{1, 1}}) {
+    INFO("trans_a " << ta << ", trans_b " << tb);
+    const Tensor& x = ta ? at : a;
+    const Tensor& y = tb ? bt : b;
+    const Tensor got =
+        test::RunOp("MatMulTransposed", 1, {&x, &y}, {{"trans_a", ta}, {"trans_b", tb}})[0];
+    REQUIRE(got.shape() == want.shape());
+    double worst = 0;
+    for (int64_t i = 0; i < want.elements(); ++i)
+      worst = std::max(worst, std::fabs(double{got.data<float>()[i]} - want.data<float>()[i]));
+    CHECK(worst < 1e-5);
+    const Tensor ai = AsInt32(a), bi = AsInt32(b), xi = AsInt32(x), yi = AsInt32(y);
+    const Tensor wanti = test::RunOp("MatMul", 13, {&ai, &bi})[0];
+    const Tensor goti =
+        test::RunOp("MatMulTransposed", 1, {&xi, &yi}, {{"trans_a", ta}, {"trans_b", tb}})[0];
+    REQUIRE(goti.shape() == wanti.shape());
+    CHECK(std::memcmp(goti.raw(), wanti.raw(), static_cast<size_t>(wanti.elements()) * 4) == 0);
+  }
 }

@@ -1,6 +1,6 @@
-// Constant-mode Pad (filled, then the input's rows copied in): against the definition computed
-// here element by element, with growing and cropping (negative) pads, the opset-18 axes input,
-// and element types of 1, 2, 4 and 8 bytes.
+// Constant-mode Pad (the input's rows copied in runs, the rest filled): against the definition
+// computed here element by element, with growing and cropping (negative) pads, the opset-18 axes
+// input, and element types of 1, 2, 4 and 8 bytes.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -58,6 +58,9 @@ TEST_CASE("constant Pad grows, crops and fills every element type", "[kernels]")
   Check<int32_t>(DataType::kInt32, {-1, 0, 0, 0, 0, 1}, -9);
   Check<uint16_t>(DataType::kUint16, {1, 1, 1, 1, 1, 1}, uint16_t{3});
   Check<int8_t>(DataType::kInt8, {0, -3, 0, 0, 1, 0}, int8_t{-4});
+  // x copied as one block (pads on the first axis only, after or before it)
+  Check<float>(DataType::kFloat, {0, 0, 0, 1, 0, 0}, 1.5f);
+  Check<float>(DataType::kFloat, {2, 0, 0, 0, 0, 0}, 4.0f);
 }
 
 TEST_CASE("constant Pad over the axes input pads only those axes", "[kernels]") {
