@@ -576,6 +576,12 @@ void WhereRows4Bytes(const Tensor& cond, const Tensor& a, const Tensor& b,
           }
         } else if (sc == 1 && sa == 1 && sb == 1) {  // unit strides: the loop vectorises
           for (int64_t k = 0; k < n; ++k) ry[k] = rc[k] ? ra[k] : rb[k];
+        } else if (sc == 1 && sa == 1 && sb == 0) {  // a row or a value (masked scores)
+          const uint32_t v = rb[0];
+          for (int64_t k = 0; k < n; ++k) ry[k] = rc[k] ? ra[k] : v;
+        } else if (sc == 1 && sa == 0 && sb == 1) {
+          const uint32_t v = ra[0];
+          for (int64_t k = 0; k < n; ++k) ry[k] = rc[k] ? v : rb[k];
         } else {
           for (int64_t k = 0; k < n; ++k) ry[k] = rc[k * sc] ? ra[k * sa] : rb[k * sb];
         }

@@ -27,7 +27,8 @@ Tensor Bools(std::vector<int64_t> shape, const std::vector<int>& v) {
 
 TEST_CASE("Where over 4-byte values broadcasts condition and both sides", "[kernels]") {
   // cond [2, 1, 3], x a scalar, y [1, 4, 3] -> [2, 4, 3]; cond [2, 4, 1] broadcast along the
-  // last axis (each row a copy of x's row or a fill of y), int32 values; no broadcast.
+  // last axis (each row a copy of x's row or a fill of y), int32 values; no broadcast; a value
+  // for y.
   const Tensor cond = Bools({2, 1, 3}, {1, 0, 1, 0, 0, 1});
   const Tensor x = HostTensor<float>(DataType::kFloat, {}, {-7.5f});
   std::vector<float> yv(12);
@@ -62,6 +63,12 @@ TEST_CASE("Where over 4-byte values broadcasts condition and both sides", "[kern
   const std::vector<float> want = {1, -2, -3, 4, 5, -6};
   REQUIRE(outf[0].shape() == std::vector<int64_t>{2, 3});
   for (int i = 0; i < 6; ++i) CHECK(outf[0].data<float>()[i] == want[i]);
+
+  // Scores masked with one value (a causal mask's Where(visible, scores, lowest)).
+  const Tensor lowest = HostTensor<float>(DataType::kFloat, {}, {-9.0f});
+  auto outm = RunOp("Where", 16, {&cond_full, &xf, &lowest});
+  const std::vector<float> masked = {1, -9, -9, 4, 5, -9};
+  for (int i = 0; i < 6; ++i) CHECK(outm[0].data<float>()[i] == masked[i]);
 }
 
 TEST_CASE("Pow by a constant exponent of any type", "[kernels]") {
