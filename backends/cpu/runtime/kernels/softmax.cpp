@@ -26,19 +26,12 @@ Status Softmax(KernelContext& c, SoftKind kind) {
   if (kind == SoftKind::kSoftmax && x.dtype() == DataType::kFloat && inner == 1 && dim > 0) {
     // Contiguous float rows: each exp once, in float (as the model's type), the sum in double
     // so long rows (a 6625-way vocabulary) add no rounding of their own.
-    // The exps through the vectorised ExpArray; rows spread over the intra-op threads.
+    // Each row in one vectorised pass set (SoftmaxRow); rows spread over the intra-op threads.
     const float* in = x.data<float>();
     float* out = y.mutable_data<float>();
 #pragma omp parallel for if (x.elements() >= (1 << 15)) schedule(static)
     for (int64_t o = 0; o < outer; ++o) {
-      const float* xr = in + o * dim;
-      float* yr = out + o * dim;
-      const float peak = RowMax(xr, dim);
-      for (int64_t k = 0; k < dim; ++k) yr[k] = xr[k] - peak;
-      ExpArray(yr, yr, dim);
-      const double sum = RowSum(yr, dim);
-      const float scale = static_cast<float>(1.0 / sum);
-      for (int64_t k = 0; k < dim; ++k) yr[k] *= scale;
+      SoftmaxRow(in + o * dim, out + o * dim, dim);
     }
     return Status::Ok();
   }

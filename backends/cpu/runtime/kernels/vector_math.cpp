@@ -9,6 +9,7 @@
   void TanhArray(const float* x, float* y, int64_t n);                   \
   void ErfArray(const float* x, float* y, int64_t n);                    \
   void GeluArray(const float* x, float* y, int64_t n, bool tanh_approx); \
+  void SoftmaxRow(const float* x, float* y, int64_t n);                  \
   }
 ORTC_DECLARE_VECTOR_ISA(baseline)
 #if defined(__x86_64__)
@@ -32,15 +33,15 @@ std::vector<VectorMathVariant> RunnableVectorMathVariants() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
     variants.push_back({"avx512", avx512::ExpArray, avx512::SigmoidArray, avx512::TanhArray,
-                        avx512::ErfArray, avx512::GeluArray});
+                        avx512::ErfArray, avx512::GeluArray, avx512::SoftmaxRow});
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     variants.push_back({"avx2", avx2::ExpArray, avx2::SigmoidArray, avx2::TanhArray, avx2::ErfArray,
-                        avx2::GeluArray});
+                        avx2::GeluArray, avx2::SoftmaxRow});
   }
 #endif
   variants.push_back({"baseline", baseline::ExpArray, baseline::SigmoidArray, baseline::TanhArray,
-                      baseline::ErfArray, baseline::GeluArray});
+                      baseline::ErfArray, baseline::GeluArray, baseline::SoftmaxRow});
   return variants;
 }
 
@@ -58,6 +59,10 @@ void ErfArray(const float* x, float* y, int64_t n) {
 }
 void GeluArray(const float* x, float* y, int64_t n, bool tanh_approx) {
   Pick().gelu(x, y, n, tanh_approx);
+}
+
+void SoftmaxRow(const float* x, float* y, int64_t n) {
+  Pick().softmax_row(x, y, n);
 }
 
 }  // namespace ortc::exec

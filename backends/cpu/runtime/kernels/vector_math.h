@@ -22,6 +22,8 @@ void ErfArray(const float* x, float* y, int64_t n);
 // GELU: x * 0.5 * (1 + erf(x / sqrt 2)), or with tanh_approx the tanh form
 // x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
 void GeluArray(const float* x, float* y, int64_t n, bool tanh_approx);
+// Softmax of one row: exp(x - max(x)) / sum, the sum in double; all NaN if x holds a NaN.
+void SoftmaxRow(const float* x, float* y, int64_t n);
 
 // The compiled variants this CPU can run, widest first (the one the functions above use): so
 // tests check every variant a machine might pick, not only this machine's.
@@ -32,6 +34,7 @@ struct VectorMathVariant {
   void (*tanh)(const float*, float*, int64_t);
   void (*erf)(const float*, float*, int64_t);
   void (*gelu)(const float*, float*, int64_t, bool);
+  void (*softmax_row)(const float*, float*, int64_t);
 };
 std::vector<VectorMathVariant> RunnableVectorMathVariants();
 

@@ -168,3 +168,41 @@ TEST_CASE("the functions run the widest variant this CPU runs", "[kernels]") {
   variants.front().erf(x.data(), b.data(), 3);
   CHECK(a == b);
 }
+
+TEST_CASE("a softmax row of every variant matches the double-precision definition", "[kernels]") {
+  // Lengths around the vector widths and a vocabulary-sized row; masked entries (float lowest,
+  // -inf) give 0; a NaN anywhere, or a row with nothing but -inf, gives NaN everywhere (as
+  // exp(x - max) does); nothing past n is written.
+  for (const VectorMathVariant& v : RunnableVectorMathVariants()) {
+    INFO("variant " << v.isa);
+    for (int64_t n : {1, 5, 8, 15, 16, 17, 33, 64, 512, 6625}) {
+      INFO(n << " elements");
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = i % 7 == 3 ? -std::numeric_limits<float>::max()
+                          : static_cast<float>((i * 37) % 101) * 0.13f - 6.0f;
+      if (n == 64)  // up to 189: exp overflows unless the true maximum is subtracted
+        for (int64_t i = 0; i < n; ++i) x[i] = 3.0f * static_cast<float>(i);
+      if (n > 4) x[4] = -std::numeric_limits<float>::infinity();
+      std::vector<float> y(static_cast<size_t>(n) + 1, 42.0f);
+      v.softmax_row(x.data(), y.data(), n);
+      double peak = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (float f : x) peak = std::max(peak, double{f});
+      for (float f : x) sum += std::exp(double{f} - peak);
+      double worst = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double err = std::fabs(y[i] - std::exp(double{x[i]} - peak) / sum);
+        if (!(err <= worst)) worst = err;  // a NaN is kept, and fails below
+      }
+      CHECK(worst < 1e-7);
+      CHECK(y[n] == 42.0f);
+    }
+    std::vector<float> x(40, 1.0f), y(40);
+    x[37] = std::numeric_limits<float>::quiet_NaN();
+    v.softmax_row(x.data(), y.data(), 40);
+    for (float f : y) CHECK(std::isnan(f));
+    std::fill(x.begin(), x.end(), -std::numeric_limits<float>::infinity());
+    v.softmax_row(x.data(), y.data(), 40);
+    for (float f : y) CHECK(std::isnan(f));
+  }
+}
