@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace ortc::lowering {
 namespace {
@@ -301,13 +302,17 @@ std::vector<IrOp*> SubgraphIr::RewritableReaders(int v) {
   return readers;
 }
 
-IrOp* SubgraphIr::Producer(int v) {
-  for (auto& op : ops) {
+const IrOp* SubgraphIr::Producer(int v) const {
+  for (const auto& op : ops) {
     if (op.removed) continue;
     for (int o : op.outputs)
       if (o == v) return &op;
   }
   return nullptr;
+}
+
+IrOp* SubgraphIr::Producer(int v) {
+  return const_cast<IrOp*>(std::as_const(*this).Producer(v));
 }
 
 void SubgraphIr::Compact() {

@@ -90,6 +90,7 @@ struct SubgraphIr {
   std::vector<IrOp*> RewritableReaders(int v);
   // The live op producing value v, or nullptr (an input or a weight).
   IrOp* Producer(int v);
+  const IrOp* Producer(int v) const;
   // Marks removed every op whose outputs nothing reads (no live op, not a program output),
   // repeatedly: what folding left behind (a Transpose that fed only a folded Shape). Returns
   // how many.

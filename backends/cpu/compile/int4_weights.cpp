@@ -50,12 +50,7 @@ std::vector<int> ConstantLeaves(const SubgraphIr& ir, int v) {
       leaves.push_back(value);
       continue;
     }
-    const IrOp* producer = nullptr;
-    for (const auto& op : ir.ops) {
-      if (op.removed) continue;
-      for (int o : op.outputs) producer = o == value ? &op : producer;
-      if (producer) break;
-    }
+    const IrOp* producer = ir.Producer(value);
     if (!producer || !producer->domain.empty() || !producer->subgraphs.empty() ||
         ++ops > kMaxConeOps)
       return {};

@@ -567,13 +567,10 @@ void WhereRows4Bytes(const Tensor& cond, const Tensor& a, const Tensor& b,
         if (sc == 0) {  // one choice for the whole row (a mask over rows of a cache): a copy
           const uint32_t* from = rc[0] ? ra : rb;
           const int64_t sf = rc[0] ? sa : sb;
-          if (sf == 1) {
-            std::memcpy(ry, from, static_cast<size_t>(n) * 4);
-          } else if (sf == 0) {
+          if (sf == 0)  // steps along a row are 0 (broadcast) or 1
             std::fill_n(ry, n, from[0]);
-          } else {
-            for (int64_t k = 0; k < n; ++k) ry[k] = from[k * sf];
-          }
+          else
+            std::memcpy(ry, from, static_cast<size_t>(n) * 4);
         } else if (sc == 1 && sa == 1 && sb == 1) {  // unit strides: the loop vectorises
           for (int64_t k = 0; k < n; ++k) ry[k] = rc[k] ? ra[k] : rb[k];
         } else if (sc == 1 && sa == 1 && sb == 0) {  // a row or a value (masked scores)

@@ -101,26 +101,6 @@ double RowSum(const float* x, int64_t n) {
   return sum;
 }
 
-float RowMax(const float* x, int64_t n) {
-  if (n <= 0) return -INFINITY;
-  float part[8];
-  for (float& p : part) p = x[0];
-  bool nan = false;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) {
-      nan |= x[i + k] != x[i + k];
-      part[k] = x[i + k] > part[k] ? x[i + k] : part[k];
-    }
-  float best = part[0];
-  for (; i < n; ++i) {
-    nan |= x[i] != x[i];
-    best = x[i] > best ? x[i] : best;
-  }
-  for (float p : part) best = p > best ? p : best;
-  return nan ? NAN : best;
-}
-
 void CopyElement(const Tensor& src, int64_t src_i, Tensor& dst, int64_t dst_i) {
   if (src.dtype() == DataType::kString) {
     dst.mutable_strings()[dst_i] = src.strings()[src_i];

@@ -57,11 +57,10 @@ void ForEachBroadcastRow(const std::vector<int64_t>& shape,
 // Copies element `src_i` of `src` to element `dst_i` of `dst` (any type, strings included).
 void CopyElement(const Tensor& src, int64_t src_i, Tensor& dst, int64_t dst_i);
 
-// A float row's sum in double, and its largest element (NaN if any is NaN), each kept in eight
-// partial results: eight independent chains instead of one as long as the row (a 128-long
-// softmax row's double additions were a dependency chain of 512 cycles), and vectorisable.
+// A float row's sum in double, kept in eight partial results: eight independent chains instead
+// of one as long as the row (a 128-long row's double additions were a dependency chain of 512
+// cycles), and vectorisable. Softmax has its own per-ISA row function (vector_math.h).
 double RowSum(const float* x, int64_t n);
-float RowMax(const float* x, int64_t n);
 
 // Reads a 0-D/1-D integer tensor (int32 or int64).
 std::optional<std::vector<int64_t>> IntsOf(const Tensor* t);
