@@ -150,9 +150,60 @@ int64_t BroadcastIndex(int64_t out_index, const std::vector<int64_t>& out_dims,
   return in_index;
 }
 
-std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const HostTensor& b,
-                                 int64_t limit) {
-  if (a.dtype != b.dtype) return std::nullopt;
+// Calls f(out_index, a_index, b_index) for every element of the broadcast of a_dims and b_dims
+// to out_dims, in row-major order. The input indices advance by strides (0 along a broadcast
+// axis), with no division per element: folding a large weight's dequantization visits tens of
+// millions of elements.
+template <typename F>
+void ForEachBroadcast(const std::vector<int64_t>& out_dims, const std::vector<int64_t>& a_dims,
+                      const std::vector<int64_t>& b_dims, F&& f) {
+  const size_t rank = out_dims.size();
+  const int64_t total = Product(out_dims);
+  if (total == 0) return;
+  if (rank == 0) return f(int64_t{0}, int64_t{0}, int64_t{0});
+  auto strides = [rank](const std::vector<int64_t>& in) {
+    std::vector<int64_t> s(rank, 0);
+    int64_t stride = 1;
+    for (size_t k = in.size(); k-- > 0;) {
+      s[k + rank - in.size()] = in[k] == 1 ? 0 : stride;
+      stride *= in[k];
+    }
+    return s;
+  };
+  const std::vector<int64_t> sa = strides(a_dims), sb = strides(b_dims);
+  const int64_t inner = out_dims[rank - 1], ia_step = sa[rank - 1], ib_step = sb[rank - 1];
+  std::vector<int64_t> coord(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < total; i += inner) {
+    for (int64_t j = 0; j < inner; ++j) f(i + j, ia + j * ia_step, ib + j * ib_step);
+    for (size_t k = rank - 1; k-- > 0;) {  // the next row: an odometer over the outer axes
+      ia += sa[k];
+      ib += sb[k];
+      if (++coord[k] < out_dims[k]) break;
+      ia -= sa[k] * out_dims[k];
+      ib -= sb[k] * out_dims[k];
+      coord[k] = 0;
+    }
+  }
+}
+
+enum class Arithmetic { kAdd, kSub, kMul, kDiv, kMod };
+
+std::optional<Arithmetic> ArithmeticOf(std::string_view op) {
+  if (op == "Add") return Arithmetic::kAdd;
+  if (op == "Sub") return Arithmetic::kSub;
+  if (op == "Mul") return Arithmetic::kMul;
+  if (op == "Div") return Arithmetic::kDiv;
+  if (op == "Mod") return Arithmetic::kMod;
+  return std::nullopt;
+}
+
+// Add, Sub, Mul, Div and Mod with broadcasting. Mod follows its `fmod` attribute: for integers
+// 0 takes the divisor's sign (Python's %), 1 the dividend's (C's fmod); floats require 1.
+std::optional<HostTensor> Binary(std::string_view op_type, const HostTensor& a, const HostTensor& b,
+                                 int64_t limit, bool fmod = false) {
+  const auto op = ArithmeticOf(op_type);
+  if (!op || a.dtype != b.dtype) return std::nullopt;
   auto dims = BroadcastDims(a.dims, b.dims);
   const auto bytes = dims ? ResultBytes(*dims, ElementSize(a.dtype), limit) : std::nullopt;
   if (!bytes) return std::nullopt;
@@ -163,35 +214,64 @@ std::optional<HostTensor> Binary(std::string_view op, const HostTensor& a, const
     if constexpr (std::is_same_v<V, bool>) {
       ok = false;
     } else {
-      for (int64_t i = 0; i < Product(*dims) && ok; ++i) {
-        const V x = Get<V>(a, BroadcastIndex(i, *dims, a.dims));
-        const V y = Get<V>(b, BroadcastIndex(i, *dims, b.dims));
+      if (*op == Arithmetic::kMod && std::is_floating_point_v<V> && !fmod) {
+        ok = false;  // the spec requires fmod=1 for floats
+        return;
+      }
+      ForEachBroadcast(*dims, a.dims, b.dims, [&](int64_t i, int64_t ia, int64_t ib) {
+        const V x = Get<V>(a, ia);
+        const V y = Get<V>(b, ib);
         V r{};
         if constexpr (std::is_integral_v<V>) {
           // Integers wrap, as the runtime's kernels do: computed unsigned, since signed
           // overflow is undefined (and INT64_MIN / -1 traps).
           using U = std::make_unsigned_t<V>;
           const U ux = static_cast<U>(x), uy = static_cast<U>(y);
-          if (op == "Add") r = static_cast<V>(static_cast<U>(ux + uy));
-          if (op == "Sub") r = static_cast<V>(static_cast<U>(ux - uy));
-          if (op == "Mul") r = static_cast<V>(static_cast<U>(ux * uy));
-          if (op == "Div") {
-            if (y == 0) {
-              ok = false;
-            } else if (std::is_signed_v<V> && y == static_cast<V>(-1)) {
-              r = static_cast<V>(static_cast<U>(U{0} - ux));
-            } else {
-              r = static_cast<V>(x / y);
-            }
+          switch (*op) {
+            case Arithmetic::kAdd:
+              r = static_cast<V>(static_cast<U>(ux + uy));
+              break;
+            case Arithmetic::kSub:
+              r = static_cast<V>(static_cast<U>(ux - uy));
+              break;
+            case Arithmetic::kMul:
+              r = static_cast<V>(static_cast<U>(ux * uy));
+              break;
+            case Arithmetic::kDiv:
+            case Arithmetic::kMod:
+              if (y == 0) {
+                ok = false;
+              } else if (std::is_signed_v<V> && y == static_cast<V>(-1)) {
+                r = *op == Arithmetic::kDiv ? static_cast<V>(static_cast<U>(U{0} - ux)) : V{0};
+              } else if (*op == Arithmetic::kDiv) {
+                r = static_cast<V>(x / y);
+              } else {
+                r = static_cast<V>(x % y);
+                if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<V>(r + y);
+              }
+              break;
           }
         } else {
-          if (op == "Add") r = static_cast<V>(x + y);
-          if (op == "Sub") r = static_cast<V>(x - y);
-          if (op == "Mul") r = static_cast<V>(x * y);
-          if (op == "Div") r = static_cast<V>(x / y);
+          switch (*op) {
+            case Arithmetic::kAdd:
+              r = static_cast<V>(x + y);
+              break;
+            case Arithmetic::kSub:
+              r = static_cast<V>(x - y);
+              break;
+            case Arithmetic::kMul:
+              r = static_cast<V>(x * y);
+              break;
+            case Arithmetic::kDiv:
+              r = static_cast<V>(x / y);
+              break;
+            case Arithmetic::kMod:
+              r = static_cast<V>(std::fmod(x, y));
+              break;
+          }
         }
         Put<V>(out, i, r);
-      }
+      });
     }
   });
   if (!dispatched || !ok) return std::nullopt;
@@ -372,12 +452,12 @@ std::optional<HostTensor> Compare(std::string_view op, const HostTensor& a, cons
   HostTensor out{T::BOOL, *dims, std::string(n, '\0')};
   const bool dispatched = Dispatch(a.dtype, [&](auto zero) {
     using V = decltype(zero);
-    for (int64_t i = 0; i < n; ++i) {
-      const V x = Get<V>(a, BroadcastIndex(i, *dims, a.dims));
-      const V y = Get<V>(b, BroadcastIndex(i, *dims, b.dims));
-      const bool r = op == "Equal" ? x == y : op == "Less" ? x < y : x > y;
-      Put<bool>(out, i, r);
-    }
+    const int kind = op == "Equal" ? 0 : op == "Less" ? 1 : 2;
+    ForEachBroadcast(*dims, a.dims, b.dims, [&](int64_t i, int64_t ia, int64_t ib) {
+      const V x = Get<V>(a, ia);
+      const V y = Get<V>(b, ib);
+      Put<bool>(out, i, kind == 0 ? x == y : kind == 1 ? x < y : x > y);
+    });
   });
   if (!dispatched) return std::nullopt;
   return out;
@@ -412,10 +492,9 @@ std::optional<HostTensor> Expand(const HostTensor& in, const std::vector<int64_t
   if (!dims || !ResultBytes(*dims, es, limit)) return std::nullopt;
   const int64_t n = Product(*dims);
   HostTensor out{in.dtype, *dims, std::string(n * es, '\0')};
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(out.bytes.data() + i * es, in.bytes.data() + BroadcastIndex(i, *dims, in.dims) * es,
-                es);
-  }
+  ForEachBroadcast(*dims, in.dims, in.dims, [&](int64_t i, int64_t from, int64_t) {
+    std::memcpy(out.bytes.data() + i * es, in.bytes.data() + from * es, es);
+  });
   return out;
 }
 
@@ -525,7 +604,8 @@ const std::set<std::string_view, std::less<>>& CoveredOps() {
       "Shape",   "Size",      "Identity",        "Add",    "Sub",     "Mul",     "Div",
       "Cast",    "Transpose", "Concat",          "Gather", "Reshape", "Flatten", "Unsqueeze",
       "Squeeze", "Slice",     "ConstantOfShape", "Equal",  "Less",    "Greater", "Where",
-      "Expand",  "Range",     "Floor",           "Ceil",   "Trilu",   "Sqrt",    "Pow"};
+      "Expand",  "Range",     "Floor",           "Ceil",   "Trilu",   "Sqrt",    "Pow",
+      "Mod"};
   return ops;
 }
 
@@ -593,8 +673,10 @@ std::optional<std::vector<HostTensor>> EvaluateCovered(const HostOp& op,
   if (in.empty()) return std::nullopt;
   const HostTensor& x = *in[0];
   if (t == "Identity") return one(x);
-  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div") {
-    return in.size() == 2 ? one(Binary(t, x, *in[1], op.max_output_bytes)) : std::nullopt;
+  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Mod") {
+    return in.size() == 2
+               ? one(Binary(t, x, *in[1], op.max_output_bytes, op.IntAttr("fmod", 0) == 1))
+               : std::nullopt;
   }
   if (t == "Cast")
     return one(Cast(x, static_cast<int32_t>(op.IntAttr("to", 0)), op.max_output_bytes));

@@ -409,7 +409,8 @@ def matmul_nbits(out, manifest):
     their unpacking (uint8 Mod/Div, which CUDA kernels refuse) must still fold inside the CUDA
     group, and the CPU compile must keep them at 4 bits (MatMulInt4), for many rows (a GEMM) and
     for one (a decode step's dot products), with packed zero points over an odd block count and
-    zero points in the forms graph-level folding leaves them in."""
+    zero points in the forms graph-level folding leaves them in, and for a weight larger as
+    floats than folding took before weight preprocessing was exempt (64 MiB)."""
     # (name, K, N, block, zero points, bias, rows (B, S) of x, MatMuls kept at 4 bits on the CPU)
     for name, K, N, block, zero_points, bias, rows, int4 in (
             ("matmul_nbits", 64, 48, 32, False, True, (B, S), 0),  # folded at graph level
@@ -421,7 +422,11 @@ def matmul_nbits(out, manifest):
             # floats (above), unpacked bytes (512 x 64 blocks), two half-byte tensors (33024 x 2
             # blocks: each nibble tensor folds, their concatenation does not).
             ("matmul_nbits_many_blocks", 2048, 512, 32, True, False, (1, 1), 1),
-            ("matmul_nbits_wide", 64, 33024, 32, True, False, (1, 1), 1)):
+            ("matmul_nbits_wide", 64, 33024, 32, True, False, (1, 1), 1),
+            # A weight of 68 MB as floats, past the 64 MiB any folding took before: it must
+            # still be kept at 4 bits on the CPU (not dequantized in every run) and fold into
+            # the CUDA group, as a 7B model's layers (4096 x 11008) must.
+            ("matmul_nbits_past_fold_limit", 4096, 4160, 32, True, False, (1, 1), 1)):
         m = Model(name)
         w = m.rng.normal(0, 0.2, [K, N]).astype(np.float32)
         packed, scales, zps = quantize_4bit(w, block, m.rng, zero_points)

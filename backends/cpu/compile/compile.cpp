@@ -306,12 +306,13 @@ Result<CompiledGraph> CompileCpuSubgraph(const graph::Model& model, const Subgra
   // Before folding: folding would turn the weights' DequantizeLinear into float constants.
   auto qdq = FuseQdqConvolutions(&ir.value());
   if (!qdq.ok()) return qdq.status();
-  // The 4-bit weights' constants, found before folding replaces them by the float weight.
+  // Before folding: the 4-bit weights' constants are found in their cones, and each weight is
+  // built, matched and packed alone, so a large model's weights never all exist as floats.
   const std::vector<Int4Candidate> int4 = FindInt4Candidates(*ir);
-  auto folded = lowering::FoldConstants(&ir.value());
-  if (!folded.ok()) return folded.status();
   auto int4_matmuls = UseInt4Weights(&ir.value(), int4);
   if (!int4_matmuls.ok()) return int4_matmuls.status();
+  auto folded = lowering::FoldConstants(&ir.value());
+  if (!folded.ok()) return folded.status();
   auto transposed = ReadTransposedOperands(&ir.value());
   if (!transposed.ok()) return transposed.status();
   auto bn = lowering::FoldBatchNormIntoConv(&ir.value());

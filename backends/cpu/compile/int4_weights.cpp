@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "lowering/constant_cone.h"
+
 namespace ortc::backends::cpu {
 namespace {
 
@@ -151,6 +153,21 @@ std::optional<Int4Inputs> Match(const Int4Candidate& c, const Int4Candidate::Sca
   return in;
 }
 
+// The candidate's float [K, N] weight, computed alone from its cone (FoldConstants has not run:
+// it keeps every result in memory and stops at kMaxFoldBytes, where a large model's 4-bit
+// weights would stay dequantized at run time, in every run). Weights larger than folding's
+// limit for the constants they come from (8x: 4 bits to 32) are not a dequantization.
+std::optional<lowering::HostTensor> Weight(const SubgraphIr& ir, int v, const Int4Candidate& c) {
+  const int64_t bytes = c.k * c.n * 4;
+  if (bytes > lowering::FoldLimit(c.leaf_bytes)) return std::nullopt;
+  // Intermediates up to twice the weight: a dequantization computed in double.
+  auto w = lowering::EvaluateConstantCone(
+      ir, v, {.max_ops = kMaxConeOps, .max_bytes = std::max(lowering::kMaxFoldBytes, 2 * bytes)});
+  if (!w || w->dtype != T::FLOAT || static_cast<int64_t>(w->bytes.size()) != bytes)
+    return std::nullopt;
+  return w;
+}
+
 }  // namespace
 
 std::vector<Int4Candidate> FindInt4Candidates(const SubgraphIr& ir) {
@@ -180,7 +197,8 @@ std::vector<Int4Candidate> FindInt4Candidates(const SubgraphIr& ir) {
       // A constant that cannot be read is no candidate: folding would fail on it too.
       auto s_bytes = Bytes(sv);
       if (!s_bytes) continue;
-      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {}};
+      Int4Candidate c{ir.values[op.outputs[0]].name, k, n, k / blocks, {}, {}};
+      for (int leaf : leaves) c.leaf_bytes += static_cast<int64_t>(ir.values[leaf].bytes->size());
       // Fractional zero points need their constant; integer ones do not (MatchBlock).
       std::vector<std::shared_ptr<const std::string>> zeros = {nullptr};
       for (int zero : leaves) {
@@ -207,15 +225,11 @@ Result<int> UseInt4Weights(SubgraphIr* ir, const std::vector<Int4Candidate>& can
           ir->values[o.outputs[0]].name == c.matmul)
         op = &o;
     if (!op) continue;
-    const IrValue& w = ir->values[op->inputs[1]];
-    if (w.kind != ValueKind::kWeight || !w.bytes || w.info.dtype != T::FLOAT ||
-        w.bytes->size() != c.k * c.n * 4)
-      continue;  // not folded (past the folding limit) or not the float [K, N] it was
-    const auto weight = Bytes(w);
+    const auto weight = Weight(*ir, op->inputs[1], c);
     if (!weight) continue;
     std::optional<Int4Inputs> in;
     for (const auto& s : c.scalings) {
-      in = Match(c, s, *weight);
+      in = Match(c, s, weight->bytes);
       if (in) break;
     }
     if (!in) continue;
@@ -239,6 +253,7 @@ Result<int> UseInt4Weights(SubgraphIr* ir, const std::vector<Int4Candidate>& can
     ++replaced;
   }
   if (replaced > 0) {
+    ir->RemoveDeadOps();  // the dequantizations now read by nothing
     ir->Compact();
     ir->SortTopologically();
   }

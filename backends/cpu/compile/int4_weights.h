@@ -6,10 +6,11 @@
 // weights, reads a fifth of the bytes with blocks of 32, a seventh with blocks of 128.
 //
 // Matched by what the weight is, not by how the graph spells the dequantization (nor by how much
-// of it graph-level folding already did): before folding, a MatMul's constant weight cone is
-// searched for a constant that can be a per-block scale s (a float per column and block of 32k
-// values along K) and, for fractional zero points, one that can be the zero points; after
-// folding, each float weight value must be (q - z) * s in float, bit for bit, for a q in
+// of it graph-level folding already did): a MatMul's constant weight cone is searched for a
+// constant that can be a per-block scale s (a float per column and block of 32k values along K)
+// and, for fractional zero points, one that can be the zero points; then the weight is computed
+// from its cone (alone, before the group's folding, whatever its size), and each float value
+// must be (q - z) * s in float, bit for bit, for a q in
 // [0, 15] (with integer zero points, in whatever form the model stores them, w / s is then an
 // integer q - z, and a block's 4-bit values are those differences shifted into [0, 15]). Only an
 // exact match everywhere is replaced, so the program computes with the same weights as before; a
@@ -37,13 +38,15 @@ struct Int4Candidate {
     bool block_major = false;
   };
   std::vector<Scaling> scalings;
+  int64_t leaf_bytes = 0;  // the bytes of the constants the weight is computed from
 };
 
 // Before constant folding: the candidates among the float MatMuls of `ir`.
 std::vector<Int4Candidate> FindInt4Candidates(const lowering::SubgraphIr& ir);
 
-// After constant folding: replaces each candidate whose weight folded to a constant equal to its
-// dequantization by MatMulInt4. Returns the count.
+// Before constant folding: replaces each candidate whose weight, computed from its constants
+// one weight at a time (whatever its size), equals its dequantization by MatMulInt4, and drops
+// the dequantizations nothing else reads. Returns the count.
 Result<int> UseInt4Weights(lowering::SubgraphIr* ir, const std::vector<Int4Candidate>& candidates);
 
 }  // namespace ortc::backends::cpu

@@ -6,6 +6,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "base/element_types.h"
@@ -252,9 +254,37 @@ std::string OutsideLimits(const graph::Graph& g, const graph::Node& node) {
   return "";
 }
 
+int64_t StaticBytes(const graph::TensorInfo& info) {  // -1 when unknown or past 2^40
+  int64_t bytes = ElementBits(info.dtype) / 8;
+  for (int64_t d : StaticDims(info)) bytes = d >= 0 && bytes <= (int64_t{1} << 40) ? bytes * d : -1;
+  return info.shape.rank_known && StaticDims(info).size() == info.shape.dims.size() ? bytes : -1;
+}
+
+// The bytes of the initializers node's result is computed from, each counted once: what
+// lowering::FoldLimit allows the result to grow to.
+int64_t SourceBytes(const graph::Graph& g, const graph::Node& node) {
+  std::set<int> initializers, visited;
+  std::vector<const graph::Node*> stack = {&node};
+  while (!stack.empty()) {
+    const graph::Node* n = stack.back();
+    stack.pop_back();
+    for (int v : n->inputs) {
+      if (v < 0 || !visited.insert(v).second) continue;
+      if (IsConstant(g, v)) {
+        initializers.insert(v);
+      } else if (g.values[v].producer >= 0) {
+        stack.push_back(&g.nodes[g.values[v].producer]);
+      }
+    }
+  }
+  int64_t total = 0;
+  for (int v : initializers) total += std::max<int64_t>(0, StaticBytes(g.values[v].info));
+  return total;
+}
+
 // Whether a node computes only from initializers (directly or through nodes that do) with an op
-// the host evaluator folds, into a static result small enough for the group compile's constant
-// folding (lowering/constant_folding.h): weight preprocessing such as a 4-bit weight's nibbles
+// the host evaluator folds, into a static result within the group compile's constant folding
+// limit (lowering/constant_folding.h): weight preprocessing such as a 4-bit weight's nibbles
 // unpacked and dequantized (MatMulNBits' expansion), which the compile turns into one constant
 // whatever its element types. Graph-level folding leaves such chains alone past 64 KiB.
 bool FoldsAtCompileTime(const graph::Graph& g, const graph::Node& node,
@@ -270,12 +300,15 @@ bool FoldsAtCompileTime(const graph::Graph& g, const graph::Node& node,
   }
   for (size_t i = 0; folds && i < node.outputs.size(); ++i) {
     if (node.outputs[i] < 0) continue;
-    const auto& info = g.values[node.outputs[i]].info;
-    const auto dims = StaticDims(info);
-    int64_t bytes = ElementBits(info.dtype) / 8;
-    for (int64_t d : dims) bytes = d >= 0 && bytes <= (int64_t{1} << 40) ? bytes * d : -1;
-    folds = info.shape.rank_known && dims.size() == info.shape.dims.size() && bytes > 0 &&
-            bytes <= lowering::kMaxFoldBytes;
+    // As lowering::FoldConstants decides: moving an initializer's values keeps the plain limit.
+    bool moves_model_weight = lowering::MovesValuesOnly(node.op_type);
+    for (size_t j = 0; j < node.inputs.size() && moves_model_weight; ++j) {
+      if (j > 0 && node.op_type != "Concat") break;  // shapes, indices, pads
+      moves_model_weight = node.inputs[j] < 0 || IsConstant(g, node.inputs[j]);
+    }
+    const int64_t bytes = StaticBytes(g.values[node.outputs[i]].info);
+    folds = bytes > 0 && (bytes <= lowering::kMaxFoldBytes ||
+                          bytes <= lowering::FoldLimit(SourceBytes(g, node), moves_model_weight));
   }
   (*seen)[&node] = folds;
   return folds;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <set>
 
 #include "graph/model.h"
 #include "lowering/constant_folding.h"
@@ -70,6 +71,41 @@ TEST_CASE("folding evaluates each covered op as the ONNX spec says", "[folding]"
     auto z = I64({1}, {0});
     std::vector<graph::TensorInfo> infos(2);
     CHECK_FALSE(EvaluateOp(Op("Div", 14), {&a, &z}, infos));
+  }
+  SECTION("Mod: fmod 0 takes the divisor's sign, fmod 1 the dividend's; floats need fmod 1") {
+    auto a = I64({4}, {7, -7, 7, -7}), b = I64({4}, {3, 3, -3, -3});
+    CHECK(Values<int64_t>(Eval(Op("Mod", 13), {&a, &b})) == std::vector<int64_t>{1, 2, -2, -1});
+    CHECK(Values<int64_t>(Eval(Op("Mod", 13, {Attr("fmod", int64_t{1})}), {&a, &b})) ==
+          std::vector<int64_t>{1, -1, 1, -1});
+    auto bytes = Make<uint8_t>(T::UINT8, {3}, {0x00, 0x7f, 0xf3}),
+         sixteen = Make<uint8_t>(T::UINT8, {}, {16});
+    CHECK(Values<uint8_t>(Eval(Op("Mod", 13), {&bytes, &sixteen})) ==
+          std::vector<uint8_t>{0x0, 0xf, 0x3});
+    auto x = F32({2}, {5.5f, -5.5f}), y = F32({1}, {2});
+    CHECK(Values<float>(Eval(Op("Mod", 13, {Attr("fmod", int64_t{1})}), {&x, &y})) ==
+          std::vector<float>{1.5f, -1.5f});
+    std::vector<graph::TensorInfo> infos(2);
+    CHECK_FALSE(EvaluateOp(Op("Mod", 13), {&x, &y}, infos));
+    auto zero = I64({1}, {0});
+    CHECK_FALSE(EvaluateOp(Op("Mod", 13), {&a, &zero}, infos));
+  }
+  SECTION("broadcasts along a middle axis, an outer axis and from a scalar") {
+    // [2, 3, 2] - [2, 1, 2]: each block of three rows less its own row; then times a scalar.
+    auto a = F32({2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+    auto b = F32({2, 1, 2}, {1, 2, 7, 8});
+    auto d = Eval(Op("Sub", 14), {&a, &b});
+    CHECK(d.dims == std::vector<int64_t>{2, 3, 2});
+    CHECK(Values<float>(d) == std::vector<float>{0, 0, 2, 2, 4, 4, 0, 0, 2, 2, 4, 4});
+    auto half = F32({}, {0.5f});
+    CHECK(Values<float>(Eval(Op("Mul", 14), {&half, &d})) ==
+          std::vector<float>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2});
+    // [3, 1] against [1, 2]: both sides broadcast.
+    auto col = F32({3, 1}, {1, 2, 3}), row = F32({1, 2}, {10, 20});
+    CHECK(Values<float>(Eval(Op("Mul", 14), {&col, &row})) ==
+          std::vector<float>{10, 20, 20, 40, 30, 60});
+    auto less = Eval(Op("Less", 13), {&col, &b});  // [3, 1] against [2, 1, 2]
+    CHECK(less.dims == std::vector<int64_t>{2, 3, 2});
+    CHECK(Values<uint8_t>(less) == std::vector<uint8_t>{0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1});
   }
   SECTION("Shape of a static input, with start/end") {
     graph::TensorInfo info{T::FLOAT,
@@ -185,4 +221,47 @@ TEST_CASE("the folding pass replaces constant subexpressions by weights", "[fold
   CHECK(values == std::vector<int64_t>{2, -1});
   // Weights nothing reads any more are gone.
   for (const auto& v : ir->values) CHECK(v.name != "zero");
+}
+
+TEST_CASE("weight preprocessing folds past the size limit, moving a model weight does not",
+          "[folding]") {
+  // With a 64-byte limit: w (64 bytes) cast to double is 128 bytes, within 8x of w: folds.
+  // w2 (96 bytes) transposed only moves a model weight (kernels read it transposed): stays.
+  // w2 cast to double (192 bytes) and then transposed: a computed weight, moved: folds.
+  // A 4-byte value expanded to [8, 8] (256 bytes) generates data: stays.
+  ModelBuilder b(13, 8);
+  b.Input("x", {1})
+      .Initializer("w", {4, 4}, std::vector<float>(16, 1.f))
+      .Initializer("w2", {6, 4}, std::vector<float>(24, 2.f))
+      .Initializer("one", {1}, {1.f})
+      .IntInitializer("shape", {8, 8});
+  const auto to_double = Attr("to", int64_t{T::DOUBLE});
+  b.Node("Cast", {"w"}, {"a"}, {to_double})
+      .Node("Transpose", {"w2"}, {"b"})
+      .Node("Cast", {"w2"}, {"c"}, {to_double})
+      .Node("Transpose", {"c"}, {"d"})
+      .Node("Expand", {"one", "shape"}, {"e"});
+  for (const std::string v : {"a", "b", "d", "e"}) {
+    b.Node("ReduceSum", {v}, {"sum_" + v}, {Attr("keepdims", int64_t{0})});
+    b.Output("sum_" + v, v == "a" || v == "d" ? T::DOUBLE : T::FLOAT);
+  }
+  const std::string bytes = b.Serialize();
+  auto m = graph::LoadModelFromBuffer(
+      {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "limits");
+  REQUIRE(m.ok());
+  const auto& g = (*m)->graph;
+  std::vector<int> nodes(g.nodes.size()), outputs;
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+  for (const std::string v : {"a", "b", "d", "e"}) outputs.push_back(g.FindValue("sum_" + v));
+  auto ir = lowering::SubgraphIr::Build(**m, "limits", nodes, {g.FindValue("x")}, outputs);
+  REQUIRE(ir.ok());
+  auto stats = lowering::FoldConstants(&ir.value(), 64);
+  REQUIRE(stats.ok());
+  CHECK(stats->folded_ops == 3);
+  std::multiset<std::string> left;
+  for (const auto& op : ir->ops) left.insert(op.op_type);
+  CHECK(left == std::multiset<std::string>{"Transpose", "Expand", "ReduceSum", "ReduceSum",
+                                           "ReduceSum", "ReduceSum"});
+  for (const auto& v : ir->values)
+    if (v.name == "a" || v.name == "d") CHECK(v.kind == lowering::ValueKind::kWeight);
 }

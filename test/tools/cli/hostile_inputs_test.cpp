@@ -500,7 +500,7 @@ TEST_CASE("constants too large to fold stay in the program, and compile runs in 
     std::string name;
     std::function<void(ModelBuilder&)> build;  // defines "c"
   };
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"constant_of_shape",
        [](ModelBuilder& m) {
          m.IntInitializer("shape", {60000, 50000}).Node("ConstantOfShape", {"shape"}, {"c"});
@@ -518,6 +518,18 @@ TEST_CASE("constants too large to fold stay in the program, and compile runs in 
              .Node("Mul", {"col", "row"}, {"c"});
        }},
   };
+  // Weight preprocessing folds up to 8x the bytes of the weights it reads (a 4-bit weight's
+  // dequantization), each weight counted once: a weight concatenated with itself again and
+  // again (1 MB to 4 GB) reads one weight, so it stops growing at 64 MiB.
+  cases.push_back({"doubling_concat", [](ModelBuilder& m) {
+                     m.Initializer("w", {262144}, std::vector<float>(262144, 1.f));
+                     std::string x = "w";
+                     for (int i = 0; i < 12; ++i) {
+                       const std::string next = i == 11 ? "c" : "d" + std::to_string(i);
+                       m.Node("Concat", {x, x}, {next}, {Attr("axis", int64_t{0})});
+                       x = next;
+                     }
+                   }});
   for (const auto& c : cases) {
     ModelBuilder m;
     m.Input("x", {1});
