@@ -17,10 +17,12 @@
 namespace ortc::exec {
 namespace {
 
-// Bytes of the float panel the many-rows path dequantizes at once. Measured on a 128-token
-// prefill of a 125M decoder (1 MiB L2 a core): 256 KiB panels cost 1.2x the float weights'
-// time, 2-4 MiB none; each GEMM then runs over enough columns to amortise packing A.
+// Bytes of the float panel the many-rows path dequantizes at once, and its fewest columns. What
+// matters is the columns each GEMM gets: oneDNN's sgemm over 64 columns took twice the time of
+// 128 or more (64-row prefills: K 8192 x N 3072 22 ms against 10 ms, K 3072 x N 8192 21.6
+// against 10.3, at one thread too), and 256 KiB panels of K = 768 (85 columns) cost 1.2x.
 constexpr int64_t kPanelBytes = 2048 << 10;
+constexpr int64_t kPanelMinColumns = 128;
 
 // [begin, end) of part i of n split into parts pieces, each a multiple of 16 but the last.
 std::pair<int64_t, int64_t> Part(int64_t n, int64_t parts, int64_t i) {
@@ -66,7 +68,7 @@ Status MatMulInt4(KernelContext& c) {
   }
   // Many rows (a prefill): dequantize a panel of columns, multiply it in float, next panel;
   // each thread takes whole panels, with its GEMM on one thread.
-  const int64_t panel_columns = std::max<int64_t>(16, kPanelBytes / (k * 4) / 16 * 16);
+  const int64_t panel_columns = std::max(kPanelMinColumns, kPanelBytes / (k * 4) / 16 * 16);
   const int64_t per_thread = (n + threads * panel_columns - 1) / (threads * panel_columns);
   const int64_t panels = threads * per_thread;
 #pragma omp parallel num_threads(threads)

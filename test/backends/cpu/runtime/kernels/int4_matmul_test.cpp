@@ -104,20 +104,23 @@ TEST_CASE("int4 row loops of every variant give the dequantized product", "[kern
 
 TEST_CASE("MatMulInt4 gives the dequantized product for a decode row and for a prefill",
           "[kernels]") {
-  const Weights w = MakeWeights(512, 300, 128, 11);
-  const int before = exec::CurrentIntraOpThreads();
-  for (int threads : {1, 2, 4}) {
-    exec::UseIntraOpThreads(threads);
-    for (int64_t rows : {1, 3, 4, 5, 37}) {  // 1-4: the dot loop; 5 and more: GEMM panels
-      INFO(threads << " thread(s), " << rows << " row(s)");
-      const auto a = Activations(rows * w.k, static_cast<uint32_t>(rows));
-      const Tensor x = test::HostTensor(DataType::kFloat, {1, rows, w.k}, a);
-      const Tensor y = RunMatMulInt4(x, w);
-      REQUIRE(y.shape() == std::vector<int64_t>{1, rows, w.n});
-      CHECK(WorstError(a, w, rows, y.data<float>()) < 1e-6);
+  // K 512: one panel per thread. K 8192: panels of the fewest columns (128), several per
+  // thread, the last one short.
+  for (const Weights& w : {MakeWeights(512, 300, 128, 11), MakeWeights(8192, 300, 64, 12)}) {
+    const int before = exec::CurrentIntraOpThreads();
+    for (int threads : {1, 2, 4}) {
+      exec::UseIntraOpThreads(threads);
+      for (int64_t rows : {1, 3, 4, 5, 37}) {  // 1-4: the dot loop; 5 and more: GEMM panels
+        INFO("K " << w.k << ", " << threads << " thread(s), " << rows << " row(s)");
+        const auto a = Activations(rows * w.k, static_cast<uint32_t>(rows));
+        const Tensor x = test::HostTensor(DataType::kFloat, {1, rows, w.k}, a);
+        const Tensor y = RunMatMulInt4(x, w);
+        REQUIRE(y.shape() == std::vector<int64_t>{1, rows, w.n});
+        CHECK(WorstError(a, w, rows, y.data<float>()) < 1e-6);
+      }
     }
+    exec::UseIntraOpThreads(before);
   }
-  exec::UseIntraOpThreads(before);
 }
 
 TEST_CASE("MatMulInt4 refuses weights that do not fit A", "[kernels]") {
