@@ -47,6 +47,9 @@ struct CompileOptions {
   std::vector<ShapeProfile> shape_profiles;
   // --input-value: fixed values for scalar graph inputs (graph/input_values.h).
   graph::InputValues input_values;
+  // --last-token-logits: the output named "logits" keeps only its last position
+  // (graph/last_position.h), in every model compiled.
+  bool last_token_logits = false;
   // The compiler as recorded in each ctx model (compile/provenance.h); the CLI adds its commit.
   std::string compiler = "ortc " ORTC_VERSION_STRING;
   // Skip the compile when every output is already what it would write (same source digest,

@@ -28,6 +28,8 @@ std::string CompileOptionsJson(const CompileOptions& o) {
     j["shape_profiles"][p.name] = nlohmann::json::object();
     for (const auto& [name, dims] : p.shapes) j["shape_profiles"][p.name][name] = dims;
   }
+  // Recorded only when set, so that bundles compiled before the option stay up to date.
+  if (o.last_token_logits) j["last_token_logits"] = true;
   return j.dump();  // nlohmann::json keeps object keys sorted
 }
 

@@ -20,6 +20,7 @@ Status PrepareJob(CompileRun& run, ModelJob* job) {
   load.input_values = run.o.input_values;
   load.input_shapes_of_group = run.group();
   load.fold_shapes = true;
+  if (run.o.last_token_logits) load.last_position_outputs = {"logits"};
   auto loaded = graph::LoadModelFromFile(job->source, load);
   if (!loaded.ok()) return loaded.status();
   job->model = std::move(loaded).value();

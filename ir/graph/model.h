@@ -62,6 +62,9 @@ struct LoadOptions {
   // After shape inference, fold shape computations (graph/shape_folding.h) and infer again,
   // until nothing more folds. Partition and compile turn it on.
   bool fold_shapes = false;
+  // After shape inference, these outputs keep only their last position (graph/last_position.h:
+  // --last-token-logits); shapes are inferred again.
+  std::vector<std::string> last_position_outputs;
 };
 
 Result<std::unique_ptr<Model>> LoadModelFromFile(const std::filesystem::path& path,

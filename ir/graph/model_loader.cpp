@@ -14,6 +14,7 @@
 #include "graph/graph_builder.h"
 #include "graph/if_inlining.h"
 #include "graph/initializer_info.h"
+#include "graph/last_position.h"
 #include "graph/model.h"
 #include "graph/opset_support.h"
 #include "graph/shape_folding.h"
@@ -245,6 +246,12 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
   InferShapes(m.get());
   if (RewriteCastLikes(m.get()) > 0) {
     ORTC_RETURN_IF_ERROR(Rebuild(*m).WithContext("after writing CastLike as Cast"));
+    m->warnings = load_warnings;
+    InferShapes(m.get());
+  }
+  for (const auto& name : options.last_position_outputs) {
+    ORTC_RETURN_IF_ERROR(KeepLastPosition(m.get(), name));
+    ORTC_RETURN_IF_ERROR(Rebuild(*m).WithContext("after slicing the last position"));
     m->warnings = load_warnings;
     InferShapes(m.get());
   }

@@ -238,15 +238,27 @@ def check_genai(ortc, work, fam, pair_tokens):
     full = run([ortc, "generate", ctx["prefill"], ctx["decode"], "--prompt-ids", ",".join(map(str, prompt)),
                 "--max-new-tokens", str(FIXED)], ok=False)
     assert full.returncode not in (0, 1) and "the context is full" in full.stdout, full.stdout
+
+    # --last-token-logits: both graphs output the last position's logits alone ([1, 1, vocab]),
+    # the LM head computed for that position only, and generation reads the same tokens.
+    ctx, _ = compile_fixed_profiles(ortc, work, fam, "cpu", ["--last-token-logits"], tag="_last")
+    for name, model in ctx.items():
+        logits = [o for o in onnx.load(model, load_external_data=False).graph.output if o.name == "logits"]
+        dims = [d.dim_value for d in logits[0].type.tensor_type.shape.dim]
+        assert len(logits) == 1 and dims[:2] == [1, 1], f"{fam.name} {name} with --last-token-logits: {dims}"
+    got = ortc_generate(ortc, ctx["prefill"], ctx["decode"], prompt)
+    assert got["tokens"] == wanted[0], f"{fam.name} --last-token-logits: {got['tokens']} != {wanted[0]}"
+    print(f"{fam.name} GenAI form with --last-token-logits (logits {dims}): {NEW_TOKENS} tokens equal "
+          f"to ONNX Runtime's")
     return wanted
 
 
-def compile_fixed_profiles(ortc, work, fam, ep, extra):
+def compile_fixed_profiles(ortc, work, fam, ep, extra, tag=""):
     """The GenAI model at a fixed-size cache of FIXED positions, compiled once with two shape
     profiles (prefill at PROMPTS[0]'s length, decode at one token): one group, one binary per
     backend, every weight stored once. Returns ({profile: ctx model}, the compile's report)."""
     genai, rows = fam.path(work, "genai"), {"prefill": len(PROMPTS[0]), "decode": 1}
-    out = os.path.join(work, f"{fam.stem}_fixed_{ep.replace(',', '_')}")
+    out = os.path.join(work, f"{fam.stem}_fixed_{ep.replace(',', '_')}{tag}")
     args = [ortc, "compile", genai, "--ep", ep, "-o", out + "/", "--json"] + extra
     for name, n in rows.items():
         profile = f"input_ids=1x{n}" + (f",position_ids=1x{n}" if "position_ids" in model_inputs(genai) else "")

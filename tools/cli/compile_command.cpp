@@ -291,6 +291,11 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "backend, each weight once. For an LLM's prefill and decode steps; --input-shape gives "
       "the shapes they share. With --share-weights and several models, NAME is a model of the "
       "group (its file name without .onnx) and the profile that model's own shapes");
+  cmd->add_flag(
+      "--last-token-logits", o.last_token_logits,
+      "The output named logits keeps only its last position ([batch, 1, vocab] for [batch, "
+      "sequence, vocab]), and the LM head runs on that position alone: what generation reads, "
+      "at a fraction of a prefill's cost (ortc generate takes such models)");
   cmd->add_option(
       "-o,--output", args->output,
       "Output ctx model path, or an existing folder (default: <model>_ctx.onnx beside the model); "
@@ -334,6 +339,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  ortc compile llm.onnx --ep cuda,cpu --shape-profile prefill:input_ids=1x128 \\\n"
       "      --shape-profile decode:input_ids=1x1 --input-shape attention_mask=1x512,... -o "
       "out/\n"
+      "  ortc compile llm.onnx --shape-profile prefill:input_ids=1x128 \\\n"
+      "      --shape-profile decode:input_ids=1x1 --last-token-logits   # logits of one position\n"
       "  ortc compile prefill.onnx decode.onnx --share-weights --ep cuda,cpu \\\n"
       "      --shape-profile prefill:input_ids=1x16,attention_mask=1x16,position_ids=1x16 \\\n"
       "      --shape-profile decode:input_ids=1x1,attention_mask=1x512,position_ids=1x1 \\\n"

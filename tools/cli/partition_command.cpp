@@ -23,6 +23,7 @@ struct PartitionArgs {
   int max_partitions = 0;
   std::vector<std::string> input_shapes;
   std::vector<std::string> input_values;
+  bool last_token_logits = false;
 };
 
 std::string BackendHelp() {
@@ -61,6 +62,7 @@ int Run(const PartitionArgs& args) {
   if (!backends.ok()) return Fail(args, backends.status());
   graph::LoadOptions load;
   load.fold_shapes = true;
+  if (args.last_token_logits) load.last_position_outputs = {"logits"};
   for (const auto& text : args.input_shapes) {
     Status s = graph::ParseInputShape(text, &load.input_shapes);
     if (!s.ok()) return Fail(args, s);
@@ -105,6 +107,8 @@ void AddPartitionCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--input-value", args->input_values,
                   "Fix a scalar graph input's value, as name=16000 (repeatable), as ortc compile "
                   "does: an If choosing its branch from it is resolved before partitioning");
+  cmd->add_flag("--last-token-logits", args->last_token_logits,
+                "As ortc compile: the output named logits keeps only its last position");
   cmd->footer(
       "\n" + BackendHelp() +
       "\n\nExamples:\n"
