@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu_kernel/intra_op_threads.h"
@@ -31,6 +32,15 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+void PrepareSgemm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // On every thread the pool has: a run may use them all.
+    float a[64] = {}, b[64] = {}, c[64] = {};
+    dnnl_sgemm('N', 'N', 8, 8, 8, 1.f, a, 8, b, 8, 0.f, c, 8);
+  });
 }
 
 // Float view of any floating tensor (converted copy for half types and double).

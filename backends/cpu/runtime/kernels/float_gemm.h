@@ -14,6 +14,12 @@ namespace ortc::exec {
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// Does, once per process, what oneDNN's first GEMM call does before any GEMM (its kernels made
+// for this CPU, its threads started): called when a program with GEMMs is loaded, so that the
+// first run costs what the others do. Measured on the 2-core development machine: a first call
+// took 20-30 ms at two threads (3 ms at one), the next ones their normal time.
+void PrepareSgemm();
+
 // Float copy of any floating tensor, and the way back into the tensor's own type.
 std::vector<float> AsFloats(const Tensor& t);
 void StoreFloats(Tensor& t, const std::vector<float>& v);

@@ -1,8 +1,11 @@
 // The table of CPU kernels, built once.
 #include "cpu/runtime/kernels/registry.h"
 
+#include <set>
+#include <string>
 #include <vector>
 
+#include "cpu/runtime/kernels/float_gemm.h"
 #include "cpu/runtime/kernels/onednn_conv.h"
 
 namespace ortc::exec {
@@ -50,6 +53,9 @@ KernelFn FindKernel(const std::string& domain, const std::string& op_type) {
 
 Result<std::shared_ptr<KernelCache>> MakeKernelCache(const ExecOp& op, const ExecGraph& graph) {
   if (!op.domain.empty() && op.domain != "ai.onnx") return std::shared_ptr<KernelCache>();
+  static const std::set<std::string, std::less<>> gemm_ops = {
+      "MatMul", "MatMulTransposed", "MatMulInt4", "Gemm", "Conv", "FusedConv"};
+  if (gemm_ops.count(op.op_type)) PrepareSgemm();  // at load, not in the first run
   if (op.op_type == "Conv" || op.op_type == "FusedConv") {
     const std::string packed = op.String("packed_weights_desc", "");
     if (!packed.empty()) {
