@@ -33,8 +33,10 @@ def compile_profiles(ortc, env, model, e, caches, ep, target_arch, out_dir, time
     group, one binary per backend. Returns ({compile_s, ...} or {error}, {profile: ctx path})."""
     context = max(e["prompts"]) + e["new_tokens"]
     rows = {f"prefill{p}": p for p in e["prompts"]} | {"decode": 1}
+    # --last-token-logits: the LM head on the last position only, as transformers' generate
+    # computes it (it passes logits_to_keep=1), so both sides do the same work.
     args = [ortc, "compile", model, "--ep", ep, "-o", out_dir + "/", "-q", "--json",
-            "--input-shape", f"attention_mask=1x{context}"]
+            "--input-shape", f"attention_mask=1x{context}", "--last-token-logits"]
     for name, n in rows.items():
         args += ["--shape-profile", f"{name}:input_ids=1x{n}"]
     if ep != "cpu":
