@@ -11,6 +11,7 @@
 #include "graph/castlike_rewrite.h"
 #include "graph/constant_lifting.h"
 #include "graph/contrib_ops.h"
+#include "graph/four_bit_dequantize.h"
 #include "graph/graph_builder.h"
 #include "graph/if_inlining.h"
 #include "graph/initializer_info.h"
@@ -205,6 +206,7 @@ Result<std::unique_ptr<Model>> Finish(std::unique_ptr<Model> m, const fs::path* 
 
   auto* graph_proto = m->proto.mutable_graph();
   LiftConstantsToInitializers(graph_proto);
+  ORTC_RETURN_IF_ERROR(RewriteFourBitDequantize(m.get()));
   for (const auto& t : graph_proto->initializer()) {
     auto init = ReadInitializerInfo(t, base_dir);
     if (!init.ok()) return init.status();

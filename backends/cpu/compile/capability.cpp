@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "base/element_types.h"
 #include "cpu/compile/compile.h"
 #include "cpu/compile/weight_packing.h"
 #include "graph/opset_support.h"
@@ -134,7 +135,11 @@ class Cpu final : public Backend {
 
   std::vector<NodeSupport> Capability(const graph::Graph& g) const override {
     std::vector<NodeSupport> answers;
-    for (const auto& node : g.nodes) answers.push_back(Supports(node));
+    for (const auto& node : g.nodes) {
+      NodeSupport answer = Supports(node);
+      if (answer.supported) answer = HeldTypes(g, node);
+      answers.push_back(std::move(answer));
+    }
     return answers;
   }
 
@@ -161,6 +166,21 @@ class Cpu final : public Backend {
         if (auto why = NestedRefusal(a.g(), node.opset); !why.empty()) return NodeSupport::No(why);
       }
     }
+    return NodeSupport::Yes();
+  }
+
+  // A tensor of a type the runtime holds none of (float8, float4, sub-byte integers) would
+  // make a binary the runtime refuses at load: the compile says so instead.
+  static NodeSupport HeldTypes(const graph::Graph& g, const graph::Node& node) {
+    for (const auto* values : {&node.inputs, &node.outputs})
+      for (int v : *values) {
+        if (v < 0) continue;
+        const int32_t dtype = g.values[v].info.dtype;
+        if (dtype == 0 || dtype == onnx::TensorProto::STRING || HeldElementBytes(dtype) > 0)
+          continue;
+        return NodeSupport::No("value '" + g.values[v].name + "' is " + ElementTypeName(dtype) +
+                               ", a type the CPU runtime holds no tensor of");
+      }
     return NodeSupport::Yes();
   }
 };

@@ -254,6 +254,23 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(r.out, Catch::Contains("no node was compiled"));
     CHECK(FilesIn(dir.path()) == std::vector<std::string>{"empty.onnx", "m.onnx"});
   }
+  SECTION("a tensor of a type the runtime holds none of (it would make an unloadable binary)") {
+    ModelBuilder f8(19, 9);
+    f8.Input("x", {1, 4}).Initializer("s", {1}, {0.5f});
+    auto* w = f8.proto().mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(17);  // float8e4m3fn
+    w->add_dims(4);
+    w->add_dims(4);
+    w->set_raw_data(std::string(16, '\x38'));
+    f8.Node("DequantizeLinear", {"w", "s"}, {"wf"}).Node("MatMul", {"x", "wf"}, {"y"}).Output("y");
+    f8.Save(dir / "f8.onnx");
+    auto r = RunOrtc("compile " + (dir / "f8.onnx").string() + " --json");
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.out, Catch::Contains("value 'w' is float8e4m3fn, a type the CPU runtime holds no "
+                                      "tensor of"));
+    CHECK(FilesIn(dir.path()) == std::vector<std::string>{"f8.onnx", "m.onnx"});
+  }
   SECTION("an accelerator named in --ep that takes nothing is said, or refused when asked") {
     ModelBuilder dyn;  // a dynamic batch: CUDA refuses every node without --input-shape
     dyn.Input("x", {-1, 4}).Node("Relu", {"x"}, {"y"}).Output("y");
@@ -327,19 +344,20 @@ TEST_CASE("compile refuses what it must, leaving nothing behind", "[compile]") {
     CHECK_THAT(r2.out, Catch::Contains("unknown"));
   }
   SECTION("a failure after the binary was written") {
-    // The second group reads a complex64 initializer stored in typed fields, which a binary
-    // cannot hold: compiling it fails after the first group's weights are already in the
-    // (temporary) binary.
+    // The second group reads a string initializer, which the CPU backend takes (the runtime
+    // holds strings) but a binary cannot store: compiling it fails after the first group's
+    // weights are already in the (temporary) binary. (A complex64 one is refused earlier now,
+    // at partition: the runtime holds no complex tensor.)
     ModelBuilder b;
     b.Input("x", {4}).Initializer("k", {4}, {1, 2, 3, 4});
     auto* t = b.proto().mutable_graph()->add_initializer();
-    t->set_name("cplx");
-    t->set_data_type(onnx::TensorProto::COMPLEX64);
+    t->set_name("words");
+    t->set_data_type(onnx::TensorProto::STRING);
     t->add_dims(1);
-    t->add_float_data(1.f);
-    t->add_float_data(2.f);
-    b.Node("Add", {"x", "k"}, {"y1"}, {}, "first").Node("Identity", {"cplx"}, {"y2"}, {}, "second");
-    b.Output("y1").Output("y2");
+    t->add_string_data("late");
+    b.Node("Add", {"x", "k"}, {"y1"}, {}, "first")
+        .Node("Identity", {"words"}, {"y2"}, {}, "second");
+    b.Output("y1").Output("y2", onnx::TensorProto::STRING);
     b.Save(dir / "late.onnx");
     auto r = RunOrtc("compile " + (dir / "late.onnx").string() + " --json");
     CHECK(r.exit_code == 4);

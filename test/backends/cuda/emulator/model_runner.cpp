@@ -12,6 +12,7 @@
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "format/ep_context.h"
 #include "graph/contrib_ops.h"
+#include "graph/four_bit_dequantize.h"
 #include "graph/model.h"
 #include "graph/opset_support.h"
 #include "library_reference.h"
@@ -213,7 +214,8 @@ Result<onnx::ModelProto> ReferenceSource(const fs::path& model, const CheckOptio
     const std::string domain = graph::IsDefaultDomain(n.domain()) ? "" : n.domain();
     contrib = contrib || graph::IsExpandableContribOp(n.domain(), n.op_type(), opsets[domain]);
   }
-  if (!contrib && o.input_values.empty()) return proto;
+  if (!contrib && o.input_values.empty() && !graph::HasFourBitOrBlockedDequantize(proto.graph()))
+    return proto;
   graph::LoadOptions load;
   load.input_shapes = o.input_shapes;
   load.input_values = o.input_values;
