@@ -2,7 +2,6 @@
 #include "graph/four_bit_dequantize.h"
 
 #include <map>
-#include <set>
 
 #include "graph/contrib_emitter.h"
 
@@ -15,12 +14,6 @@ constexpr int32_t kUint4 = 21, kInt4 = 22;
 
 bool IsFourBit(int32_t dtype) {
   return dtype == kUint4 || dtype == kInt4;
-}
-
-int64_t Elements(const T& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims()) n *= d;
-  return n;
 }
 
 const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name) {
@@ -44,9 +37,15 @@ Status Unpack(T* t, contrib::Emitter& e) {
   const std::string name = t->name();
   const bool is_signed = t->data_type() == kInt4;
   std::vector<int64_t> dims(t->dims().begin(), t->dims().end());
-  for (int64_t d : dims)
-    if (d < 0) return InvalidGraph("4-bit initializer '" + name + "' has a negative dimension");
-  const int64_t n = Elements(*t), bytes = (n + 1) / 2;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    // Past 2^40 values no weight is real: a hostile shape must not overflow the count.
+    if (d < 0 || (d > 0 && n > (int64_t{1} << 40) / d))
+      return InvalidGraph("4-bit initializer '" + name + "' has shape " + ShapeText(dims) +
+                          ", which no tensor can have");
+    n *= d;
+  }
+  const int64_t bytes = (n + 1) / 2;
   if (t->int32_data_size() > 0) {  // the typed field: one packed byte per entry
     std::string raw;
     for (int32_t v : t->int32_data()) raw.push_back(static_cast<char>(v & 0xFF));

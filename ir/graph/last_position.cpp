@@ -71,6 +71,10 @@ Status KeepLastPosition(Model* model, const std::string& name) {
     return InvalidArgument("--last-token-logits: output '" + name + "' has shape " +
                            g.values[out].info.shape.ToString() +
                            "; it needs positions and values as its last two axes");
+  if (!g.values[out].consumers.empty())
+    return InvalidArgument("--last-token-logits: output '" + name + "' is also read by node '" +
+                           g.nodes[g.values[out].consumers[0]].name +
+                           "', which needs every position");
   if (model->opsets.count("") && model->opsets.at("") < 10)
     return NotImplemented("--last-token-logits needs ai.onnx opset 10 or newer (Slice's inputs)");
   // Walk up while the value is computed row by row, to the highest value whose rows only this

@@ -143,6 +143,13 @@ TEST_CASE("last-position logits are refused without such an output, naming the o
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(),
              Catch::Contains("no output named 'logits'") && Catch::Contains("scores"));
+  ModelBuilder read_inside;  // logits also feeds a node: slicing it would change that node
+  read_inside.Input("x", {1, kRows, kHidden});
+  read_inside.Node("Relu", {"x"}, {"logits"}).Node("Neg", {"logits"}, {"negated"});
+  read_inside.Output("logits").Output("negated");
+  auto inside = Load(read_inside);
+  REQUIRE_FALSE(inside.ok());
+  CHECK_THAT(inside.status().message(), Catch::Contains("is also read by node"));
   ModelBuilder flat;
   flat.Input("x", {kHidden});
   flat.Node("Relu", {"x"}, {"logits"});
