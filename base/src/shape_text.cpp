@@ -63,4 +63,13 @@ Status ParseInputShape(const std::string& text, std::map<std::string, std::vecto
   return Status::Ok();
 }
 
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) text += ",";
+    text += std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
 }  // namespace ortc::io

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "base/shape_text.h"
 #include "graph/contrib_emitter.h"
 
 namespace ortc::graph {
@@ -22,15 +23,6 @@ const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& na
   return nullptr;
 }
 
-std::string ShapeText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 // t, a 4-bit initializer, becomes "<name>/packed" (UINT8, one byte per two values, low nibble
 // first: the same bytes, wherever they are stored) and nodes writing `name` as INT8 / UINT8.
 Status Unpack(T* t, contrib::Emitter& e) {
@@ -41,7 +33,7 @@ Status Unpack(T* t, contrib::Emitter& e) {
   for (int64_t d : dims) {
     // Past 2^40 values no weight is real: a hostile shape must not overflow the count.
     if (d < 0 || (d > 0 && n > (int64_t{1} << 40) / d))
-      return InvalidGraph("4-bit initializer '" + name + "' has shape " + ShapeText(dims) +
+      return InvalidGraph("4-bit initializer '" + name + "' has shape " + io::DimsText(dims) +
                           ", which no tensor can have");
     n *= d;
   }
@@ -96,10 +88,10 @@ Status ExpandBlocked(const onnx::NodeProto& n, const std::vector<int64_t>& x_dim
   std::vector<int64_t> want = x_dims;
   want[axis] = blocks;
   if (scale_dims != want)
-    return InvalidGraph("DequantizeLinear '" + n.name() + "': x of shape " + ShapeText(x_dims) +
+    return InvalidGraph("DequantizeLinear '" + n.name() + "': x of shape " + io::DimsText(x_dims) +
                         " in blocks of " + std::to_string(block) + " along axis " +
-                        std::to_string(axis) + " needs a scale of shape " + ShapeText(want) +
-                        ", not " + ShapeText(scale_dims));
+                        std::to_string(axis) + " needs a scale of shape " + io::DimsText(want) +
+                        ", not " + io::DimsText(scale_dims));
   // [..., blocks, ...] -> [..., blocks, B, ...] -> [..., blocks * B, ...] -> the first K.
   std::vector<int64_t> expanded = x_dims, merged = x_dims;
   expanded[axis] = blocks;

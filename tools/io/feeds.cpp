@@ -31,7 +31,7 @@ Tensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape, std::mt19
 // beyond this is refused before anything is allocated (a model may claim 1e12 elements).
 constexpr int64_t kMaxGeneratedElements = int64_t{1} << 30;
 
-std::string DimsText(const std::vector<int64_t>& shape) {
+std::string DimsListText(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
@@ -104,8 +104,8 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
     // Data and a shape for one input must agree; neither silently wins.
     if (auto it = shapes.find(name);
         it != shapes.end() && type == ValueType::kTensor && t->shape() != it->second)
-      return InvalidArgument("--input " + name + " holds shape " + DimsText(t->shape()) +
-                             " but --input-shape gives " + DimsText(it->second) +
+      return InvalidArgument("--input " + name + " holds shape " + DimsListText(t->shape()) +
+                             " but --input-shape gives " + DimsListText(it->second) +
                              ": drop one or make them agree");
     feeds.push_back({spec.substr(0, eq), *t});
   }
@@ -133,7 +133,7 @@ Result<Feeds> MakeFeeds(const std::vector<TensorInfo>& inputs,
       return InvalidArgument("input '" + info.name + "' needs a file (type " +
                              DataTypeName(info.dtype) + ")");
     if (BoundedElements(shape) < 0)
-      return InvalidArgument("input '" + info.name + "' has shape " + DimsText(shape) +
+      return InvalidArgument("input '" + info.name + "' has shape " + DimsListText(shape) +
                              ", more than the " + std::to_string(kMaxGeneratedElements) +
                              " elements a generated input may have: give a smaller "
                              "--input-shape or the data with --input");

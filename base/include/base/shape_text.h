@@ -15,4 +15,7 @@ namespace ortc::io {
 // '='); a name given twice is an error.
 Status ParseInputShape(const std::string& text, std::map<std::string, std::vector<int64_t>>* out);
 
+// "[2,3]": a shape in messages.
+std::string DimsText(const std::vector<int64_t>& dims);
+
 }  // namespace ortc::io

@@ -2,6 +2,8 @@
 // outputs and hands both to the plugin's run_graph.
 #include "exec/plugin_node.h"
 
+#include "base/shape_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include "cpu_kernel/kernel_context.h"
@@ -10,15 +12,7 @@
 namespace ortc::exec {
 namespace {
 
-std::string ShapeText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s.push_back(',');
-    s.append(std::to_string(dims[i]));
-  }
-  s.push_back(']');
-  return s;
-}
+using io::DimsText;
 
 int32_t Location(const Tensor& t) {
   return t.location() == MemoryLocation::kHost ? ORTC_MEMORY_HOST : ORTC_MEMORY_DEVICE;
@@ -62,9 +56,9 @@ Status RunPluginGraph(KernelContext& ctx) {
                              " is missing");
     if (t->dtype() != spec.dtype || t->shape() != spec.dims) {
       return InvalidArgument("graph '" + st->graph_name + "' input " + std::to_string(i) +
-                             " must be " + DataTypeName(spec.dtype) + ShapeText(spec.dims) +
+                             " must be " + DataTypeName(spec.dtype) + DimsText(spec.dims) +
                              " (the binary is compiled for static shapes), got " +
-                             DataTypeName(t->dtype()) + ShapeText(t->shape()));
+                             DataTypeName(t->dtype()) + DimsText(t->shape()));
     }
     in[i] = {static_cast<int32_t>(t->dtype()),
              static_cast<uint32_t>(t->shape().size()),
@@ -79,9 +73,9 @@ Status RunPluginGraph(KernelContext& ctx) {
     if (const Tensor* b = ctx.BoundOutput(i)) {
       if (b->dtype() != spec.dtype || b->shape() != spec.dims)
         return InvalidArgument("graph '" + st->graph_name + "' output " + std::to_string(i) +
-                               " is " + DataTypeName(spec.dtype) + ShapeText(spec.dims) +
+                               " is " + DataTypeName(spec.dtype) + DimsText(spec.dims) +
                                " but its bound tensor is " + DataTypeName(b->dtype()) +
-                               ShapeText(b->shape()));
+                               DimsText(b->shape()));
       Tensor t = *b;
       out[i] = {static_cast<int32_t>(spec.dtype),
                 static_cast<uint32_t>(spec.dims.size()),

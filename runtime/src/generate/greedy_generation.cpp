@@ -12,6 +12,7 @@
 #include <chrono>
 #include <map>
 
+#include "base/shape_text.h"
 #include "ortc/generate.h"
 
 namespace ortc {
@@ -34,11 +35,7 @@ bool IsPast(const TensorInfo& in) {
 
 // A cache input of no rows yet: batch 1, every other run-time size 0 (the cache's length); a
 // fixed-size cache (every size static) is zeros, its rows marked invalid by the mask.
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
-}
+using io::DimsText;
 
 Result<Tensor> EmptyCache(const TensorInfo& in) {
   std::vector<int64_t> shape = in.shape;
@@ -190,8 +187,8 @@ Status StoreNewRows(const Session& s, const Tensor& present, int64_t rows, Tenso
   for (size_t i = 0; same && i < to.size(); ++i)
     same = static_cast<int>(i) == axis || from[i] == to[i];
   if (!same)
-    return InvalidArgument("a present output of shape " + ShapeText(from) +
-                           " does not match the decode graph's past of shape " + ShapeText(to));
+    return InvalidArgument("a present output of shape " + DimsText(from) +
+                           " does not match the decode graph's past of shape " + DimsText(to));
   const int64_t n = std::min(rows, to[axis] - valid);
   if (n <= 0) return Status::Ok();
   int64_t outer = 1, row_bytes = static_cast<int64_t>(ElementSize(past->dtype()));

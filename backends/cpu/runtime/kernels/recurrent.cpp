@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shape_text.h"
 #include "cpu/runtime/kernels/blas.h"
 #include "cpu/runtime/kernels/kernel_util.h"
 #include "cpu/runtime/kernels/registry.h"
@@ -182,14 +183,7 @@ struct Config {
   }
 };
 
-std::string ShapeText(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i) r += ',';
-    r += std::to_string(s[i]);
-  }
-  return r + "]";
-}
+using io::DimsText;
 
 Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   const ExecOp& op = c.op();
@@ -203,7 +197,7 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
     if (c.in(i).dtype() != x.dtype())
       return InvalidArgument("input " + std::to_string(i) + " has a different type than X");
   }
-  if (x.rank() != 3) return InvalidArgument("X must be 3-D, got " + ShapeText(x.shape()));
+  if (x.rank() != 3) return InvalidArgument("X must be 3-D, got " + DimsText(x.shape()));
   const int64_t layout = op.Int("layout", 0);
   if (layout != 0 && layout != 1) return InvalidArgument("layout must be 0 or 1");
   cfg.batch_major = layout == 1;
@@ -227,7 +221,7 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   const int64_t g = cfg.gates;
   if (w.rank() != 3 || w.shape()[0] != cfg.dirs || w.shape()[2] != cfg.input ||
       w.shape()[1] % g != 0) {
-    return InvalidArgument("W has shape " + ShapeText(w.shape()) + ", expected [" +
+    return InvalidArgument("W has shape " + DimsText(w.shape()) + ", expected [" +
                            std::to_string(cfg.dirs) + ", " + std::to_string(g) + "*hidden_size, " +
                            std::to_string(cfg.input) + "]");
   }
@@ -238,12 +232,12 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
   }
   const int64_t h = cfg.hidden;
   if (r.shape() != std::vector<int64_t>{cfg.dirs, g * h, h}) {
-    return InvalidArgument("R has shape " + ShapeText(r.shape()) + ", expected " +
-                           ShapeText({cfg.dirs, g * h, h}));
+    return InvalidArgument("R has shape " + DimsText(r.shape()) + ", expected " +
+                           DimsText({cfg.dirs, g * h, h}));
   }
   if (c.has_input(3) && c.in(3).shape() != std::vector<int64_t>{cfg.dirs, 2 * g * h}) {
-    return InvalidArgument("B has shape " + ShapeText(c.in(3).shape()) + ", expected " +
-                           ShapeText({cfg.dirs, 2 * g * h}));
+    return InvalidArgument("B has shape " + DimsText(c.in(3).shape()) + ", expected " +
+                           DimsText({cfg.dirs, 2 * g * h}));
   }
   cfg.lengths.assign(static_cast<size_t>(cfg.batch), cfg.seq);
   if (c.has_input(4)) {
@@ -262,14 +256,14 @@ Result<Config> MakeConfig(KernelContext& c, Cell cell) {
     if (i == 6 && cell != Cell::kLstm) continue;
     if (c.has_input(i) && c.in(i).shape() != cfg.StateShape()) {
       return InvalidArgument(std::string(i == 5 ? "initial_h" : "initial_c") + " has shape " +
-                             ShapeText(c.in(i).shape()) + ", expected " +
-                             ShapeText(cfg.StateShape()));
+                             DimsText(c.in(i).shape()) + ", expected " +
+                             DimsText(cfg.StateShape()));
     }
   }
   if (cell == Cell::kLstm && c.has_input(7) &&
       c.in(7).shape() != std::vector<int64_t>{cfg.dirs, 3 * h}) {
-    return InvalidArgument("P has shape " + ShapeText(c.in(7).shape()) + ", expected " +
-                           ShapeText({cfg.dirs, 3 * h}));
+    return InvalidArgument("P has shape " + DimsText(c.in(7).shape()) + ", expected " +
+                           DimsText({cfg.dirs, 3 * h}));
   }
   // BLAS takes int dimensions.
   if (cfg.seq * cfg.batch > INT_MAX || g * h > INT_MAX || cfg.input > INT_MAX)

@@ -161,15 +161,6 @@ bool NormaliseAxis(int64_t& axis, int64_t rank) {
   return true;
 }
 
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d) s += ",";
-    s += std::to_string(dims[d]);
-  }
-  return s + "]";
-}
-
 std::string Var(const std::string& prefix, size_t n) {
   return std::string(prefix).append(std::to_string(n));
 }

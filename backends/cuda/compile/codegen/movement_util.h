@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/shape_math.h"
+#include "base/shape_text.h"
 #include "cuda/compile/codegen/kernel_codegen.h"
 #include "cuda/compile/codegen/kernel_text.h"
 
@@ -36,10 +37,10 @@ bool NormaliseAxis(int64_t& axis, int64_t rank);
 // Row-major strides and dim products: base/shape_math.h's, as the CPU kernels use.
 using exec::Product;
 using exec::Strides;
-std::string DimsText(const std::vector<int64_t>& dims);  // "[2,3]"
-std::string Lit(int64_t v);                              // a literal of the index type
-std::string Var(const std::string& prefix, size_t n);    // "c3"
-std::string BitsOf(int32_t dtype, uint64_t bits);        // "(ortc_u16)15360ull"
+using io::DimsText;                                    // "[2,3]"
+std::string Lit(int64_t v);                            // a literal of the index type
+std::string Var(const std::string& prefix, size_t n);  // "c3"
+std::string BitsOf(int32_t dtype, uint64_t bits);      // "(ortc_u16)15360ull"
 
 // Checks that op has these many outputs and that each output's dims are what the emitter
 // computed (the graph's shape inference and the emitter must agree).
