@@ -78,7 +78,7 @@ def ortc_generation(e, a, ortc, env, target_arch, wd):
         else:
             j = json.loads(run.stdout)
             rec.update({k: j.get(k) for k in ("time_to_first_token_ms", "decode_ms_per_token",
-                                               "decode_tokens_per_s", "kv_cache")})
+                                               "decode_tokens_per_s", "kv_cache", "load_ms")})
         rows[str(prompt)] = rec
     return rows
 
@@ -200,6 +200,14 @@ def generation_targets(result):
             else:
                 out.append(("PASS" if mine <= factor * theirs else "FAIL",
                             f"{name}: {mine:.3f} ms vs {theirs:.3f} ms ({mine / theirs:.2f}x)"))
+        load = (rec.get("ortc") or {}).get(p, {}).get("load_ms") or {}
+        name = f"{rec['name']}: the decode session (second of the weight-sharing group) loads in <= 0.1x the first"
+        if load.get("prefill") and load.get("decode") is not None:
+            ratio = load["decode"] / load["prefill"]
+            out.append(("PASS" if ratio <= 0.1 else "FAIL",
+                        f"{name}: {load['decode']:.1f} ms vs {load['prefill']:.1f} ms ({ratio:.3f}x)"))
+        else:
+            out.append(("n/a", f"{name}: not measured"))
     return out
 
 
@@ -211,7 +219,7 @@ def render_generation(result, notes):
         lines += ["", f"== {rec['name']} generation, {rec['new_tokens']} new tokens (ms; fp16; "
                   f"ratios = ortc / PyTorch decode)",
                   f"{'prompt':<8}{'ortc ttft':>10}{'decode':>8}{'eager ttft':>11}{'decode':>8}"
-                  f"{'static ttft':>12}{'decode':>8}{'/eager':>8}{'/static':>8}  kv_cache"]
+                  f"{'static ttft':>12}{'decode':>8}{'/eager':>8}{'/static':>8}  kv_cache  load ms (prefill, decode)"]
         for p in rec["prompts"]:
             mine = o.get(str(p), {})
             cells = [mine.get("time_to_first_token_ms"), mine.get("decode_ms_per_token")]
@@ -222,7 +230,9 @@ def render_generation(result, notes):
             fmt = [f"{c:.3f}" if c is not None else "-" for c in cells]
             lines.append(f"{p:<8}{fmt[0]:>10}{fmt[1]:>8}{fmt[2]:>11}{fmt[3]:>8}{fmt[4]:>12}{fmt[5]:>8}"
                          + "".join(f"{(f'{x:.2f}x' if x else '-'):>8}" for x in ratios)
-                         + f"  {mine.get('kv_cache', '-')}")
+                         + f"  {mine.get('kv_cache', '-')}"
+                         + "".join(f"  {(mine.get('load_ms') or {}).get(k, 0):.1f}" for k in ("prefill", "decode")
+                                   if mine.get("load_ms")))
             if mine.get("error"):
                 notes.append(f"{rec['name']} prompt {p} ortc: {mine['error']}")
         if (o.get("compile") or {}).get("error"):

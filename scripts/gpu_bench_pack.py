@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 
+from gpu_bench_torchvision import export_torchvision, torchvision_entries
 from gpu_bench_transformers import export_transformer, load_transformer_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -159,27 +160,6 @@ def pack_payload(bins, out, xz_level):
             "bin": [os.path.basename(b) for b in bins], "libs": sorted(libs), "requires": needs, "ortc": ortc}
 
 
-def export_torchvision(arch, batches, out):
-    import numpy as np
-    import torch
-    import torchvision
-    sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
-    from make_torch_models import randomise_bn  # BatchNorm statistics randomised, as in the tests
-    torch.manual_seed(0)
-    model = randomise_bn(getattr(torchvision.models, arch)(weights=None)).eval()
-    weights = f"models/{arch}.npz"
-    np.savez(os.path.join(out, weights), **{k: v.numpy() for k, v in model.state_dict().items()})
-    entries = []
-    for b in batches:
-        rel = f"models/{arch}_b{b}.onnx"
-        with torch.no_grad():
-            torch.onnx.export(model, torch.randn(b, 3, 224, 224), os.path.join(out, rel),
-                              opset_version=17, input_names=["input"], output_names=["output"])
-        entries.append({"name": f"{arch}_b{b}", "model": arch, "batch": b, "file": rel, "input": "input",
-                        "shape": [b, 3, 224, 224], "torch": {"arch": arch, "weights": weights}})
-    return entries, {"torch": torch.__version__, "torchvision": torchvision.__version__}
-
-
 def transformer_entry(name, packed, out, module_sha):
     """The manifest entry of a transformer; with packed, its ONNX file and weights exported here."""
     kind, size = TRANSFORMERS[name]
@@ -313,8 +293,15 @@ def cmd_pack(a):
     entries, exporter = [], {}
     batches = [int(b) for b in a.batches.split(",")]
     for arch in [m for m in names if m in TORCHVISION]:
-        e, exporter = export_torchvision(arch, batches, out)
-        entries += e
+        entries += torchvision_entries(arch, batches, a.pack_torchvision)
+        for f in [os.path.join(out, e["file"]) for e in entries[-len(batches):]] + \
+                [os.path.join(models_dir, arch + ".npz")]:
+            if os.path.exists(f):  # a previous pack's files: exported again below, or on the GPU machine
+                os.remove(f)
+        if a.pack_torchvision:
+            print(f"exporting {arch} with {PYTHON} (torch here)", flush=True)
+            exporter = export_torchvision(arch, batches, lambda b: os.path.join(models_dir, f"{arch}_b{b}.onnx"),
+                                          os.path.join(models_dir, arch + ".npz"))
     if any(m in OCR for m in names):
         cache = os.path.abspath(a.cache)
         rc = subprocess.run([os.path.join(ROOT, "scripts", "fetch_test_models.sh"), cache],
@@ -352,7 +339,8 @@ def cmd_pack(a):
         entries.append({"name": "tiny_cnn", "model": "tiny_cnn", "batch": 1, "file": "models/tiny_cnn.onnx",
                         "input": "image", "shape": [1, 3, 32, 32]})
     for e in entries:  # the input names the runner passes to --input-shape, from the files themselves
-        if e.get("transformer") and not e["transformer"]["packed"] or e.get("kind") in ("hf", "attention",
+        if e.get("transformer") and not e["transformer"]["packed"] or \
+                e.get("torch") and not e["torch"]["packed"] or e.get("kind") in ("hf", "attention",
                                                                                           "generation"):
             continue  # exported on the GPU machine, which checks them there; attention: written above
         got = onnx_inputs(os.path.join(out, e["file"]))
@@ -371,11 +359,12 @@ def cmd_pack(a):
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(out) for n in ns)
-    later = [m for m in transformers if m not in packed]
+    later = [m for m in transformers if m not in packed] + \
+        [e["name"] for e in entries if e.get("torch") and not e["torch"]["packed"]]
     hf = [m for m in names if m in HF]
     print(f"packed {len(entries) - len(later) - len(hf)} model file(s), {len(manifest['libs'])} libraries into "
           f"{out} ({size / 2**20:.0f} MiB, {time.time() - t0:.0f} s); on the GPU machine: {a.out_dir}/run.sh"
           + (f"\n{','.join(later)}: exported by run.sh on the GPU machine with its torch "
-             "(--pack-transformers exports them here instead)" if later else "")
+             "(--pack-transformers or --pack-torchvision export them here instead)" if later else "")
           + (f"\n{','.join(hf)}: built and exported by run.sh on the GPU machine with its transformers"
              if hf else ""))

@@ -359,6 +359,7 @@ def render(result):
                 f"{t['changed']} of {t['choices']} choice(s) changed; whole run under the profiler: rules "
                 f"{t['rule_ms']:.3f} ms, tuned {t['tuned_ms']:.3f} ms; benchmarked with the cache: "
                 + (f"{t['p50_ms']:.3f} ms p50" if t.get("p50_ms") is not None else "not measured")))
+    notes += [f"{c['model']}: the runner's step crashed (see the log): {c['error']}" for c in result.get("crashes", [])]
     if notes:
         lines += ["", "Failures and notes:"] + ["  " + n for n in notes]
     lines += ["", "Targets:"] + [f"  {s:<4}  {t}" for s, t in

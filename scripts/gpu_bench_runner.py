@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 # The modules beside this file: found from any working folder (even with PYTHONSAFEPATH set), and
 # no __pycache__ left in the packed folder, which may be read-only or copied on.
@@ -62,6 +63,7 @@ from gpu_bench_ortc import (check_libraries, context_floor, gpu_check, ortc_comp
                             ortc_env, ortc_run, ortc_tune, outputs_error, unpack)
 from gpu_bench_report import render, save  # noqa: E402
 from gpu_bench_torch import run_torch, torch_worker  # noqa: E402
+from gpu_bench_torchvision import export_worker, torchvision_files  # noqa: E402
 from gpu_bench_transformers import export_main, transformer_files  # noqa: E402
 
 gpu_bench_common.RUNNER = os.path.abspath(__file__)  # what worker processes run
@@ -116,6 +118,7 @@ def parse_args():
                    "packed, e.g. 128,512,2048)")
     p.add_argument("--torch-worker", help=argparse.SUPPRESS)
     p.add_argument("--export-model", help=argparse.SUPPRESS)
+    p.add_argument("--export-torchvision", help=argparse.SUPPRESS)
     p.add_argument("--export-hf", help=argparse.SUPPRESS)
     p.add_argument("--attention-worker", help=argparse.SUPPRESS)
     p.add_argument("--generation-worker", help=argparse.SUPPRESS)
@@ -172,9 +175,10 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
     result["models"][e["name"]] = summary
     model = os.path.join(HERE, e["file"])
     weights = os.path.join(HERE, e["torch"]["weights"]) if e.get("torch") else None
-    if e.get("transformer"):  # packed, or exported here with this machine's torch
+    if e.get("transformer") or e.get("torch"):  # packed, or exported here with this machine's torch
         with open(os.path.join(wd, "export.log"), "w") as logf:
-            model, weights, summary["export"] = transformer_files(e, a, work, logf)
+            files = transformer_files if e.get("transformer") else torchvision_files
+            model, weights, summary["export"] = files(e, a, work, logf)
         if os.path.getsize(logf.name):
             shutil.copyfile(logf.name, os.path.join(out, f"export_{e['name']}.log"))
         if "error" in summary["export"]:
@@ -252,6 +256,8 @@ def main():
         return torch_worker(a.torch_worker)
     if a.export_model:
         return export_main(a.export_model)
+    if a.export_torchvision:
+        return export_worker(a.export_torchvision)
     if a.export_hf:
         return export_hf_main(a.export_hf)
     if a.attention_worker:
@@ -303,7 +309,7 @@ def main():
     if not entries:
         print(f"no packed model matches --models/--batches: {[e['name'] for e in manifest['models']]}")
         return 2
-    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "report",
+    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "export_torchvision", "report",
                                                               "budget_end", "hard_end", "export_hf",
                                                               "attention_worker", "generation_worker")}
     result = {"schema": "ortc_gpu_bench/1", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host,
@@ -319,25 +325,35 @@ def main():
         result["elapsed_s"] = round(time.time() - t0)
         save(result, out)  # after every model: a cut-off run keeps what it measured
 
+    def guarded(name, failed, step, *args):
+        """step(*args); an exception in one model's step (a GPU-only path the dry run never takes)
+        is recorded, failed is returned in its place, and the run goes on to the next model."""
+        try:
+            return step(*args)
+        except Exception as ex:  # noqa: BLE001: reported, not hidden
+            log(f"{name}: {type(ex).__name__}: {ex}\n{traceback.format_exc()}")
+            result.setdefault("crashes", []).append({"model": name, "error": f"{type(ex).__name__}: {ex}"[:500]})
+            return failed
+
     try:
         for e in [e for e in entries if e.get("kind") not in ("hf", "attention", "generation")]:
-            failures += bench_model(e, a, ortc, env, target_arch, work, out, result)
+            failures += guarded(e["name"], 1, bench_model, e, a, ortc, env, target_arch, work, out, result)
             saved()
             if not a.keep_work:  # compiled bundles of a base-sized transformer: about 1.5 GB
                 shutil.rmtree(os.path.join(work, e["name"]), ignore_errors=True)
         for e in hf_entries:  # exports side by side in the background, while the rest measures
             jobs[e["name"]] = HfExport(e, a, work, max(1, (os.cpu_count() or 2) // len(hf_entries)))
         for e in [e for e in entries if e.get("kind") == "attention"]:
-            failures += bench_attention(e, a, ortc, env, target_arch, work, out, result)
+            failures += guarded(e["name"], 1, bench_attention, e, a, ortc, env, target_arch, work, out, result)
             saved()
         for e in [e for e in entries if e.get("kind") == "generation"]:
-            failures += bench_generation(e, a, ortc, env, target_arch, work, out, result)
+            failures += guarded(e["name"], 1, bench_generation, e, a, ortc, env, target_arch, work, out, result)
             saved()
             if not a.keep_work:  # the base model and its bundles: about 1 GB
                 shutil.rmtree(os.path.join(work, e["name"]), ignore_errors=True)
         for i, e in enumerate(hf_entries):
-            f, d = bench_hf(e, jobs[e["name"]], a, ortc, env, target_arch, out, result, len(hf_entries) - i - 1,
-                            list(jobs.values()))
+            f, d = guarded(e["name"], (1, None), bench_hf, e, jobs[e["name"]], a, ortc, env, target_arch,
+                           out, result, len(hf_entries) - i - 1, list(jobs.values()))
             failures += f
             deferred += [d] if d else []
             saved()
@@ -346,7 +362,7 @@ def main():
                     shutil.rmtree(os.path.join(jobs[e["name"]].wd, sub), ignore_errors=True)
         for d in deferred:
             log(f"{d['entry']['name']}: deferred torch.compile")
-            hf_deferred(d, a, out, result)
+            guarded(d["entry"]["name"], None, hf_deferred, d, a, out, result)
             saved()
         result["elapsed_s"] = round(time.time() - t0)
     finally:

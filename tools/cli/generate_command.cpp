@@ -1,6 +1,7 @@
 // `ortc generate`: greedy generation over a prefill and a decode model with a KV cache (the
 // Hugging Face export form; see ortc/generate.h), printing the new token ids, the time to the
 // first token and the decode rate.
+#include <chrono>
 #include <iostream>
 #include <sstream>
 
@@ -59,10 +60,18 @@ int Generate(const GenerateArgs& a) {
   Status parsed = ParseProviderOptions(a.provider_options, &options.provider_options);
   if (!parsed.ok()) return ReportError(a.json, parsed, j, kExitUsage);
   options.intra_op_threads = a.threads;
+  // Each session's load is timed: the decode session of a weight-sharing group finds the
+  // binary (and its device weights) already loaded by the prefill session.
+  const auto t0 = std::chrono::steady_clock::now();
   auto prefill = OpenModel(a.prefill, options);
   if (!prefill.ok()) return ReportError(a.json, prefill.status(), j);
+  const auto t1 = std::chrono::steady_clock::now();
   auto decode = OpenModel(a.decode, options);
   if (!decode.ok()) return ReportError(a.json, decode.status(), j);
+  const auto t2 = std::chrono::steady_clock::now();
+  auto ms = [](auto d) {
+    return tools::RoundMs(std::chrono::duration<double, std::milli>(d).count());
+  };
   GenerationOptions g;
   g.max_new_tokens = a.max_new_tokens;
   g.stop_tokens = a.stop_tokens;
@@ -78,7 +87,8 @@ int Generate(const GenerateArgs& a) {
               {"decode_steps", r->decode_steps},
               {"decode_ms_per_token", tools::RoundMs(per_token_ms)},
               {"decode_tokens_per_s", tokens_per_s},
-              {"kv_cache", r->cache_on_device ? "device" : "host"}});
+              {"kv_cache", r->cache_on_device ? "device" : "host"},
+              {"load_ms", {{"prefill", ms(t1 - t0)}, {"decode", ms(t2 - t1)}}}});
     std::cout << ReportText(j) << "\n";
     return kExitOk;
   }
@@ -119,7 +129,7 @@ void AddGenerateCommand(CLI::App& app, int* exit_code) {
                   "backend run-time option, as backend:key=value (repeatable)");
   cmd->add_flag("--json", a->json,
                 "print a machine-readable report (tokens, time_to_first_token_ms, "
-                "decode_ms_per_token, decode_tokens_per_s, kv_cache)");
+                "decode_ms_per_token, decode_tokens_per_s, kv_cache, load_ms of each session)");
   cmd->footer(
       std::string("\nExamples:\n"
                   "  ortc compile prefill.onnx decode.onnx --share-weights -o bundle/\n"

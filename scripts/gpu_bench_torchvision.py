@@ -1,0 +1,109 @@
+"""GPU benchmark: the torchvision CNNs (resnet18, mobilenet_v2) with seeded random weights, exported
+here by `pack --pack-torchvision` or, by default, by run.sh on the GPU machine with its own torch
+(their .onnx and .npz files are about 90 MB, more than some copies to a GPU machine allow); the
+--export-torchvision worker."""
+import inspect
+import json
+import os
+import subprocess
+import time
+
+from gpu_bench_common import HERE, log, step_timeout, worker_command
+
+OPSET, SEED = 17, 0
+
+
+def randomise_bn(model):
+    """BatchNorm statistics and affine terms drawn at random (as test/e2e/make_torch_models.py
+    does): with torchvision's initial values mobilenet_v2's outputs are ~1e-9 and prove nothing."""
+    import torch
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.5, 0.5)
+    return model
+
+
+def export_torchvision(arch, batches, onnx_path_of, weights_path):
+    """torchvision's arch with seeded random weights: one ONNX file per batch (TorchScript exporter,
+    opset 17, input `input`, output `output`) at onnx_path_of(batch), its state_dict as weights_path
+    (.npz), each written atomically. Returns what was used."""
+    import numpy as np
+    import torch
+    import torchvision
+    t0 = time.time()
+    torch.manual_seed(SEED)
+    model = randomise_bn(getattr(torchvision.models, arch)(weights=None)).eval()
+    tmp_npz = weights_path[:-len(".npz")] + ".tmp.npz"
+    np.savez(tmp_npz, **{k: v.numpy() for k, v in model.state_dict().items()})
+    # TorchScript's form on every torch: from 2.9 on, export defaults to the dynamo exporter
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    for b in batches:
+        path = onnx_path_of(b)
+        with torch.no_grad():
+            torch.onnx.export(model, torch.randn(b, 3, 224, 224), path + ".tmp", opset_version=OPSET,
+                              input_names=["input"], output_names=["output"], **legacy)
+        os.replace(path + ".tmp", path)
+    os.replace(tmp_npz, weights_path)
+    return {"torch": torch.__version__, "torchvision": torchvision.__version__,
+            "export_s": round(time.time() - t0, 1)}
+
+
+def torchvision_entries(arch, batches, packed):
+    """Manifest entries of arch, one per batch; "export" says where the files come from."""
+    return [{"name": f"{arch}_b{b}", "model": arch, "batch": b, "file": f"models/{arch}_b{b}.onnx",
+             "input": "input", "shape": [b, 3, 224, 224],
+             "torch": {"arch": arch, "weights": f"models/{arch}.npz", "seed": SEED, "opset": OPSET,
+                       "packed": packed}} for b in batches]
+
+
+def export_worker(spec_file):
+    """--export-torchvision: the export in its own process (the runner itself never imports torch)."""
+    s = json.load(open(spec_file))
+    info = export_torchvision(s["arch"], [s["batch"]], lambda b: s["onnx"], s["weights"])
+    print("EXPORTED", json.dumps(info), flush=True)
+    return 0
+
+
+def torchvision_files(e, a, work, logf):
+    """(onnx path, weights path, info) of a torchvision entry: the packed files, else the ones a
+    previous run exported here, else exported now; info has "error" when that failed."""
+    t = e["torch"]
+    if t.get("packed", True):  # packs without the key had the files inside
+        return os.path.join(HERE, e["file"]), os.path.join(HERE, t["weights"]), {"source": "packed"}
+    d = os.path.join(HERE, "models")
+    if not os.access(d, os.W_OK):
+        d = os.path.join(work, "models")
+    os.makedirs(d, exist_ok=True)
+    onnx_path = os.path.join(d, os.path.basename(e["file"]))
+    weights = os.path.join(d, f"{e['name']}.npz")  # per entry: another batch's export never races it
+    stamp = onnx_path[:-len(".onnx")] + ".export.json"
+    try:
+        done = json.load(open(stamp))
+        if done.get("torch") == t and os.path.exists(onnx_path) and os.path.exists(weights):
+            return onnx_path, weights, {**done["info"], "source": "exported here earlier"}
+    except (OSError, ValueError):
+        pass
+    log(f"{e['name']}: exporting with this machine's torch and torchvision")
+    spec_file = os.path.join(work, f"export_{e['name']}.json")
+    json.dump({"arch": t["arch"], "batch": e["batch"], "onnx": onnx_path, "weights": weights},
+              open(spec_file, "w"))
+    timeout = step_timeout(a, a.export_timeout)
+    if timeout <= 0:
+        return onnx_path, weights, {"error": "export: skipped, --budget-s spent"}
+    try:
+        r = subprocess.run(worker_command("--export-torchvision", spec_file),
+                           stdout=subprocess.PIPE, stderr=logf, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return onnx_path, weights, {"error": f"export: timeout after {timeout:.0f} s"}
+    done = [line for line in r.stdout.splitlines() if line.startswith("EXPORTED ")]
+    if r.returncode or not done:
+        logf.flush()
+        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+        return onnx_path, weights, {"error": f"export with this machine's torch failed: {tail[0][:300]}"}
+    info = json.loads(done[-1][len("EXPORTED "):])
+    with open(stamp, "w") as f:
+        json.dump({"torch": t, "info": info}, f)
+    return onnx_path, weights, {**info, "source": "exported here"}
