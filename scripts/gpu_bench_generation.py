@@ -153,9 +153,15 @@ def generation_worker(spec_file):
             cfg = transformers.LlamaConfig(**spec["hf_config"])
             model = transformers.LlamaForCausalLM._from_config(cfg, attn_implementation="eager")
             model = model.to(device=device, dtype=dtype).eval()
+            auto_compile = getattr(transformers, "CompileConfig", None)
             if mode == "static_compile":
                 model.generation_config.cache_implementation = "static"
-                model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+                if auto_compile:  # generate compiles the decode step itself, as transformers documents;
+                    # a forward compiled by hand fails on 5.x ("accessing tensor output of CUDAGraphs
+                    # that has been overwritten"): the static cache updates its length in place
+                    model.generation_config.compile_config = auto_compile(fullgraph=True, mode="reduce-overhead")
+                else:
+                    model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
             for prompt in spec["prompts"]:
                 ids = torch.randint(0, cfg.vocab_size, (1, prompt), device=device)
 
@@ -171,6 +177,9 @@ def generation_worker(spec_file):
 
                 for _ in range(3 if mode == "static_compile" else 1):  # compile and record graphs
                     once()
+                if mode == "static_compile" and auto_compile and getattr(model, "_compiled_call", None) is None:
+                    raise RuntimeError("generate ran without compiling the forward (static cache): not a "
+                                       "torch.compile figure")
                 runs = sorted(once() for _ in range(3))
                 ttft = sorted(r[0] for r in runs)[1]
                 decode = sorted(r[1] for r in runs)[1]

@@ -73,6 +73,18 @@ def load_rows(result):
     return out
 
 
+LOAD_PARTS = ("device", "staging", "weights", "module", "plans", "warmup", "capture")
+
+
+def load_parts(o):
+    """The CUDA graphs' load parts of an ortc row (describe_graph's load_ms), summed; {} if none."""
+    parts = {}
+    for g in o.get("graphs") or []:
+        for k, v in (g.get("load_ms") or {}).items() if g.get("backend") == "cuda" else ():
+            parts[k] = parts.get(k, 0) + v
+    return parts
+
+
 def load_targets(result):
     """Issue 29: each load within 1.2x the measured CUDA context floor, each first run within 1.5x
     its p50."""
@@ -121,13 +133,17 @@ def render_load(result):
     head = ("CUDA context floor: " + (f"{floor['total_ms']:.1f} ms (libcuda {floor['dlopen_ms']:.1f}, cuInit "
                                       f"{floor['init_ms']:.1f}, primary context {floor['context_ms']:.1f})"
                                       if floor.get("total_ms") else floor.get("error", "not measured")))
-    lines = ["", "== load and first run (ms; load / floor, first run / p50)", head,
-             f"{'model':<18}{'prec':<6}{'load':>9}{'/floor':>8}{'first':>9}{'p50':>9}{'/p50':>7}"]
+    lines = ["", "== load and first run (ms; load / floor, first run / p50; the CUDA load's parts: "
+             + ", ".join(LOAD_PARTS) + ")", head,
+             f"{'model':<18}{'prec':<6}{'load':>9}{'/floor':>8}{'first':>9}{'p50':>9}{'/p50':>7}  parts"]
+    parts_of = {(r["name"], r["precision"]): load_parts(r.get("ortc") or {}) for r in result["rows"]}
     for name, prec, load, first, p50 in rows:
         lf = f"{load / floor['total_ms']:.2f}x" if floor.get("total_ms") else "-"
         fp = f"{first / p50:.2f}x" if first is not None else "-"
+        parts = parts_of.get((name, prec)) or {}
         lines.append(f"{name:<18}{prec:<6}{load:>9.1f}{lf:>8}{(f'{first:.3f}' if first is not None else '-'):>9}"
-                     f"{p50:>9.3f}{fp:>7}")
+                     f"{p50:>9.3f}{fp:>7}  " + (" ".join(f"{parts.get(k, 0):.1f}" for k in LOAD_PARTS)
+                                               if parts else "-"))
     return lines
 
 
@@ -330,8 +346,8 @@ def render(result):
                 diff = o.get("graph_vs_stream_rel_l2")
                 notes.append(f"{name} {r['precision']} ortc without CUDA graphs: "
                              f"{o['p50_stream_ms']:.3f} ms p50 ({o['p50_stream_ms'] / o['p50_ms']:.2f}x "
-                             f"the graph's), outputs differ by rel_l2 "
-                             f"{diff if diff is not None else float('nan'):.1e}")
+                             f"the graph's), " + (f"outputs differ by rel_l2 {diff:.1e}" if diff is not None
+                                                  else "outputs not compared"))
             issue = m.get("issue") or {}
             if issue.get("torch_eager_ms") and r["precision"] == issue.get("precision"):
                 here = (t.get("eager") or {}).get("p50_ms")

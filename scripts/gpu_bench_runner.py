@@ -221,10 +221,10 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
                 o["stream_error"] = plain["error"]
             else:
                 o["p50_stream_ms"] = plain.get("p50_ms")
+            if outs_of.get(prec) is not None and plain_outs is not None:  # every precision
+                o["graph_vs_stream_rel_l2"] = outputs_error(outs_of[prec], plain_outs)
             if prec == "fp16" and o.get("choices"):
                 o["tuned"] = tuned_row(e, a, ortc, env, model, stem, feeds, d, target_arch)
-                if outs_of.get(prec) is not None and plain_outs is not None:
-                    o["graph_vs_stream_rel_l2"] = outputs_error(outs_of[prec], plain_outs)
         if outs_of.get(prec) is not None and cpu_outs is not None:
             o["rel_l2_vs_cpu"] = outputs_error(outs_of[prec], cpu_outs)
         if "error" in o and a.dry_run:
@@ -309,8 +309,8 @@ def main():
     if not entries:
         print(f"no packed model matches --models/--batches: {[e['name'] for e in manifest['models']]}")
         return 2
-    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "export_torchvision", "report",
-                                                              "budget_end", "hard_end", "export_hf",
+    options = {k: v for k, v in vars(a).items() if k not in ("torch_worker", "export_model", "export_torchvision",
+                                                              "report", "budget_end", "hard_end", "export_hf",
                                                               "attention_worker", "generation_worker")}
     result = {"schema": "ortc_gpu_bench/1", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host,
               "ortc": manifest["ortc"], "lib_dirs": lib_dirs, "self_contained": problem is None,

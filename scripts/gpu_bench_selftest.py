@@ -16,6 +16,7 @@ GPU_BENCH = os.path.join(ROOT, "scripts", "gpu_bench")  # the command whose `pac
 
 FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "schema": "ortc_gpu_bench/1",
+    "crashes": [{"model": "ppocr_det", "error": "KeyError: 'p50_ms'"}],
     "host": {"gpu": "fake", "context_floor_ms": {"dlopen_ms": 10.0, "init_ms": 240.0, "context_ms": 150.0,
                                                  "total_ms": 400.0}},
     "models": {"bert_base": {"issue": ISSUE["bert_base"], "export": {"source": "exported here", "torch": "2.11",
@@ -24,7 +25,10 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "rows": [
         {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp16",
          "ortc": {"p50_ms": 0.4, "rel_l2_vs_torch": 1e-3, "execution": "cuda_graph",
-                  "p50_stream_ms": 1.2, "graph_vs_stream_rel_l2": 0.0, "load_ms": 460.0, "first_run_ms": 0.5},
+                  "p50_stream_ms": 1.2, "graph_vs_stream_rel_l2": 0.0, "load_ms": 460.0, "first_run_ms": 0.5,
+                  "graphs": [{"backend": "cuda", "graph": "g", "load_ms": {
+                      "device": 230.0, "staging": 5.0, "weights": 40.0, "module": 3.0, "plans": 100.0,
+                      "warmup": 20.0, "capture": 10.0}}, {"backend": "cpu", "graph": "c"}]},
          "torch": {"eager": {"p50_ms": 1.6}, "compile": {"failed": "timeout after 1 s"},
                    "reduce-overhead": {"p50_ms": 0.8}}},
         {"name": "resnet18_b1", "model": "resnet18", "batch": 1, "precision": "fp32",
@@ -66,7 +70,8 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "generation": [{"name": "llama_generation", "prompts": [128, 512], "new_tokens": 64, "ortc": {
         "compile": {"compile_s": 30.0, "context": 576},
         "128": {"time_to_first_token_ms": 2.0, "decode_ms_per_token": 1.5, "kv_cache": "device"},
-        "512": {"time_to_first_token_ms": 4.0, "decode_ms_per_token": 1.6, "kv_cache": "device"}},
+        "512": {"time_to_first_token_ms": 4.0, "decode_ms_per_token": 1.6, "kv_cache": "device",
+                "load_ms": {"prefill": 500.0, "decode": 20.0}}},
         "torch": {"eager": {"128": {"time_to_first_token_ms": 20.0, "decode_ms_per_token": 10.0},
                             "512": {"time_to_first_token_ms": 25.0, "decode_ms_per_token": 4.0}},
                   "static_compile": {"512": {"time_to_first_token_ms": 9.0, "decode_ms_per_token": 1.0},
@@ -280,7 +285,11 @@ def cmd_selftest(a):
                      "llama_generation PyTorch static_compile: BackendCompilerFailed: boom",
                      # load and first run against the measured context floor and the p50
                      "CUDA context floor: 400.0 ms (libcuda 10.0, cuInit 240.0, primary context 150.0)",
-                     "resnet18_b1       fp16      460.0   1.15x    0.500    0.400  1.25x",
+                     "resnet18_b1       fp16      460.0   1.15x    0.500    0.400  1.25x  "
+                     "230.0 5.0 40.0 3.0 100.0 20.0 10.0",
+                     "PASS  llama_generation: the decode session (second of the weight-sharing group) loads in "
+                     "<= 0.1x the first: 20.0 ms vs 500.0 ms (0.040x)",
+                     "ppocr_det: the runner's step crashed (see the log): KeyError: 'p50_ms'",
                      "PASS  resnet18_b1 fp16 load <= 1.2x the CUDA context floor: 460.0 ms vs 400.0 ms (1.15x)",
                      "FAIL  resnet18_b1 fp32 load <= 1.2x the CUDA context floor: 620.0 ms vs 400.0 ms (1.55x)",
                      "PASS  resnet18_b1 fp16 first run <= 1.5x p50: 0.500 ms vs 0.400 ms (1.25x)",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,14 @@ constexpr uint64_t kAlign = 256;  // cuMemAlloc's guarantee, kept for every sub-
 
 uint64_t AlignUp(uint64_t v) {
   return (v + kAlign - 1) / kAlign * kAlign;
+}
+
+// Milliseconds since `since`, and `since` moved to now: consecutive load parts timed in turn.
+double Lap(std::chrono::steady_clock::time_point* since) {
+  const auto now = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - *since).count();
+  *since = now;
+  return ms;
 }
 
 std::string BufferName(const fbc::Buffer& b, size_t i) {
@@ -57,15 +66,20 @@ OrtcPluginStatus GraphInstance::Load(const OrtcGraphLoadInfo& info,
       !invalid.empty())
     return Fail(ORTC_PLUGIN_INVALID_GRAPH,
                 "graph '" + g->name_ + "': the CUDA program is invalid: " + invalid);
+  auto lap = std::chrono::steady_clock::now();
   ORTC_PLUGIN_TRY(AcquireDevice(&g->dev_));
   ScopedContext scope(g->dev_->context);
   if (!scope.ok()) return Fail(ORTC_PLUGIN_EP_FAIL, "cannot make the CUDA context current");
   ORTC_CU(Driver().cuStreamCreate(&g->stream_, CU_STREAM_NON_BLOCKING));
   g->lib_.stream = g->stream_;
   g->lib_.precision = g->program_->precision();
+  g->load_ms_.device = Lap(&lap);
   ORTC_PLUGIN_TRY(g->ResolveBuffers(info));
+  g->load_ms_.staging = Lap(&lap) - g->load_ms_.weights;  // ResolveBuffers timed its weights
   ORTC_PLUGIN_TRY(g->LoadModule(info));
+  g->load_ms_.module = Lap(&lap);
   ORTC_PLUGIN_TRY(g->PlanSteps(g->buffers_, &g->steps_));
+  g->load_ms_.plans = Lap(&lap);
   g->io_touches_ = FindIoTouches(*g->program_, g->inputs_, g->outputs_);
   for (IoBinding* b : {&g->offered_, &g->bound_run_}) {
     b->inputs.assign(g->inputs_.size(), 0);
@@ -147,9 +161,12 @@ OrtcPluginStatus GraphInstance::ResolveBuffers(const OrtcGraphLoadInfo& info) {
         const OrtcBlob& w = info.weights[slot];
         if (w.size < b->byte_size())
           return Fail(ORTC_PLUGIN_INVALID_GRAPH, where + ": weight smaller than the buffer");
-        if (!weights_[slot])
+        if (!weights_[slot]) {
+          auto start = std::chrono::steady_clock::now();
           ORTC_PLUGIN_TRY(
               SharedWeight(*dev_, content_id_, w.pool_index, w.data, w.size, &weights_[slot]));
+          load_ms_.weights += Lap(&start);
+        }
         v.ptr = weights_[slot]->ptr();
         break;
       }
@@ -272,16 +289,19 @@ OrtcPluginStatus GraphInstance::PrepareExecution() {
     stream_reason_ = "CUDA graphs are disabled (enable_cuda_graph=0)";
     return ORTC_PLUGIN_OK;
   }
+  auto lap = std::chrono::steady_clock::now();
   for (const auto* buf : {arena_.get(), io_.get()}) {
     if (buf->size()) ORTC_CU(d.cuMemsetD8Async(buf->ptr(), 0, buf->size(), stream_));
   }
   ORTC_PLUGIN_TRY(IssueSteps(steps_, lib_, name_));
   ORTC_CU(d.cuStreamSynchronize(stream_));
+  load_ms_.warmup = Lap(&lap);
   std::string why;
   if (!graph_.Capture(
           stream_, [this] { return IssueSteps(steps_, lib_, name_); }, &why)) {
     stream_reason_ = "CUDA graph capture failed, so runs issue the steps on the stream: " + why;
     ClearError();
+    load_ms_.capture = Lap(&lap);
     return ORTC_PLUGIN_OK;
   }
   // The first launch of an executable graph uploads it to the device: done here, on the zeroed
@@ -289,6 +309,7 @@ OrtcPluginStatus GraphInstance::PrepareExecution() {
   // costs.
   ORTC_CU(d.cuGraphLaunch(graph_.exec(), stream_));
   ORTC_CU(d.cuStreamSynchronize(stream_));
+  load_ms_.capture = Lap(&lap);
   return ORTC_PLUGIN_OK;
 }
 
@@ -537,6 +558,11 @@ std::string GraphInstance::DescribeJson() const {
   if (!staging_reason_.empty()) j["staging_reason"] = staging_reason_;
   j["host_copy_threads"] = host_copies_ ? host_copies_->threads() : 1;
   j["profiling"] = options_.profiling;
+  auto ms = [](double v) { return std::round(v * 1000) / 1000; };
+  j["load_ms"] = {{"device", ms(load_ms_.device)},   {"staging", ms(load_ms_.staging)},
+                  {"weights", ms(load_ms_.weights)}, {"module", ms(load_ms_.module)},
+                  {"plans", ms(load_ms_.plans)},     {"warmup", ms(load_ms_.warmup)},
+                  {"capture", ms(load_ms_.capture)}};
   return j.dump();
 }
 

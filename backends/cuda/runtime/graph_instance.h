@@ -8,6 +8,7 @@
 // once more against those addresses (a few bindings kept), and the run copies none of them.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,6 +67,17 @@ class GraphInstance {
 
   std::string name_, content_id_;
   LoadOptions options_;
+  // Milliseconds of each part of this instance's load, reported by DescribeJson as load_ms:
+  // what a load spends beyond the CUDA context is found part by part before it is cut.
+  struct LoadTimes {
+    double device = 0;   // the CUDA context: driver load, cuInit, primary context (first graph)
+    double staging = 0;  // pinned host staging, host copy threads, device arena/IO/workspace
+    double weights = 0;  // weight allocation and upload (zero where another session did it)
+    double module = 0;   // the module's load (shared by the sessions of one binary)
+    double plans = 0;    // kernel functions, cuDNN and cuBLASLt handles and plans
+    double warmup = 0;   // the eager pass before capture (libraries' lazy set-up)
+    double capture = 0;  // CUDA graph capture, instantiation and its first launch (upload)
+  } load_ms_;
   const fbc::Program* program_ = nullptr;  // in the host's mapped binary (kept by the host)
   const DeviceContext* dev_ = nullptr;
   CUstream stream_ = nullptr;

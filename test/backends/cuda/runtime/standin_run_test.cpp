@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -192,6 +193,30 @@ TEST_CASE(
     CHECK(Probe().Count("replay:cudnnBackendExecute") == 1);
     CHECK(Probe().Count("replay:cublasLtMatmul") == 1);
   }
+}
+
+TEST_CASE("stand-in: the load reports the milliseconds of each of its parts") {
+  REQUIRE(Probe().ok());
+  TempDir dir;
+  const fs::path ctx = Compile(ConvGemmModel(), dir.path(), "load_parts");
+  const auto start = std::chrono::steady_clock::now();
+  auto s = Open(ctx);
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const auto report = GraphReport(*s);
+  INFO(report.dump());
+  REQUIRE(report.contains("load_ms"));
+  double sum = 0;
+  for (const char* part :
+       {"device", "staging", "weights", "module", "plans", "warmup", "capture"}) {
+    INFO(part);
+    REQUIRE(report["load_ms"].contains(part));
+    CHECK(report["load_ms"][part].get<double>() >= 0);
+    sum += report["load_ms"][part].get<double>();
+  }
+  CHECK(report["load_ms"].size() == 7);
+  // The parts are consecutive spans inside the session's load: together never more than it.
+  CHECK(sum <= wall_ms);
 }
 
 TEST_CASE("stand-in: after load a run allocates nothing and makes no load-time call") {
