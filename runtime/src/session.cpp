@@ -1,6 +1,7 @@
 // Session: parse the model, build the executable graph through the loader, run it.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include "base/regular_file.h"
 #include "base/shape_limit.h"
 #include "cpu_kernel/intra_op_threads.h"
+#include "exec/buffer_pool.h"
 #include "exec/profiler.h"
 #include "loader/graph_loader.h"
 #include "ortc/runtime.h"
@@ -40,6 +42,25 @@ fs::path DirOf(const fs::path& p) {
   return p.parent_path().empty() ? fs::path(".") : p.parent_path();
 }
 
+// The host buffers a run takes from the pool (the graph's arena, outputs of static shape),
+// faulted in now so that the first run does not pay for mapping them.
+void PrefaultRunBuffers(const loader::LoadedModel& model) {
+  std::vector<size_t> sizes{static_cast<size_t>(std::max<int64_t>(model.graph.arena_bytes, 0))};
+  for (const TensorInfo& o : model.outputs) {
+    if (o.type != ValueType::kTensor || o.dtype == DataType::kString ||
+        o.dtype == DataType::kUndefined)
+      continue;
+    size_t elements = 1;
+    bool known = true;
+    for (int64_t d : o.shape) {
+      known = known && d >= 0 && elements <= exec::kPoolCapBytes;  // past the cap: never pooled
+      elements *= known ? static_cast<size_t>(d) : 0;
+    }
+    if (known) sizes.push_back(elements * ElementSize(o.dtype));
+  }
+  exec::PrefaultBuffers(sizes);
+}
+
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -58,6 +79,7 @@ Result<std::unique_ptr<Session>> Session::Create(const fs::path& path,
   impl->device_values = FindDeviceValues(&impl->model);
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
+  PrefaultRunBuffers(impl->model);
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -80,6 +102,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromBuffer(const void* data, siz
   impl->device_values = FindDeviceValues(&impl->model);
   if (options.enable_profiling) impl->profiler = std::make_unique<exec::Profiler>();
   impl->intra_op_threads = exec::ResolveIntraOpThreads(options.intra_op_threads);
+  PrefaultRunBuffers(impl->model);
   impl->model.report.load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::unique_ptr<Session>(new Session(std::move(impl)));

@@ -9,6 +9,7 @@
 #include "bundle/context_binary_writer.h"
 #include "compile/compile_driver.h"
 #include "cpu/runtime/kernels/kernel_util.h"
+#include "exec/buffer_pool.h"
 #include "format/context_binary_reader.h"
 #include "format/ep_context.h"
 #include "loader/binary_cache.h"
@@ -366,6 +367,30 @@ TEST_CASE("the static memory plan keeps views of a buffer alive", "[runtime][mem
     const float v = x.data<float>()[i];
     CHECK((*y)[0].data<float>()[i] == Approx(std::max(v, 0.f) - 2 * v));
   }
+}
+
+TEST_CASE("a session's load leaves its static outputs' buffers in the pool for the first run",
+          "[session][buffer_pool]") {
+  // An output size no other test asks for: the pool's change is this session's doing.
+  const std::vector<int64_t> shape{333, 257};
+  const size_t bytes = (333 * 257 * sizeof(float) + 4095) / 4096 * 4096;
+  TempDir dir;
+  ModelBuilder m;
+  m.Input("x", shape).Node("Relu", {"x"}, {"y"}).Output("y");
+  m.Save(dir / "relu.onnx");
+  compile::CompileOptions o;  // compiled: the bundle's outputs have their static shapes
+  o.model = dir / "relu.onnx";
+  REQUIRE(compile::Compile(o).ok());
+  const Tensor x = RandomTensor(shape, 7);
+  const size_t before = exec::PooledBytes();
+  auto s = Session::Create(dir / "relu_ctx.onnx");
+  REQUIRE(s.ok());
+  const size_t loaded = exec::PooledBytes();
+  CHECK(loaded >= before + bytes);  // written once at load, waiting in the pool
+  auto y = (*s)->Run({{"x", x}});
+  REQUIRE(y.ok());
+  CHECK(exec::PooledBytes() <= loaded - bytes);  // the first run's output took it
+  CHECK((*y)[0].data<float>()[5] == std::max(x.data<float>()[5], 0.f));
 }
 
 TEST_CASE("an op output above max_tensor_bytes fails the run instead of exhausting memory",

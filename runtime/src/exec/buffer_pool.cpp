@@ -77,4 +77,17 @@ size_t PooledBytes() {
   return ThePoolInstance().idle_bytes();
 }
 
+void PrefaultBuffers(const std::vector<size_t>& sizes) {
+  size_t total = 0;
+  for (size_t b : sizes) total += b >= kPoolMinBytes ? b : 0;
+  if (total == 0 || total > kPoolCapBytes / 2) return;
+  std::vector<std::shared_ptr<void>> held;  // all at once: each size gets a buffer of its own
+  try {
+    for (size_t b : sizes)
+      if (b >= kPoolMinBytes) held.push_back(AcquireBuffer(b, true));
+  } catch (const std::bad_alloc&) {
+    // Only a head start: a run that needs the memory reports its own failure.
+  }
+}
+
 }  // namespace ortc::exec

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 namespace ortc::exec {
 
@@ -20,5 +21,12 @@ inline constexpr size_t kPoolCapBytes = size_t{512} << 20;
 
 // Idle bytes the pool holds now (for tests and reports).
 size_t PooledBytes();
+
+// Puts into the pool one buffer of each size, its pages written once (mapped and zero-filled),
+// so that the run that asks for these sizes first takes pages already in memory: a session's
+// first run then costs what later runs cost instead of faulting in its arena and its large
+// outputs (an LM's 26 MB of logits: about 6,400 page faults). Sizes below kPoolMinBytes are
+// skipped; nothing is done when the sizes together would not stay under kPoolCapBytes / 2.
+void PrefaultBuffers(const std::vector<size_t>& sizes);
 
 }  // namespace ortc::exec

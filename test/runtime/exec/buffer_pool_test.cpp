@@ -45,3 +45,21 @@ TEST_CASE("the pool keeps at most its cap of idle memory", "[buffer_pool]") {
   held.clear();
   CHECK(PooledBytes() <= kPoolCapBytes);
 }
+
+TEST_CASE("prefaulted buffers wait in the pool, one per size asked", "[buffer_pool]") {
+  // Sizes no other test uses, so the pool's change is this test's.
+  const size_t a = 11 * kPoolMinBytes + 5, b = 13 * kPoolMinBytes;
+  const size_t page = 4096, ra = (a + page - 1) / page * page, rb = b;
+  const size_t before = PooledBytes();
+  PrefaultBuffers({a, a, b, 100});  // 100: below kPoolMinBytes, never pooled
+  CHECK(PooledBytes() == before + 2 * ra + rb);
+  auto x = AcquireBuffer(a, false), y = AcquireBuffer(a, false);
+  CHECK(x.get() != y.get());
+  CHECK(PooledBytes() == before + rb);  // both came from the pool
+}
+
+TEST_CASE("prefaulting more than half the pool's cap does nothing", "[buffer_pool]") {
+  const size_t before = PooledBytes();
+  PrefaultBuffers({kPoolCapBytes / 4 + 4096, kPoolCapBytes / 4 + 4096});
+  CHECK(PooledBytes() == before);
+}
