@@ -166,6 +166,8 @@ def bench_attention(e, a, ortc, env, target_arch, work, out, result):
                          timeout=step_timeout(a, 300), max_partitions=1, inputs=inputs)
         o["fused_attention"] = (o.get("lowering") or {}).get("fused_attention")
         o["decode_attention_split"] = (o.get("lowering") or {}).get("decode_attention_split")
+        o["attention_on_gemms"] = (o.get("lowering") or {}).get("attention_on_gemms")
+        o["decode_attention"] = (o.get("lowering") or {}).get("decode_attention")
         if "error" not in o and not a.dry_run:
             trace = os.path.join(sd, "trace.json")
             ctx = o.get("ctx") or os.path.join(sd, "cuda", os.path.basename(model)[:-len(".onnx")] + "_ctx.onnx")

@@ -248,6 +248,15 @@ def render_hf(result, notes):
     return lines
 
 
+def attention_path(o):
+    """How ortc ran a row's attention, from its lowering counts."""
+    if o.get("decode_attention"):
+        return "decode"
+    if o.get("attention_on_gemms"):
+        return "gemm"
+    return "fused" if o.get("fused_attention") == 1 else "-"
+
+
 def render_attention(result, notes):
     """The attention kernel table (lines), its notes appended to notes."""
     t = result.get("attention")
@@ -255,10 +264,12 @@ def render_attention(result, notes):
         return []
     lines = ["", f"== Attention kernel: fp16, batch {t['batch']}, {t['heads']} heads, head dim {t['head_dim']}, "
              f"no causal mask, padding mask (the last {t['padding']} of the keys); device time per call, median "
-             "(ortc: its fused kernel's step in `ortc run --profile`; PyTorch: CUDA events around SDPA); "
+             "(ortc: its attention's steps in `ortc run --profile`; PyTorch: CUDA events around SDPA); "
              "4*rows*keys*64*heads FLOPs; rows x keys: S x S a prefill, 1 x N a decode step against a "
-             "cache of N keys (ortc's decode kernel; split 1: its keys split into runs on blocks of their own)",
-             f"{'rows x keys':>12}{'ortc us':>10}{'TFLOP/s':>9}{'fused':>7}{'split':>6}{'torch us':>10}"
+             "cache of N keys; path: how ortc ran it (gemm: two cuBLASLt GEMMs on tensor cores and one "
+             "softmax kernel; fused: its one-kernel attention; decode: its decode kernel, split 1 when "
+             "its keys are split into runs on blocks of their own)",
+             f"{'rows x keys':>12}{'ortc us':>10}{'TFLOP/s':>9}{'path':>7}{'split':>6}{'torch us':>10}"
              f"{'TFLOP/s':>9}{'ortc/torch':>11}{'rel_l2 ortc':>12}{'rel_l2 torch':>13}"]
 
     def tflops(row, us):
@@ -271,7 +282,7 @@ def render_attention(result, notes):
         label = r.get("tag") or f"{r['seq']}x{r['seq']}"
         split = o.get("decode_attention_split")
         lines.append(f"{label:>12}{(f'{ou:.1f}' if ou else 'failed' if o.get('error') else '-'):>10}"
-                     f"{tflops(r, ou):>9}{str(o.get('fused_attention', '-')):>7}"
+                     f"{tflops(r, ou):>9}{attention_path(o):>7}"
                      f"{('-' if split is None else str(split)):>6}"
                      f"{(f'{tu:.1f}' if tu else 'failed' if th.get('failed') else '-'):>10}{tflops(r, tu):>9}"
                      f"{(f'{ou / tu:.2f}x' if ou and tu else '-'):>11}{errs[0]:>12}{errs[1]:>13}")

@@ -61,11 +61,13 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
          "precision": "fp16", "ortc": {"not_exercised": "transformers not installed for python3"},
          "torch": {}}],
     "attention": {"heads": 12, "head_dim": 64, "batch": 1, "padding": "7/32", "rows": [
-        {"seq": 2048, "flops": 12884901888, "ortc": {"device_us": 200.0, "fused_attention": 1, "rel_l2": 2e-4},
+        {"seq": 2048, "flops": 12884901888, "ortc": {"device_us": 200.0, "fused_attention": 1, "attention_on_gemms": 1,
+                                                     "decode_attention": 0, "rel_l2": 2e-4},
          "torch": {"median_us": 100.0, "rel_l2": 3e-4, "backends": {"math": {"median_us": 900.0},
                                                                    "flash_attention": {"failed": "No kernel"}}}},
         {"seq": 4096, "rows": 1, "tag": "1x4096", "flops": 12582912,
-         "ortc": {"device_us": 20.0, "fused_attention": 1, "decode_attention_split": 1, "rel_l2": 3e-4},
+         "ortc": {"device_us": 20.0, "fused_attention": 1, "decode_attention_split": 1, "decode_attention": 1,
+                  "attention_on_gemms": 0, "rel_l2": 3e-4},
          "torch": {"median_us": 40.0, "rel_l2": 3e-4}}]},
     "generation": [{"name": "llama_generation", "prompts": [128, 512], "new_tokens": 64, "ortc": {
         "compile": {"compile_s": 30.0, "context": 576},
@@ -274,8 +276,8 @@ def cmd_selftest(a):
                      "node(s) in 2 CPU group(s)", "refused by CUDA: GatherElements", "hf_llama: NOT exercised",
                      "hf_gpt2 torch fp16 reduce-overhead: failed: timeout after 60 s",
                      # the attention table: device times, TFLOP/s, ratio, SDPA backends
-                     "   2048x2048     200.0     64.4      1     -     100.0    128.8      2.00x", "math 900.0 us",
-                     "      1x4096      20.0      0.6      1     1      40.0      0.3      0.50x",
+                     "   2048x2048     200.0     64.4   gemm     -     100.0    128.8      2.00x", "math 900.0 us",
+                     "      1x4096      20.0      0.6 decode     1      40.0      0.3      0.50x",
                      "flash_attention failed",
                      # generation: the table, ratios of decode ms/token, both targets, a failure
                      "512          4.000   1.600     25.000   4.000       9.000   1.000   0.40x   1.60x  device",
