@@ -134,6 +134,37 @@ def step_timeout(a, default):
     return min(default, a.hard_end - RESERVE_S - time.time())
 
 
+def earlier_export(stamp, key, record, files):
+    """The info a previous run's export wrote to stamp when it exported this record (under key) and
+    its files are still there, else None."""
+    try:
+        done = json.load(open(stamp))
+        if done.get(key) == record and all(os.path.exists(f) for f in files):
+            return {**done["info"], "source": "exported here earlier"}
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def run_export_worker(flag, spec_file, a, logf):
+    """Runs one export worker (--export-model, --export-torchvision) within the budget: the info
+    its EXPORTED line gives, or {"error": ...} naming the skip, the timeout or its last log line."""
+    timeout = step_timeout(a, a.export_timeout)
+    if timeout <= 0:
+        return {"error": "export: skipped, --budget-s spent"}
+    try:
+        r = subprocess.run(worker_command(flag, spec_file), stdout=subprocess.PIPE, stderr=logf, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"export: timeout after {timeout:.0f} s"}
+    done = [line for line in r.stdout.splitlines() if line.startswith("EXPORTED ")]
+    if r.returncode or not done:
+        logf.flush()
+        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+        return {"error": f"export with this machine's torch failed: {tail[0][:300]}"}
+    return json.loads(done[-1][len("EXPORTED "):])
+
+
 def run_lines(args, timeout, logf):
     """Runs a worker process that prints `KIND {json}` lines: ([(kind, obj)], error or None). Past
     the timeout its process group is killed and the lines it printed until then are kept."""

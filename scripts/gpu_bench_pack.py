@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from gpu_bench_torchvision import export_torchvision, torchvision_entries
+from gpu_bench_torchvision import TORCH_MODELS, export_torchvision, torchvision_entries
 from gpu_bench_transformers import export_transformer, load_transformer_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -292,7 +292,8 @@ def cmd_pack(a):
     manifest.update(pack_payload(bins, out, a.xz))
     entries, exporter = [], {}
     batches = [int(b) for b in a.batches.split(",")]
-    for arch in [m for m in names if m in TORCHVISION]:
+    for arch in [m for m in names if m in TORCHVISION]:  # the generator's randomise_bn goes along
+        shutil.copyfile(os.path.join(ROOT, "test", "e2e", TORCH_MODELS), os.path.join(out, TORCH_MODELS))
         entries += torchvision_entries(arch, batches, a.pack_torchvision)
         for f in [os.path.join(out, e["file"]) for e in entries[-len(batches):]] + \
                 [os.path.join(models_dir, arch + ".npz")]:

@@ -5,25 +5,26 @@ here by `pack --pack-torchvision` or, by default, by run.sh on the GPU machine w
 import inspect
 import json
 import os
-import subprocess
 import time
 
-from gpu_bench_common import HERE, log, step_timeout, worker_command
+from gpu_bench_common import HERE, earlier_export, log, run_export_worker
 
 OPSET, SEED = 17, 0
+TORCH_MODELS = "make_torch_models.py"  # packed with the torchvision models
 
 
-def randomise_bn(model):
-    """BatchNorm statistics and affine terms drawn at random (as test/e2e/make_torch_models.py
-    does): with torchvision's initial values mobilenet_v2's outputs are ~1e-9 and prove nothing."""
-    import torch
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-            m.weight.data.uniform_(0.5, 1.5)
-            m.bias.data.uniform_(-0.5, 0.5)
-    return model
+def load_torch_models_module():
+    """test/e2e/make_torch_models.py (randomise_bn: BatchNorm statistics drawn at random, or
+    mobilenet_v2's outputs are ~1e-9 and prove nothing): packed beside the runner, else found in
+    the source tree this file is in."""
+    import importlib.util
+    path = os.path.join(HERE, TORCH_MODELS)
+    if not os.path.exists(path):
+        path = os.path.join(HERE, "..", "test", "e2e", TORCH_MODELS)
+    spec = importlib.util.spec_from_file_location("make_torch_models", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def export_torchvision(arch, batches, onnx_path_of, weights_path):
@@ -35,7 +36,7 @@ def export_torchvision(arch, batches, onnx_path_of, weights_path):
     import torchvision
     t0 = time.time()
     torch.manual_seed(SEED)
-    model = randomise_bn(getattr(torchvision.models, arch)(weights=None)).eval()
+    model = load_torch_models_module().randomise_bn(getattr(torchvision.models, arch)(weights=None)).eval()
     tmp_npz = weights_path[:-len(".npz")] + ".tmp.npz"
     np.savez(tmp_npz, **{k: v.numpy() for k, v in model.state_dict().items()})
     # TorchScript's form on every torch: from 2.9 on, export defaults to the dynamo exporter
@@ -80,30 +81,16 @@ def torchvision_files(e, a, work, logf):
     onnx_path = os.path.join(d, os.path.basename(e["file"]))
     weights = os.path.join(d, f"{e['name']}.npz")  # per entry: another batch's export never races it
     stamp = onnx_path[:-len(".onnx")] + ".export.json"
-    try:
-        done = json.load(open(stamp))
-        if done.get("torch") == t and os.path.exists(onnx_path) and os.path.exists(weights):
-            return onnx_path, weights, {**done["info"], "source": "exported here earlier"}
-    except (OSError, ValueError):
-        pass
+    earlier = earlier_export(stamp, "torch", t, (onnx_path, weights))
+    if earlier:
+        return onnx_path, weights, earlier
     log(f"{e['name']}: exporting with this machine's torch and torchvision")
     spec_file = os.path.join(work, f"export_{e['name']}.json")
     json.dump({"arch": t["arch"], "batch": e["batch"], "onnx": onnx_path, "weights": weights},
               open(spec_file, "w"))
-    timeout = step_timeout(a, a.export_timeout)
-    if timeout <= 0:
-        return onnx_path, weights, {"error": "export: skipped, --budget-s spent"}
-    try:
-        r = subprocess.run(worker_command("--export-torchvision", spec_file),
-                           stdout=subprocess.PIPE, stderr=logf, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return onnx_path, weights, {"error": f"export: timeout after {timeout:.0f} s"}
-    done = [line for line in r.stdout.splitlines() if line.startswith("EXPORTED ")]
-    if r.returncode or not done:
-        logf.flush()
-        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-        return onnx_path, weights, {"error": f"export with this machine's torch failed: {tail[0][:300]}"}
-    info = json.loads(done[-1][len("EXPORTED "):])
+    info = run_export_worker("--export-torchvision", spec_file, a, logf)
+    if "error" in info:
+        return onnx_path, weights, info
     with open(stamp, "w") as f:
         json.dump({"torch": t, "info": info}, f)
     return onnx_path, weights, {**info, "source": "exported here"}

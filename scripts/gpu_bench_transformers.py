@@ -3,10 +3,9 @@ built and exported with this machine's torch unless packed, and the --export-mod
 import importlib.util
 import json
 import os
-import subprocess
 import time
 
-from gpu_bench_common import HERE, entry_inputs, log, step_timeout, worker_command
+from gpu_bench_common import HERE, earlier_export, entry_inputs, log, run_export_worker
 
 
 def load_transformer_module(path):
@@ -96,30 +95,16 @@ def transformer_files(e, a, work, logf):
     onnx_path = os.path.join(d, os.path.basename(e["file"]))
     weights = os.path.join(d, os.path.basename(t["weights"]))
     stamp = onnx_path[:-len(".onnx")] + ".export.json"
-    try:
-        done = json.load(open(stamp))
-        if done.get("transformer") == t and os.path.exists(onnx_path) and os.path.exists(weights):
-            return onnx_path, weights, {**done["info"], "source": "exported here earlier"}
-    except (OSError, ValueError):
-        pass
+    earlier = earlier_export(stamp, "transformer", t, (onnx_path, weights))
+    if earlier:
+        return onnx_path, weights, earlier
     log(f"{e['name']}: exporting with this machine's torch (once; kept in {d})")
     spec_file = os.path.join(work, f"export_{e['name']}.json")
     json.dump({"entry": e, "module": os.path.join(HERE, t["module"]), "onnx": onnx_path,
                "weights": weights}, open(spec_file, "w"))
-    try:
-        timeout = step_timeout(a, a.export_timeout)
-        if timeout <= 0:
-            return onnx_path, weights, {"error": "export: skipped, --budget-s spent"}
-        r = subprocess.run(worker_command("--export-model", spec_file),
-                           stdout=subprocess.PIPE, stderr=logf, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return onnx_path, weights, {"error": f"export: timeout after {timeout:.0f} s"}
-    done = [l for l in r.stdout.splitlines() if l.startswith("EXPORTED ")]
-    if r.returncode or not done:
-        logf.flush()
-        tail = open(logf.name, errors="replace").read().strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-        return onnx_path, weights, {"error": f"export with this machine's torch failed: {tail[0][:300]}"}
-    info = json.loads(done[-1][len("EXPORTED "):])
+    info = run_export_worker("--export-model", spec_file, a, logf)
+    if "error" in info:
+        return onnx_path, weights, info
     with open(stamp, "w") as f:
         json.dump({"transformer": t, "info": info}, f)
     return onnx_path, weights, {**info, "source": "exported here"}
