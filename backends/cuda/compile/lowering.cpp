@@ -669,11 +669,18 @@ class Lowerer {
     policy_.ChooseOpLayouts(u.ops[0], {nchw_, nhwc_}, &*desc);
     if (std::string why = codegen::Unsupported(*desc); !why.empty())
       return NotImplemented("node " + op.name + ": " + why);
+    const bool in_nhwc = desc->input_layout == codegen::Layout::kNhwc;
+    const bool out_nhwc = desc->output_layout == codegen::Layout::kNhwc;
+    if (in_nhwc && (op.op_type == "GlobalAveragePool" || op.op_type == "GlobalMaxPool")) {
+      const auto& d = desc->inputs[0].dims;
+      int64_t positions = 1;
+      for (size_t a = 2; a < d.size(); ++a) positions *= d[a];
+      const int64_t splits = codegen::ChannelsLastPoolSplits(d[0], d[1], positions);
+      if (splits > 1) return SplitGlobalPool(op, u, std::move(desc).value(), positions, splits);
+    }
     PlanStep s;
     s.name = op.name;
     s.sources = Sources(u);
-    const bool in_nhwc = desc->input_layout == codegen::Layout::kNhwc;
-    const bool out_nhwc = desc->output_layout == codegen::Layout::kNhwc;
     s.launch.op = std::move(desc).value();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const int v = op.inputs[i];
@@ -690,6 +697,62 @@ class Lowerer {
                         op.op_type == "GlobalAveragePool" || op.op_type == "GlobalMaxPool";
       (pool ? nhwc_pools_ : nhwc_ops_)++;
     }
+    return Status::Ok();
+  }
+
+  // A channels-last global pool over many positions: partials of runs of positions into a float
+  // arena buffer [N, splits, C], then their merge into the output (reduction_kernels.cpp).
+  Status SplitGlobalPool(const IrOp& op, const Unit& u, codegen::OpDesc desc, int64_t positions,
+                         int64_t splits) {
+    const int64_t images = desc.inputs[0].dims[0], channels = desc.inputs[0].dims[1];
+    const std::vector<int64_t> partial_dims{images, splits, channels};
+    PlanBuffer b;
+    b.name = ir_.values[op.outputs[0]].name + ".runs";
+    b.dtype = onnx::TensorProto::FLOAT;
+    b.dims = partial_dims;
+    b.byte_size = Bytes(b.dtype, b.dims);
+    plan_.buffers.push_back(std::move(b));
+    const int partial = static_cast<int>(plan_.buffers.size()) - 1;
+    auto int_attr = [](const std::string& name, int64_t v) {
+      onnx::AttributeProto a;
+      a.set_name(name);
+      a.set_type(onnx::AttributeProto::INT);
+      a.set_i(v);
+      return a;
+    };
+    const int64_t max = op.op_type == "GlobalMaxPool";
+    codegen::OpDesc p = desc;
+    p.op_type = codegen::kPoolPartialOp;
+    p.attributes = {int_attr("splits", splits), int_attr("max", max)};
+    p.outputs = {{onnx::TensorProto::FLOAT, partial_dims}};
+    p.output_layout = codegen::Layout::kNchw;
+    codegen::OpDesc m;
+    m.op_type = codegen::kPoolMergeOp;
+    m.attributes = {int_attr("count", positions), int_attr("max", max)};
+    m.inputs = {{onnx::TensorProto::FLOAT, partial_dims}};
+    m.outputs = desc.outputs;
+    m.constants.assign(1, std::nullopt);
+    for (const auto* d : {&p, &m})
+      if (std::string why = codegen::Unsupported(*d); !why.empty())
+        return NotImplemented("node " + op.name + ": " + why);
+    PlanStep first;
+    first.name = op.name + "/runs";
+    first.sources = Sources(u);
+    first.launch.op = std::move(p);
+    first.launch.inputs = {NhwcBuffer(op.inputs[0])};
+    first.launch.outputs = {partial};
+    plan_.steps.push_back(std::move(first));
+    PlanStep merge;
+    merge.name = op.name;
+    merge.sources = Sources(u);
+    merge.launch.op = std::move(m);
+    merge.launch.inputs = {partial};
+    // [N, C, 1...]: the same bytes in either layout, so NHWC readers take it as it is.
+    const int out = op.outputs[0];
+    merge.launch.outputs = {desc.output_layout == codegen::Layout::kNhwc ? NhwcOutput(out)
+                                                                         : Buffer(out)};
+    plan_.steps.push_back(std::move(merge));
+    ++nhwc_pools_;
     return Status::Ok();
   }
 

@@ -24,8 +24,9 @@ bool HasKernel(const std::string& op_type) {
 
 bool SupportsLayouts(const std::string& op_type) {
   return IsPoolingOp(op_type) || op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool" ||
-         op_type == "Concat" || op_type == "Pad" || op_type == "Resize" || op_type == "Transpose" ||
-         op_type == "BatchNormalization" || IsGroupedConvOp(op_type);
+         op_type == kPoolPartialOp || op_type == "Concat" || op_type == "Pad" ||
+         op_type == "Resize" || op_type == "Transpose" || op_type == "BatchNormalization" ||
+         IsGroupedConvOp(op_type);
 }
 
 bool LayoutApplies(const std::string& op_type, size_t i) {

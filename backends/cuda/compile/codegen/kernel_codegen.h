@@ -118,6 +118,15 @@ int64_t DecodeKeySplits(int64_t blocks, int64_t keys);
 // Lowering forms them (lowering_decode_split.cpp).
 inline constexpr const char* kDecodePartialOp = "DecodeAttentionPartial";
 inline constexpr const char* kDecodeMergeOp = "DecodeAttentionMerge";
+// A global pool over a channels-last input of at least kPoolSplitMinPositions positions runs as
+// two ops (reduction_kernels.cpp): ChannelsLastPoolPartial (attributes splits, max) reduces runs
+// of about kPoolSplitRun positions into float partials [N, splits, C], ChannelsLastPoolMerge
+// (attributes count, max) combines them into the output. Lowering forms them (lowering.cpp).
+inline constexpr const char* kPoolPartialOp = "ChannelsLastPoolPartial";
+inline constexpr const char* kPoolMergeOp = "ChannelsLastPoolMerge";
+constexpr int64_t kPoolSplitMinPositions = 1024, kPoolSplitRun = 128, kPoolSplitMaxBlocks = 1024;
+// The runs a channels-last global pool over `positions` positions is split into (1: not split).
+int64_t ChannelsLastPoolSplits(int64_t images, int64_t channels, int64_t positions);
 
 Result<KernelSource> EmitFused(const std::string& name, const FusedGroup& group);
 Result<KernelSource> EmitOp(const std::string& name, const OpDesc& op);

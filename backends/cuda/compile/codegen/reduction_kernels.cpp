@@ -1,6 +1,7 @@
 // Reduction kernels: Reduce{Mean,Sum,Max,Min,Prod,L2,SumSquare} over any axes and the global
 // pools, one block per output element with a shared-memory tree reduction; global pools over
-// channels-last input, one block per run of adjacent channels.
+// channels-last input, one block per run of adjacent channels, or, over many positions, split
+// into runs of positions (ChannelsLastPoolPartial) and merged (ChannelsLastPoolMerge).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -130,6 +131,20 @@ std::string OffsetCode(const std::string& index, const std::vector<int64_t>& dim
   return s.str();
 }
 
+}  // namespace
+
+int64_t ChannelsLastPoolSplits(int64_t images, int64_t channels, int64_t positions) {
+  if (positions < kPoolSplitMinPositions) return 1;
+  const int64_t tiles = (channels + 31) / 32;
+  int64_t splits = (positions + kPoolSplitRun - 1) / kPoolSplitRun;
+  // Enough blocks for every SM of a large GPU several times over, no more.
+  splits = std::min(
+      splits, std::max<int64_t>(1, kPoolSplitMaxBlocks / std::max<int64_t>(1, images * tiles)));
+  return std::max<int64_t>(splits, 1);
+}
+
+namespace {
+
 // GlobalAveragePool / GlobalMaxPool over a channels-last input [N, spatial..., C]. One block per
 // image and run of `lanes` adjacent channels: thread (row, lane) reads channel lane at positions
 // row, row + rows, ..., so adjacent threads read adjacent channels (coalesced) where a block
@@ -193,17 +208,138 @@ Result<KernelSource> EmitChannelsLastGlobalPool(const std::string& name, const O
   return k;
 }
 
+// The pool's reducer: its accumulate statement, identity and finish; `max` for GlobalMaxPool.
+Reducer SplitPoolReducer(const OpDesc& op, int64_t count) {
+  return ReducerOf(IntAttr(op, "max", 0) ? "GlobalMaxPool" : "GlobalAveragePool", count);
+}
+
+// ChannelsLastPoolPartial: a global pool's input [N, P, C] (channels last, P spatial positions)
+// cut into `splits` runs of positions; one block per image, run and 32 adjacent channels
+// reduces its run (threads (row, lane) as in EmitChannelsLastGlobalPool) and writes the run's
+// float partial to [N, splits, C]. Why: one block per 32 channels alone left PP-OCRv4 det's
+// pools over 160x160 positions (24 and 96 channels) to one to three blocks, each reading
+// megabytes with a few loads in flight; the runs give every SM a share.
+Result<KernelSource> EmitChannelsLastPoolPartial(const std::string& name, const OpDesc& op) {
+  const auto& d = op.inputs[0].dims;
+  const int64_t images = d[0], channels = d[1], splits = IntAttr(op, "splits", 1);
+  int64_t count = 1;
+  for (size_t a = 2; a < d.size(); ++a) count *= d[a];
+  const int64_t run = (count + splits - 1) / splits;
+  const Reducer r = SplitPoolReducer(op, count);
+  uint32_t lanes = 1, rows = 1;
+  while (lanes < 32 && lanes < channels) lanes *= 2;
+  while (lanes * rows < kBlockSize && rows < run) rows *= 2;
+  const int64_t tiles = (channels + lanes - 1) / lanes, blocks = images * splits * tiles;
+  const int32_t dt = op.inputs[0].dtype;
+  const std::string st = StorageCType(dt), c = IntLiteral(channels);
+
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void " << name << "(" << KernelParams(1, 1) << ") {\n"
+    << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
+    << "  float* __restrict__ out0 = (float*)p1;\n"
+    << "  __shared__ float red[" << lanes * rows << "];\n"
+    << "  const unsigned lane = threadIdx.x % " << lanes << "u, row = threadIdx.x / " << lanes
+    << "u;\n"
+    << "  for (ortc_i64 b = blockIdx.x; b < " << IntLiteral(blocks) << "; b += gridDim.x) {\n"
+    << "    const ortc_i64 img = b / " << IntLiteral(splits * tiles) << ";\n"
+    << "    const ortc_i64 split = (b / " << IntLiteral(tiles) << ") % " << IntLiteral(splits)
+    << ";\n"
+    << "    const ortc_i64 ch = (b % " << IntLiteral(tiles) << ") * " << lanes << " + lane;\n"
+    << "    const ortc_i64 first = split * " << IntLiteral(run) << ";\n"
+    << "    const ortc_i64 end = ortc_mini(first + " << IntLiteral(run) << ", " << IntLiteral(count)
+    << ");\n"
+    << "    float acc = " << r.init << ";\n"
+    << "    if (ch < " << c << ") {\n"
+    << "      for (ortc_i64 q = first + row; q < end; q += " << rows << ") {\n"
+    << "        const float v = "
+    << LoadExpr(dt, "in0[(img * " + IntLiteral(count) + " + q) * " + c + " + ch]") << ";\n"
+    << "        " << r.accumulate << "\n"
+    << "      }\n"
+    << "    }\n"
+    << "    red[threadIdx.x] = acc;\n"
+    << "    __syncthreads();\n"
+    << "    for (unsigned s = " << rows / 2 << "u; s > 0; s >>= 1) {\n"
+    << "      if (row < s) red[threadIdx.x] = " << r.combine
+    << "(red[threadIdx.x], red[threadIdx.x + s * " << lanes << "u]);\n"
+    << "      __syncthreads();\n"
+    << "    }\n"
+    << "    if (row == 0 && ch < " << c << ") out0[(img * " << IntLiteral(splits) << " + split) * "
+    << c
+    << " + ch] = red[lane];\n"
+    // The next block's run overwrites red: every thread must have passed the read above.
+    << "    __syncthreads();\n"
+    << "  }\n}\n";
+  KernelSource k;
+  k.name = name;
+  k.source = s.str();
+  k.num_inputs = 1;
+  k.num_outputs = 1;
+  k.grid = {static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, 65535)), 1, 1};
+  k.block = {lanes * rows, 1, 1};
+  k.uses_block_sync = true;
+  return k;
+}
+
+// ChannelsLastPoolMerge: the runs' partials [N, splits, C] (float) combined per image and
+// channel, the mean's division applied once, stored as the pool's output [N, C, 1...].
+Result<KernelSource> EmitChannelsLastPoolMerge(const std::string& name, const OpDesc& op) {
+  const auto& d = op.inputs[0].dims;  // [N, splits, C]
+  const int64_t splits = d[1], channels = d[2], n = d[0] * channels;
+  const Reducer r = SplitPoolReducer(op, IntAttr(op, "count", 1));
+  const int32_t dt = op.outputs[0].dtype;
+  const std::string st = StorageCType(dt), c = IntLiteral(channels);
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void " << name << "(" << KernelParams(1, 1) << ") {\n"
+    << "  const float* __restrict__ in0 = (const float*)p0;\n"
+    << "  " << st << "* __restrict__ out0 = (" << st << "*)p1;\n"
+    << "  for (ortc_i64 i = (ortc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < " << IntLiteral(n)
+    << "; i += (ortc_i64)gridDim.x * blockDim.x) {\n"
+    << "    const ortc_i64 img = i / " << c << ", ch = i % " << c << ";\n"
+    << "    float acc = " << r.init << ";\n"
+    << "    for (ortc_i64 q = 0; q < " << IntLiteral(splits) << "; ++q) {\n"
+    << "      const float v = in0[(img * " << IntLiteral(splits) << " + q) * " << c << " + ch];\n"
+    << "      " << r.accumulate << "\n"
+    << "    }\n"
+    << "    out0[i] = " << StoreExpr(dt, r.finish) << ";\n"
+    << "  }\n}\n";
+  KernelSource k;
+  k.name = name;
+  k.source = s.str();
+  k.num_inputs = 1;
+  k.num_outputs = 1;
+  k.grid = {GridFor(n), 1, 1};
+  k.block = {kBlockSize, 1, 1};
+  return k;
+}
+
+std::string SplitPoolUnsupported(const OpDesc& op) {
+  const std::string& t = op.op_type;
+  if (op.inputs.size() != 1 || op.outputs.size() != 1) return t + " takes one input and one output";
+  const bool partial = t == kPoolPartialOp;
+  const auto& in = op.inputs[0].dims;
+  if (partial ? in.size() < 3 || op.input_layout != Layout::kNhwc || IntAttr(op, "splits", 0) < 1
+              : in.size() != 3 || op.inputs[0].dtype != onnx::TensorProto::FLOAT ||
+                    IntAttr(op, "count", 0) < 1)
+    return t + ": not the form lowering writes";
+  for (int64_t v : in)
+    if (v <= 0) return t + ": empty or dynamic dimension";
+  if (!IsFloatType(partial ? op.inputs[0].dtype : op.outputs[0].dtype))
+    return t + " on " + DtypeName(op.inputs[0].dtype) + " is not supported";
+  return "";
+}
+
 }  // namespace
 
 bool IsReductionOp(const std::string& t) {
-  return t == "ReduceMean" || t == "ReduceSum" || t == "ReduceMax" || t == "ReduceMin" ||
-         t == "ReduceProd" || t == "ReduceL2" || t == "ReduceSumSquare" ||
-         t == "GlobalAveragePool" || t == "GlobalMaxPool";
+  return t == kPoolPartialOp || t == kPoolMergeOp || t == "ReduceMean" || t == "ReduceSum" ||
+         t == "ReduceMax" || t == "ReduceMin" || t == "ReduceProd" || t == "ReduceL2" ||
+         t == "ReduceSumSquare" || t == "GlobalAveragePool" || t == "GlobalMaxPool";
 }
 
 std::string ReductionUnsupported(const OpDesc& op) {
   const std::string& t = op.op_type;
   if (!IsReductionOp(t)) return "no CUDA kernel generator for " + t;
+  if (t == kPoolPartialOp || t == kPoolMergeOp) return SplitPoolUnsupported(op);
   if (op.inputs.empty() || op.outputs.empty()) return t + " without inputs or outputs";
   const bool integer_form = IsIntegerReduction(op) && (t == "ReduceSum" || t == "ReduceMax" ||
                                                        t == "ReduceMin" || t == "ReduceProd");
@@ -226,6 +362,8 @@ std::string ReductionUnsupported(const OpDesc& op) {
 
 Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
   if (std::string why = ReductionUnsupported(op); !why.empty()) return NotImplemented(why);
+  if (op.op_type == kPoolPartialOp) return EmitChannelsLastPoolPartial(name, op);
+  if (op.op_type == kPoolMergeOp) return EmitChannelsLastPoolMerge(name, op);
   auto plan_or = PlanOf(op);
   if (!plan_or.ok()) return plan_or.status();
   const Plan& plan = plan_or.value();

@@ -189,6 +189,25 @@ TestModel PoolResizeModel() {
   return m;
 }
 
+TestModel SplitPoolModel() {
+  TestModel m{ModelBuilder(17, 8), {{"x", {2, 3, 40, 40}}}};
+  auto& b = m.builder;
+  b.Input("x", {2, 3, 40, 40});
+  Weight(b, "W1", {40, 3, 3, 3}, 131);
+  Weight(b, "B1", {40}, 132);
+  Weight(b, "W2", {8, 40, 1, 1}, 133);
+  const std::vector<int64_t> p1 = {1, 1, 1, 1};
+  b.Node("Conv", {"x", "W1", "B1"}, {"c1"}, {Attr("pads", p1)}, "conv1");
+  b.Node("Relu", {"c1"}, {"r1"}, {}, "relu1");
+  b.Node("GlobalAveragePool", {"r1"}, {"gap"}, {}, "gap");
+  b.Node("Sigmoid", {"gap"}, {"gate"}, {}, "gate");
+  b.Node("Mul", {"r1", "gate"}, {"se"}, {}, "se_mul");
+  b.Node("Conv", {"se", "W2"}, {"c2"}, {}, "conv2");
+  b.Node("GlobalMaxPool", {"c1"}, {"gmp"}, {}, "gmp");
+  b.Output("c2").Output("gmp");
+  return m;
+}
+
 TestModel NhwcPoolModel() {
   TestModel m{ModelBuilder(17, 8), {{"x", {2, 4, 10, 10}}}};
   auto& b = m.builder;

@@ -38,6 +38,10 @@ TestModel PoolResizeModel();
 // GlobalAveragePool -> Flatten -> Gemm and -> 1x1 conv, GlobalMaxPool and an AveragePool as
 // program outputs.
 TestModel NhwcPoolModel();
+// Global pools over 40 x 40 positions of NHWC data (at tensor-core precisions: split into runs
+// and merged), 40 channels (a partial run of lanes), two images: GlobalAveragePool gating the
+// activations (a squeeze-and-excitation Mul reading the merged pool) and GlobalMaxPool.
+TestModel SplitPoolModel();
 // Squeeze-and-excitation between NHWC convolutions (HardSwish, global pool, 1x1 convolutions,
 // HardSigmoid gate, x * s and the residual x + x * s), then per-channel Mul / Add / Sub / Div by
 // [C, 1, 1] and [1, C, 1, 1] constants, PRelu with a [C] slope, and an Add along W ([W]).

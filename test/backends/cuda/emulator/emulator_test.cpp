@@ -151,6 +151,13 @@ TEST_CASE("pooling between NHWC convolutions: channels-last pool kernels, global
     CheckModel("nhwc_pool", NhwcPoolModel(), p);
 }
 
+TEST_CASE("global pools over many NHWC positions: runs of positions, then their merge",
+          "[emulator]") {
+  // fp32 pools NCHW in one step; tf32/fp16/bf16 read NHWC and split 1600 positions into runs.
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    CheckModel("split_pool", SplitPoolModel(), p);
+}
+
 TEST_CASE("squeeze-and-excitation and per-channel constants on NHWC data", "[emulator]") {
   // At tf32/fp16/bf16 the gate [N, C, 1, 1] and the channel constants broadcast over NHWC
   // activations inside the groups (no transpose); fp32 runs the same groups NCHW.
