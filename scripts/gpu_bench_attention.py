@@ -6,7 +6,7 @@ import shutil
 import time
 
 from gpu_bench_common import HERE, log, rel_l2, run_lines, step_timeout, worker_command
-from gpu_bench_ortc import ortc_compile, ortc_run
+from gpu_bench_ortc import cuda_step_runs, ortc_compile, ortc_run
 
 
 def attention_inputs(rng, seq, heads, head_dim, pad, wd, rows=None):
@@ -32,25 +32,6 @@ def attention_inputs(rng, seq, heads, head_dim, pad, wd, rows=None):
     p = np.exp(s)
     p /= p.sum(-1, keepdims=True)
     return feeds, np.matmul(p, v)
-
-
-def cuda_step_runs(trace):
-    """Per run, [(step name, kind, device µs)] of the CUDA steps in an `ortc run --profile` Chrome
-    trace: the runtime writes each plugin step as a complete event ("ph": "X") of category "Step"
-    on the lane named "backend device", with args.kind and args.device_us (runtime/src/exec/
-    plugin_node.cpp, profiler.cpp); each run's steps begin with its "input copies" step."""
-    lanes = {e.get("tid"): (e.get("args") or {}).get("name") for e in trace
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    lane = next((t for t, n in lanes.items() if n == "backend device"), 2)
-    runs = []
-    for e in trace:
-        if e.get("ph") != "X" or e.get("cat") != "Step" or e.get("tid") != lane:
-            continue
-        args = e.get("args") or {}
-        if e.get("name") == "input copies" or not runs:
-            runs.append([])
-        runs[-1].append((e.get("name"), args.get("kind"), float(args.get("device_us", e.get("dur", 0)))))
-    return runs
 
 
 def attention_device_us(trace, step_name):

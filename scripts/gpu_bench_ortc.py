@@ -249,6 +249,47 @@ def ortc_run(ortc, env, ctx, feeds, out_dir, runs, extra=(), timeout=None):
     return res, outs
 
 
+def cuda_step_runs(trace):
+    """Per run, [(step name, kind, device µs)] of the CUDA steps in an `ortc run --profile` Chrome
+    trace: the runtime writes each plugin step as a complete event ("ph": "X") of category "Step"
+    on the lane named "backend device", with args.kind and args.device_us (runtime/src/exec/
+    plugin_node.cpp, profiler.cpp); each run's steps begin with its "input copies" step."""
+    lanes = {e.get("tid"): (e.get("args") or {}).get("name") for e in trace
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    lane = next((t for t, n in lanes.items() if n == "backend device"), 2)
+    runs = []
+    for e in trace:
+        if e.get("ph") != "X" or e.get("cat") != "Step" or e.get("tid") != lane:
+            continue
+        args = e.get("args") or {}
+        if e.get("name") == "input copies" or not runs:
+            runs.append([])
+        runs[-1].append((e.get("name"), args.get("kind"), float(args.get("device_us", e.get("dur", 0)))))
+    return runs
+
+
+def step_profile(ortc, env, ctx, feeds, out_dir, runs, timeout):
+    """Where a bundle's device time goes: `ortc run --profile` over `runs` runs, per CUDA step its
+    median device µs, in program order ({"steps": [[name, kind, µs]], "total_us"} or {"error"})."""
+    import statistics
+    trace = os.path.join(out_dir, "trace.json")
+    os.makedirs(out_dir, exist_ok=True)
+    res, _ = ortc_run(ortc, env, ctx, feeds, out_dir, runs, ["--profile", trace], timeout=timeout)
+    if "error" in res:
+        return res
+    try:
+        t = json.load(open(trace))
+        per_run = cuda_step_runs(t.get("traceEvents", []) if isinstance(t, dict) else t)
+    except (OSError, ValueError) as ex:
+        return {"error": f"profile trace: {ex}"}
+    per_run = per_run[1:] if len(per_run) > 1 else per_run  # the first (untimed) run apart
+    if not per_run:
+        return {"error": "the profile holds no CUDA step"}
+    steps = [[name, kind, statistics.median(r[i][2] for r in per_run if i < len(r))]
+             for i, (name, kind, _) in enumerate(per_run[0])]
+    return {"steps": steps, "total_us": sum(s[2] for s in steps), "runs": len(per_run)}
+
+
 def outputs_error(got, ref):
     """Worst relative L2 error over the float outputs."""
     errs = [rel_l2(g, r) for g, r in zip(got, ref) if g.dtype.kind == "f"]

@@ -179,6 +179,31 @@ def hf_targets(rows):
     return out
 
 
+def render_step_profiles(result, notes, top=10):
+    """Per model profiled at fp32 and fp16: its largest fp16 steps beside fp32's step of the same
+    name (device µs, medians over the profiled runs), and both totals."""
+    lines = []
+    for name, m in result.get("models", {}).items():
+        prof = m.get("step_profile") or {}
+        bad = [f"{p}: {v['error']}" for p, v in prof.items() if "error" in v]
+        if bad:
+            notes.append(f"{name} step profile: " + "; ".join(bad))
+            continue
+        if set(prof) != {"fp32", "fp16"}:
+            continue
+        fp32 = {s[0]: s[2] for s in prof["fp32"]["steps"]}
+        lines += ["", f"== where the device time goes: {name} (µs per step, median of "
+                  f"{prof['fp16']['runs']} profiled runs; the {top} largest at fp16, fp32's step of the same name)",
+                  f"fp16 total {prof['fp16']['total_us']:.1f} us ({len(prof['fp16']['steps'])} steps), "
+                  f"fp32 total {prof['fp32']['total_us']:.1f} us ({len(prof['fp32']['steps'])} steps)",
+                  f"{'step':<44}{'kind':<9}{'fp16 us':>10}{'fp32 us':>10}"]
+        for step, kind, us in sorted(prof["fp16"]["steps"], key=lambda s: -s[2])[:top]:
+            other = fp32.get(step)
+            lines.append(f"{step[:43]:<44}{kind or '-':<9}{us:>10.1f}"
+                         + (f"{other:>10.1f}" if other is not None else f"{'-':>10}"))
+    return lines
+
+
 def render_hf(result, notes):
     """The HF models' table (lines), their notes appended to notes."""
     rows = [r for r in result["rows"] if r.get("kind") == "hf"]
@@ -377,7 +402,7 @@ def render(result):
         lines.append("\nrel_l2: ortc output vs PyTorch strict fp32 (t) or vs ortc's CPU build (c); "
                      f"! = above the sanity bound {ERROR_BOUND}")
     lines += (render_hf(result, notes) + render_attention(result, notes) + render_generation(result, notes)
-              + render_load(result))
+              + render_load(result) + render_step_profiles(result, notes))
     for r in rows:
         t = (r.get("ortc") or {}).get("tuned")
         if t:

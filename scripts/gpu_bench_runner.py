@@ -60,7 +60,7 @@ from gpu_bench_common import HERE, RESERVE_S, log, make_inputs, rel_l2, step_tim
 from gpu_bench_hf import bench_hf, hf_deferred  # noqa: E402
 from gpu_bench_hf_export import HfExport, export_hf_main  # noqa: E402
 from gpu_bench_ortc import (check_libraries, context_floor, gpu_check, ortc_compile,  # noqa: E402
-                            ortc_env, ortc_run, ortc_tune, outputs_error, unpack)
+                            ortc_env, ortc_run, ortc_tune, outputs_error, step_profile, unpack)
 from gpu_bench_report import render, save  # noqa: E402
 from gpu_bench_torch import run_torch, torch_worker  # noqa: E402
 from gpu_bench_torchvision import export_worker, torchvision_files  # noqa: E402
@@ -232,6 +232,17 @@ def bench_model(e, a, ortc, env, target_arch, work, out, result):
         failures += "error" in o and not a.dry_run
         rows.append({"name": e["name"], "model": e["model"], "batch": e["batch"], "precision": prec,
                      "shape": e["shape"], "ortc": o, "torch": {}})
+    # Where each precision's device time goes, step by step: why fp16 is slower than fp32, when
+    # it is (issue 29), is read from these without another GPU session.
+    profiled = [p for p in ("fp32", "fp16") if p in a.precisions and not any(
+        "error" in r["ortc"] for r in rows if r["precision"] == p)]
+    if not a.dry_run and len(profiled) == 2:
+        summary["step_profile"] = {}
+        for prec in profiled:
+            log(f"{e['name']}: ortc run --profile --precision {prec}")
+            summary["step_profile"][prec] = step_profile(
+                ortc, env, os.path.join(wd, prec, stem + "_ctx.onnx"), feeds,
+                os.path.join(wd, prec, "profile"), 20, timeout=step_timeout(a, 120))
     if weights and a.torch_modes and (not a.dry_run or a.torch_device == "cpu"):
         variants = [(p, m) for m in a.torch_modes for p in a.precisions  # fast ones first
                     if a.torch_device != "cpu" or p in ("fp32", "tf32")]  # CPU kernels lack fp16

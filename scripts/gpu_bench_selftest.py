@@ -19,7 +19,12 @@ FAKE_RESULT = {  # rows whose ratios, target marks and notes selftest checks
     "crashes": [{"model": "ppocr_det", "error": "KeyError: 'p50_ms'"}],
     "host": {"gpu": "fake", "context_floor_ms": {"dlopen_ms": 10.0, "init_ms": 240.0, "context_ms": 150.0,
                                                  "total_ms": 400.0}},
-    "models": {"bert_base": {"issue": ISSUE["bert_base"], "export": {"source": "exported here", "torch": "2.11",
+    "models": {"ppocr_det": {"step_profile": {
+                   "fp16": {"steps": [["conv", "cudnn", 30.0], ["pool/runs", "kernel", 5.0], ["pool", "kernel", 1.0]],
+                            "total_us": 36.0, "runs": 20},
+                   "fp32": {"steps": [["conv", "cudnn", 50.0], ["pool", "kernel", 4.0]], "total_us": 54.0,
+                            "runs": 20}}},
+               "bert_base": {"issue": ISSUE["bert_base"], "export": {"source": "exported here", "torch": "2.11",
                                                                     "export_s": 20.0}},
                "hf_llama": {"export": {"not_exercised": "transformers not installed for python3"}}},
     "rows": [
@@ -292,6 +297,10 @@ def cmd_selftest(a):
                      "PASS  llama_generation: the decode session (second of the weight-sharing group) loads in "
                      "<= 0.1x the first: 20.0 ms vs 500.0 ms (0.040x)",
                      "ppocr_det: the runner's step crashed (see the log): KeyError: 'p50_ms'",
+                     # where the device time goes: fp16's largest steps beside fp32's of the same name
+                     "fp16 total 36.0 us (3 steps), fp32 total 54.0 us (2 steps)",
+                     "conv                                        cudnn          30.0      50.0",
+                     "pool/runs                                   kernel          5.0         -",
                      "PASS  resnet18_b1 fp16 load <= 1.2x the CUDA context floor: 460.0 ms vs 400.0 ms (1.15x)",
                      "FAIL  resnet18_b1 fp32 load <= 1.2x the CUDA context floor: 620.0 ms vs 400.0 ms (1.55x)",
                      "PASS  resnet18_b1 fp16 first run <= 1.5x p50: 0.500 ms vs 0.400 ms (1.25x)",
