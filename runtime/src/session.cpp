@@ -53,7 +53,9 @@ void PrefaultRunBuffers(const loader::LoadedModel& model) {
     size_t elements = 1;
     bool known = true;
     for (int64_t d : o.shape) {
-      known = known && d >= 0 && elements <= exec::kPoolCapBytes;  // past the cap: never pooled
+      // Past the cap a buffer is never pooled; both bounds also keep the product from wrapping.
+      known = known && d >= 0 && static_cast<uint64_t>(d) <= exec::kPoolCapBytes &&
+              elements <= exec::kPoolCapBytes;
       elements *= known ? static_cast<size_t>(d) : 0;
     }
     if (known) sizes.push_back(elements * ElementSize(o.dtype));

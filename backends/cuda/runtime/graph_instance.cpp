@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -43,10 +44,14 @@ std::thread OpenLibrariesAhead(const fbc::Program& program) {
     gemm = gemm || s->gemm() || s->strided_gemm();
   }
   if (!conv && !gemm) return {};
-  return std::thread([conv, gemm] {
-    if (gemm) (void)CublasLt();
-    if (conv) (void)Cudnn();
-  });
+  try {
+    return std::thread([conv, gemm] {
+      if (gemm) (void)CublasLt();
+      if (conv) (void)Cudnn();
+    });
+  } catch (const std::system_error&) {
+    return {};  // no thread to spare: the loading thread opens them when it needs them
+  }
 }
 
 std::string BufferName(const fbc::Buffer& b, size_t i) {

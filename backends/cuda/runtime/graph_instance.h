@@ -72,7 +72,7 @@ class GraphInstance {
   struct LoadTimes {
     double device = 0;   // the CUDA context: driver load, cuInit, primary context (first graph)
     double staging = 0;  // pinned host staging, host copy threads, device arena/IO/workspace
-    double weights = 0;  // weight allocation and upload (zero where another session did it)
+    double weights = 0;  // weight allocation and upload (a lookup where another session did it)
     double module = 0;   // the module's load (shared by the sessions of one binary)
     double plans = 0;    // kernel functions, cuDNN and cuBLASLt handles and plans
     double warmup = 0;   // the eager pass before capture (libraries' lazy set-up)
