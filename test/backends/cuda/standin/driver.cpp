@@ -221,8 +221,12 @@ CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
   if (ortc::standin::CaptureForbids("cuMemHostAlloc")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   const CUresult r = Call("cuMemHostAlloc");
   if (r != CUDA_SUCCESS) return r;
-  *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  const size_t rounded = (bytes + 4095) / 4096 * 4096;
+  *p = std::aligned_alloc(4096, rounded);
   if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
+  // The driver page-locks pinned memory when it allocates it: resident from then on, so the
+  // first copy through it faults in nothing (timings taken with the stand-in then match).
+  std::memset(*p, 0, rounded);
   ortc_standin_object("host_alloc", 1);
   return CUDA_SUCCESS;
 }
