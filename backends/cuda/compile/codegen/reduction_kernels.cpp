@@ -145,38 +145,49 @@ int64_t ChannelsLastPoolSplits(int64_t images, int64_t channels, int64_t positio
 
 namespace {
 
-// GlobalAveragePool / GlobalMaxPool over a channels-last input [N, spatial..., C]. One block per
-// image and run of `lanes` adjacent channels: thread (row, lane) reads channel lane at positions
-// row, row + rows, ..., so adjacent threads read adjacent channels (coalesced) where a block
-// per output would read elements C apart; a shared-memory tree then combines the rows. The
-// [N, C, 1...] output is the same bytes in either layout.
-Result<KernelSource> EmitChannelsLastGlobalPool(const std::string& name, const OpDesc& op) {
+// GlobalAveragePool / GlobalMaxPool over a channels-last input [N, spatial..., C], its positions
+// cut into `splits` runs (1: the whole pool). One block per image, run and `lanes` adjacent
+// channels: thread (row, lane) reads channel lane at positions row, row + rows, ... of the run,
+// so adjacent threads read adjacent channels (coalesced) where a block per output would read
+// elements C apart; a shared-memory tree then combines the rows. With one run the block writes
+// the pool's output ([N, C, 1...]: the same bytes in either layout); with several
+// (ChannelsLastPoolPartial) each run's float partial goes to [N, splits, C]. Why runs: one block
+// per 32 channels alone left PP-OCRv4 det's pools over 160x160 positions (24 and 96 channels) to
+// one to three blocks, each reading megabytes with a few loads in flight.
+Result<KernelSource> EmitChannelsLastPool(const std::string& name, const OpDesc& op,
+                                          const Reducer& r, int64_t splits) {
   const auto& d = op.inputs[0].dims;
   const int64_t images = d[0], channels = d[1];
   int64_t count = 1;
   for (size_t a = 2; a < d.size(); ++a) count *= d[a];
-  const Reducer r = ReducerOf(op.op_type, count);
+  const int64_t run = (count + splits - 1) / splits;
   uint32_t lanes = 1, rows = 1;
   while (lanes < 32 && lanes < channels) lanes *= 2;
-  while (lanes * rows < kBlockSize && rows < count) rows *= 2;
-  const int64_t tiles = (channels + lanes - 1) / lanes, blocks = images * tiles;
+  while (lanes * rows < kBlockSize && rows < run) rows *= 2;
+  const int64_t tiles = (channels + lanes - 1) / lanes, blocks = images * splits * tiles;
   const int32_t dt = op.inputs[0].dtype;
-  const std::string st = StorageCType(dt), c = IntLiteral(channels);
+  const bool partial = splits > 1;
+  const std::string st = StorageCType(dt), ot = partial ? "float" : st, c = IntLiteral(channels);
 
   std::ostringstream s;
   s << "extern \"C\" __global__ void " << name << "("
     << KernelParams(static_cast<int>(op.inputs.size()), 1) << ") {\n"
     << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
-    << "  " << st << "* __restrict__ out0 = (" << st << "*)p" << op.inputs.size() << ";\n"
+    << "  " << ot << "* __restrict__ out0 = (" << ot << "*)p" << op.inputs.size() << ";\n"
     << "  __shared__ float red[" << lanes * rows << "];\n"
     << "  const unsigned lane = threadIdx.x % " << lanes << "u, row = threadIdx.x / " << lanes
     << "u;\n"
     << "  for (ortc_i64 b = blockIdx.x; b < " << IntLiteral(blocks) << "; b += gridDim.x) {\n"
-    << "    const ortc_i64 img = b / " << IntLiteral(tiles) << ";\n"
+    << "    const ortc_i64 img = b / " << IntLiteral(splits * tiles) << ";\n"
+    << "    const ortc_i64 split = (b / " << IntLiteral(tiles) << ") % " << IntLiteral(splits)
+    << ";\n"
     << "    const ortc_i64 ch = (b % " << IntLiteral(tiles) << ") * " << lanes << " + lane;\n"
+    << "    const ortc_i64 end = ortc_mini((split + 1) * " << IntLiteral(run) << ", "
+    << IntLiteral(count) << ");\n"
     << "    float acc = " << r.init << ";\n"
     << "    if (ch < " << c << ") {\n"
-    << "      for (ortc_i64 q = row; q < " << IntLiteral(count) << "; q += " << rows << ") {\n"
+    << "      for (ortc_i64 q = split * " << IntLiteral(run) << " + row; q < end; q += " << rows
+    << ") {\n"
     << "        const float v = "
     << LoadExpr(dt, "in0[(img * " + IntLiteral(count) + " + q) * " + c + " + ch]") << ";\n"
     << "        " << r.accumulate << "\n"
@@ -190,9 +201,12 @@ Result<KernelSource> EmitChannelsLastGlobalPool(const std::string& name, const O
     << "      __syncthreads();\n"
     << "    }\n"
     << "    if (row == 0 && ch < " << c << ") {\n"
-    << "      acc = red[lane];\n"
-    << "      out0[img * " << c << " + ch] = " << StoreExpr(dt, r.finish) << ";\n"
-    << "    }\n"
+    << "      acc = red[lane];\n";
+  if (partial)
+    s << "      out0[(img * " << IntLiteral(splits) << " + split) * " << c << " + ch] = acc;\n";
+  else
+    s << "      out0[img * " << c << " + ch] = " << StoreExpr(dt, r.finish) << ";\n";
+  s << "    }\n"
     // The next run overwrites red: every thread must have passed the read above.
     << "    __syncthreads();\n"
     << "  }\n}\n";
@@ -208,76 +222,15 @@ Result<KernelSource> EmitChannelsLastGlobalPool(const std::string& name, const O
   return k;
 }
 
-// The pool's reducer: its accumulate statement, identity and finish; `max` for GlobalMaxPool.
-Reducer SplitPoolReducer(const OpDesc& op, int64_t count) {
-  return ReducerOf(IntAttr(op, "max", 0) ? "GlobalMaxPool" : "GlobalAveragePool", count);
+int64_t Positions(const TensorDesc& t) {
+  int64_t count = 1;
+  for (size_t a = 2; a < t.dims.size(); ++a) count *= t.dims[a];
+  return count;
 }
 
-// ChannelsLastPoolPartial: a global pool's input [N, P, C] (channels last, P spatial positions)
-// cut into `splits` runs of positions; one block per image, run and 32 adjacent channels
-// reduces its run (threads (row, lane) as in EmitChannelsLastGlobalPool) and writes the run's
-// float partial to [N, splits, C]. Why: one block per 32 channels alone left PP-OCRv4 det's
-// pools over 160x160 positions (24 and 96 channels) to one to three blocks, each reading
-// megabytes with a few loads in flight; the runs give every SM a share.
-Result<KernelSource> EmitChannelsLastPoolPartial(const std::string& name, const OpDesc& op) {
-  const auto& d = op.inputs[0].dims;
-  const int64_t images = d[0], channels = d[1], splits = IntAttr(op, "splits", 1);
-  int64_t count = 1;
-  for (size_t a = 2; a < d.size(); ++a) count *= d[a];
-  const int64_t run = (count + splits - 1) / splits;
-  const Reducer r = SplitPoolReducer(op, count);
-  uint32_t lanes = 1, rows = 1;
-  while (lanes < 32 && lanes < channels) lanes *= 2;
-  while (lanes * rows < kBlockSize && rows < run) rows *= 2;
-  const int64_t tiles = (channels + lanes - 1) / lanes, blocks = images * splits * tiles;
-  const int32_t dt = op.inputs[0].dtype;
-  const std::string st = StorageCType(dt), c = IntLiteral(channels);
-
-  std::ostringstream s;
-  s << "extern \"C\" __global__ void " << name << "(" << KernelParams(1, 1) << ") {\n"
-    << "  const " << st << "* __restrict__ in0 = (const " << st << "*)p0;\n"
-    << "  float* __restrict__ out0 = (float*)p1;\n"
-    << "  __shared__ float red[" << lanes * rows << "];\n"
-    << "  const unsigned lane = threadIdx.x % " << lanes << "u, row = threadIdx.x / " << lanes
-    << "u;\n"
-    << "  for (ortc_i64 b = blockIdx.x; b < " << IntLiteral(blocks) << "; b += gridDim.x) {\n"
-    << "    const ortc_i64 img = b / " << IntLiteral(splits * tiles) << ";\n"
-    << "    const ortc_i64 split = (b / " << IntLiteral(tiles) << ") % " << IntLiteral(splits)
-    << ";\n"
-    << "    const ortc_i64 ch = (b % " << IntLiteral(tiles) << ") * " << lanes << " + lane;\n"
-    << "    const ortc_i64 first = split * " << IntLiteral(run) << ";\n"
-    << "    const ortc_i64 end = ortc_mini(first + " << IntLiteral(run) << ", " << IntLiteral(count)
-    << ");\n"
-    << "    float acc = " << r.init << ";\n"
-    << "    if (ch < " << c << ") {\n"
-    << "      for (ortc_i64 q = first + row; q < end; q += " << rows << ") {\n"
-    << "        const float v = "
-    << LoadExpr(dt, "in0[(img * " + IntLiteral(count) + " + q) * " + c + " + ch]") << ";\n"
-    << "        " << r.accumulate << "\n"
-    << "      }\n"
-    << "    }\n"
-    << "    red[threadIdx.x] = acc;\n"
-    << "    __syncthreads();\n"
-    << "    for (unsigned s = " << rows / 2 << "u; s > 0; s >>= 1) {\n"
-    << "      if (row < s) red[threadIdx.x] = " << r.combine
-    << "(red[threadIdx.x], red[threadIdx.x + s * " << lanes << "u]);\n"
-    << "      __syncthreads();\n"
-    << "    }\n"
-    << "    if (row == 0 && ch < " << c << ") out0[(img * " << IntLiteral(splits) << " + split) * "
-    << c
-    << " + ch] = red[lane];\n"
-    // The next block's run overwrites red: every thread must have passed the read above.
-    << "    __syncthreads();\n"
-    << "  }\n}\n";
-  KernelSource k;
-  k.name = name;
-  k.source = s.str();
-  k.num_inputs = 1;
-  k.num_outputs = 1;
-  k.grid = {static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, 65535)), 1, 1};
-  k.block = {lanes * rows, 1, 1};
-  k.uses_block_sync = true;
-  return k;
+// The split pool's reducer: `max` for GlobalMaxPool, else the mean over `count` positions.
+Reducer SplitPoolReducer(const OpDesc& op, int64_t count) {
+  return ReducerOf(IntAttr(op, "max", 0) ? "GlobalMaxPool" : "GlobalAveragePool", count);
 }
 
 // ChannelsLastPoolMerge: the runs' partials [N, splits, C] (float) combined per image and
@@ -317,7 +270,7 @@ std::string SplitPoolUnsupported(const OpDesc& op) {
   if (op.inputs.size() != 1 || op.outputs.size() != 1) return t + " takes one input and one output";
   const bool partial = t == kPoolPartialOp;
   const auto& in = op.inputs[0].dims;
-  if (partial ? in.size() < 3 || op.input_layout != Layout::kNhwc || IntAttr(op, "splits", 0) < 1
+  if (partial ? in.size() < 3 || op.input_layout != Layout::kNhwc || IntAttr(op, "splits", 0) < 2
               : in.size() != 3 || op.inputs[0].dtype != onnx::TensorProto::FLOAT ||
                     IntAttr(op, "count", 0) < 1)
     return t + ": not the form lowering writes";
@@ -362,13 +315,16 @@ std::string ReductionUnsupported(const OpDesc& op) {
 
 Result<KernelSource> EmitReduction(const std::string& name, const OpDesc& op) {
   if (std::string why = ReductionUnsupported(op); !why.empty()) return NotImplemented(why);
-  if (op.op_type == kPoolPartialOp) return EmitChannelsLastPoolPartial(name, op);
+  if (op.op_type == kPoolPartialOp)
+    return EmitChannelsLastPool(name, op, SplitPoolReducer(op, Positions(op.inputs[0])),
+                                IntAttr(op, "splits", 1));
   if (op.op_type == kPoolMergeOp) return EmitChannelsLastPoolMerge(name, op);
   auto plan_or = PlanOf(op);
   if (!plan_or.ok()) return plan_or.status();
   const Plan& plan = plan_or.value();
   if (plan.identity) return EmitIdentity(name, op);
-  if (op.input_layout == Layout::kNhwc) return EmitChannelsLastGlobalPool(name, op);
+  if (op.input_layout == Layout::kNhwc)
+    return EmitChannelsLastPool(name, op, ReducerOf(op.op_type, Positions(op.inputs[0])), 1);
 
   // Kept and reduced axes with their input strides; outputs enumerate the kept axes in order
   // (keepdims only inserts size-1 axes, which do not change the order of elements).
