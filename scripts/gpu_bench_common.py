@@ -134,16 +134,42 @@ def step_timeout(a, default):
     return min(default, a.hard_end - RESERVE_S - time.time())
 
 
-def earlier_export(stamp, key, record, files):
-    """The info a previous run's export wrote to stamp when it exported this record (under key) and
-    its files are still there, else None."""
+def export_folder(work):
+    """Where models exported on this machine go: models/ beside the runner (kept for later runs),
+    else the work folder's when that is read-only."""
+    d = os.path.join(HERE, "models")
+    try:
+        os.makedirs(d, exist_ok=True)
+        if not os.access(d, os.W_OK):
+            raise OSError("read-only")
+    except OSError:
+        d = os.path.join(work, "models")
+        os.makedirs(d, exist_ok=True)
+    return d
+
+
+def export_once(name, key, record, files, flag, spec, a, work, logf, what):
+    """(onnx path, weights path, info) of a model the worker `flag` exports from `spec` into
+    files = (onnx path, weights path): the files a previous run exported for the same record
+    (stamped beside them under key), else exported now; info has "error" when that failed."""
+    onnx_path, weights = files
+    stamp = onnx_path[:-len(".onnx")] + ".export.json"
     try:
         done = json.load(open(stamp))
         if done.get(key) == record and all(os.path.exists(f) for f in files):
-            return {**done["info"], "source": "exported here earlier"}
+            return onnx_path, weights, {**done["info"], "source": "exported here earlier"}
     except (OSError, ValueError):
         pass
-    return None
+    log(f"{name}: exporting with this machine's {what}")
+    spec_file = os.path.join(work, f"export_{name}.json")
+    with open(spec_file, "w") as f:
+        json.dump(spec, f)
+    info = run_export_worker(flag, spec_file, a, logf)
+    if "error" in info:
+        return onnx_path, weights, info
+    with open(stamp, "w") as f:
+        json.dump({key: record, "info": info}, f)
+    return onnx_path, weights, {**info, "source": "exported here"}
 
 
 def run_export_worker(flag, spec_file, a, logf):

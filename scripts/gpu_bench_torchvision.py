@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from gpu_bench_common import HERE, earlier_export, log, run_export_worker
+from gpu_bench_common import HERE, export_folder, export_once
 
 OPSET, SEED = 17, 0
 TORCH_MODELS = "make_torch_models.py"  # packed with the torchvision models
@@ -74,23 +74,9 @@ def torchvision_files(e, a, work, logf):
     t = e["torch"]
     if t.get("packed", True):  # packs without the key had the files inside
         return os.path.join(HERE, e["file"]), os.path.join(HERE, t["weights"]), {"source": "packed"}
-    d = os.path.join(HERE, "models")
-    if not os.access(d, os.W_OK):
-        d = os.path.join(work, "models")
-    os.makedirs(d, exist_ok=True)
+    d = export_folder(work)
     onnx_path = os.path.join(d, os.path.basename(e["file"]))
     weights = os.path.join(d, f"{e['name']}.npz")  # per entry: another batch's export never races it
-    stamp = onnx_path[:-len(".onnx")] + ".export.json"
-    earlier = earlier_export(stamp, "torch", t, (onnx_path, weights))
-    if earlier:
-        return onnx_path, weights, earlier
-    log(f"{e['name']}: exporting with this machine's torch and torchvision")
-    spec_file = os.path.join(work, f"export_{e['name']}.json")
-    json.dump({"arch": t["arch"], "batch": e["batch"], "onnx": onnx_path, "weights": weights},
-              open(spec_file, "w"))
-    info = run_export_worker("--export-torchvision", spec_file, a, logf)
-    if "error" in info:
-        return onnx_path, weights, info
-    with open(stamp, "w") as f:
-        json.dump({"torch": t, "info": info}, f)
-    return onnx_path, weights, {**info, "source": "exported here"}
+    return export_once(e["name"], "torch", t, (onnx_path, weights), "--export-torchvision",
+                       {"arch": t["arch"], "batch": e["batch"], "onnx": onnx_path, "weights": weights},
+                       a, work, logf, "torch and torchvision")

@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from gpu_bench_common import HERE, earlier_export, entry_inputs, log, run_export_worker
+from gpu_bench_common import HERE, entry_inputs, export_folder, export_once
 
 
 def load_transformer_module(path):
@@ -84,27 +84,9 @@ def transformer_files(e, a, work, logf):
     if t.get("packed"):
         return (os.path.join(HERE, e["file"]), os.path.join(HERE, t["weights"]),
                 {"source": "packed", **t.get("exported_with", {})})
-    d = os.path.join(HERE, os.path.dirname(e["file"]))
-    try:
-        os.makedirs(d, exist_ok=True)
-        if not os.access(d, os.W_OK):
-            raise OSError("read-only")
-    except OSError:
-        d = os.path.join(work, "models")
-        os.makedirs(d, exist_ok=True)
+    d = export_folder(work)
     onnx_path = os.path.join(d, os.path.basename(e["file"]))
     weights = os.path.join(d, os.path.basename(t["weights"]))
-    stamp = onnx_path[:-len(".onnx")] + ".export.json"
-    earlier = earlier_export(stamp, "transformer", t, (onnx_path, weights))
-    if earlier:
-        return onnx_path, weights, earlier
-    log(f"{e['name']}: exporting with this machine's torch (once; kept in {d})")
-    spec_file = os.path.join(work, f"export_{e['name']}.json")
-    json.dump({"entry": e, "module": os.path.join(HERE, t["module"]), "onnx": onnx_path,
-               "weights": weights}, open(spec_file, "w"))
-    info = run_export_worker("--export-model", spec_file, a, logf)
-    if "error" in info:
-        return onnx_path, weights, info
-    with open(stamp, "w") as f:
-        json.dump({"transformer": t, "info": info}, f)
-    return onnx_path, weights, {**info, "source": "exported here"}
+    return export_once(e["name"], "transformer", t, (onnx_path, weights), "--export-model",
+                       {"entry": e, "module": os.path.join(HERE, t["module"]), "onnx": onnx_path,
+                        "weights": weights}, a, work, logf, f"torch (once; kept in {d})")

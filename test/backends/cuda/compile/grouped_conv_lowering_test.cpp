@@ -37,10 +37,8 @@ CudaOptions Options(Precision p, CudaOptions::GroupedConv choice) {
 }
 
 const PlanStep* StepOf(const Plan& plan, const std::string& source) {
-  for (const auto& s : plan.steps) {
-    if (!s.sources.empty() && s.sources[0] == source) return &s;
-  }
-  return nullptr;
+  const auto steps = ortc::test::cuda::StepsOf(plan, source);
+  return steps.empty() ? nullptr : steps.front();
 }
 
 }  // namespace

@@ -42,4 +42,12 @@ int StepsWithSource(const backends::cuda::Plan& plan, const std::string& node) {
   return n;
 }
 
+std::vector<const backends::cuda::PlanStep*> StepsOf(const backends::cuda::Plan& plan,
+                                                     const std::string& node) {
+  std::vector<const backends::cuda::PlanStep*> out;
+  for (const auto& s : plan.steps)
+    if (!s.sources.empty() && s.sources[0] == node) out.push_back(&s);
+  return out;
+}
+
 }  // namespace ortc::test::cuda

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuda/compile/compile.h"
 #include "graph/model.h"
@@ -27,5 +28,9 @@ Planned PlanWith(const ModelBuilder& builder, const backends::cuda::CudaOptions&
 
 // Steps of the plan whose `sources` name the node.
 int StepsWithSource(const backends::cuda::Plan& plan, const std::string& node);
+
+// The steps whose first source is the node (what lowering made of it), in plan order.
+std::vector<const backends::cuda::PlanStep*> StepsOf(const backends::cuda::Plan& plan,
+                                                     const std::string& node);
 
 }  // namespace ortc::test::cuda

@@ -11,7 +11,8 @@
 using namespace ortc::backends::cuda;
 using ortc::test::Attr;
 using ortc::test::ModelBuilder;
-using ortc::test::cuda::PlanWith;
+using ortc::test::cuda::PlanAll;
+using ortc::test::cuda::StepsOf;
 
 namespace {
 
@@ -29,21 +30,6 @@ ModelBuilder PoolsModel(int64_t side) {
   return b;
 }
 
-CudaOptions Options(Precision p) {
-  auto o = ParseCudaOptions({});
-  REQUIRE(o.ok());
-  o->precision = p;
-  o->merge_launches = false;  // the steps as lowering writes them (merging may join neighbours)
-  return *o;
-}
-
-std::vector<const PlanStep*> StepsOf(const Plan& plan, const std::string& source) {
-  std::vector<const PlanStep*> out;
-  for (const auto& s : plan.steps)
-    if (!s.sources.empty() && s.sources[0] == source) out.push_back(&s);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the split of a channels-last global pool gives every run about 128 positions",
@@ -59,7 +45,7 @@ TEST_CASE("a global pool over 1600 channels-last positions is a partial and a me
           "[lowering]") {
   for (Precision p : {Precision::kFp16, Precision::kBf16}) {
     INFO(PrecisionName(p));
-    auto planned = PlanWith(PoolsModel(40), Options(p));
+    auto planned = PlanAll(PoolsModel(40), p);  // one step per kernel: no launches merged
     const Plan& plan = planned.graph.plan;
     for (const char* pool : {"gap", "gmp"}) {
       INFO(pool);
@@ -88,7 +74,7 @@ TEST_CASE("global pools over few positions or NCHW input stay one step", "[lower
   // 31 x 31 = 961 positions: below kPoolSplitMinPositions at fp16; fp32 pools read NCHW.
   for (auto [side, p] : {std::pair{31, Precision::kFp16}, std::pair{40, Precision::kFp32}}) {
     INFO(side << " " << PrecisionName(p));
-    auto planned = PlanWith(PoolsModel(side), Options(p));
+    auto planned = PlanAll(PoolsModel(side), p);
     for (const char* pool : {"gap", "gmp"}) {
       const auto steps = StepsOf(planned.graph.plan, pool);
       REQUIRE(steps.size() == 1);
